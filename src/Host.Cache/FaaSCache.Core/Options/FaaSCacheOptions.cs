@@ -1,0 +1,141 @@
+namespace FaaSCache.Options;
+
+/// <summary>The six read/write presets of the paper's Table 3.</summary>
+public enum ConsistencyPreset
+{
+    /// <summary>Write owner then storage (sync); read checks the version in storage.</summary>
+    Strong,
+    /// <summary>Write owner (sync); read from the owner.</summary>
+    Owner,
+    /// <summary>Write owner (async persistence); read from the owner.</summary>
+    OwnerAsync,
+    /// <summary>Write owner (sync); read any local copy.</summary>
+    OwnerLocalRead,
+    /// <summary>Write local (sync); read local.</summary>
+    Local,
+    /// <summary>Write local (async persistence); read local.</summary>
+    LocalAsync,
+}
+
+/// <summary>How writes reach blob storage.</summary>
+public enum PersistMode
+{
+    /// <summary>The write returns after storage has it.</summary>
+    Sync,
+    /// <summary>The write returns after the cache has it; an ordered background queue persists it.</summary>
+    Async,
+    /// <summary>Writes never reach storage.</summary>
+    None,
+}
+
+/// <summary>Eviction policies of §3.4.</summary>
+public enum EvictionPolicy
+{
+    /// <summary>Least recently used, objects this cachelet does not own first.</summary>
+    Lru,
+    /// <summary>Non-owned large, non-owned small, owned large, then LRU.</summary>
+    Size,
+}
+
+/// <summary>The <c>extensions.faasCache</c> section of host.json.</summary>
+public sealed class FaaSCacheOptions
+{
+    /// <summary>The configuration section name under <c>extensions</c>.</summary>
+    public const string SectionName = "faasCache";
+    /// <summary>Default <see cref="MemoryHeadroomPercent"/>.</summary>
+    public const int DEFAULT_MEMORY_HEADROOM_PERCENT = 10;
+
+    /// <summary>Gets or sets the consistency preset; <c>strong</c> by default.</summary>
+    public ConsistencyPreset Consistency { get; set; } = ConsistencyPreset.Strong;
+
+    /// <summary>Gets or sets the persistence mode; null means the preset's own (async for *Async presets, else sync).</summary>
+    public PersistMode? Persist { get; set; }
+
+    /// <summary>Gets the eviction settings.</summary>
+    public EvictionOptions Eviction { get; set; } = new();
+
+    /// <summary>Gets or sets how close (in percent of the memory limit) the cache may come before the Memory Daemon evicts.</summary>
+    public int MemoryHeadroomPercent { get; set; } = DEFAULT_MEMORY_HEADROOM_PERCENT;
+
+    /// <summary>Gets or sets the cache capacity in bytes; null derives it from the memory available to the process.</summary>
+    public long? CapacityBytes { get; set; }
+
+    /// <summary>Gets or sets glob patterns of keys (<c>container/blob</c>) that are never cached.</summary>
+    public IList<string> DoNotCache { get; set; } = [];
+
+    /// <summary>Gets the pre-warm settings.</summary>
+    public PrewarmOptions Prewarm { get; set; } = new();
+
+    /// <summary>Gets the scaling settings.</summary>
+    public ScalingOptions Scaling { get; set; } = new();
+
+    /// <summary>Gets the membership settings.</summary>
+    public MembershipOptions Membership { get; set; } = new();
+
+    /// <summary>The persistence mode in force: the explicit one, or the preset's.</summary>
+    public PersistMode EffectivePersist => Persist ?? (Consistency is ConsistencyPreset.OwnerAsync or ConsistencyPreset.LocalAsync
+        ? PersistMode.Async
+        : PersistMode.Sync);
+
+    /// <summary>The capacity in force.</summary>
+    public long EffectiveCapacityBytes => CapacityBytes ?? DefaultCapacity();
+
+    private static long DefaultCapacity()
+    {
+        // A quarter of what the process may use leaves room for the functions themselves (§3.4).
+        long available = GC.GetGCMemoryInfo().TotalAvailableMemoryBytes;
+        return Math.Max(64L << 20, available / 4);
+    }
+}
+
+/// <summary>Eviction settings.</summary>
+public sealed class EvictionOptions
+{
+    /// <summary>Default size threshold of the size policy: 12 KB (80% of production blobs are smaller).</summary>
+    public const long DEFAULT_SIZE_THRESHOLD_BYTES = 12 * 1024;
+
+    /// <summary>Gets or sets the policy.</summary>
+    public EvictionPolicy Policy { get; set; } = EvictionPolicy.Lru;
+
+    /// <summary>Gets or sets the large/small threshold of the size policy.</summary>
+    public long SizeThresholdBytes { get; set; } = DEFAULT_SIZE_THRESHOLD_BYTES;
+
+    /// <summary>Gets or sets an optional time-to-live measured from when the object was cached.</summary>
+    public TimeSpan? Ttl { get; set; }
+}
+
+/// <summary>Pre-warm settings (§3.3).</summary>
+public sealed class PrewarmOptions
+{
+    /// <summary>Gets or sets a value indicating whether the Load Daemon pre-warms at load.</summary>
+    public bool Enabled { get; set; } = true;
+
+    /// <summary>Gets or sets the hit-rate threshold above which an object is reloaded.</summary>
+    public double HitRateThreshold { get; set; } = 0.5;
+}
+
+/// <summary>Scaling votes (§4).</summary>
+public sealed class ScalingOptions
+{
+    /// <summary>Gets or sets a value indicating whether the cache-size voter is on.</summary>
+    public bool CacheSize { get; set; } = true;
+
+    /// <summary>Gets or sets a value indicating whether the bandwidth voter is on.</summary>
+    public bool Bandwidth { get; set; } = true;
+}
+
+/// <summary>Membership settings.</summary>
+public sealed class MembershipOptions
+{
+    /// <summary>Default virtual nodes per cachelet (the paper's choice).</summary>
+    public const int DEFAULT_VIRTUAL_NODES = 100;
+
+    /// <summary>Gets or sets the heartbeat interval.</summary>
+    public TimeSpan HeartbeatInterval { get; set; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>Gets or sets how old a heartbeat may be before the member is removed.</summary>
+    public TimeSpan FailureTimeout { get; set; } = TimeSpan.FromSeconds(15);
+
+    /// <summary>Gets or sets the virtual nodes per member on the ring.</summary>
+    public int VirtualNodes { get; set; } = DEFAULT_VIRTUAL_NODES;
+}
