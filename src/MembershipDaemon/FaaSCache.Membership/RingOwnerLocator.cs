@@ -1,0 +1,101 @@
+namespace FaaSCache.Membership;
+
+/// <summary>
+/// An <see cref="IOwnerLocator"/> over a <see cref="ConsistentHashRing"/> that the membership
+/// daemon replaces as cachelets join and leave.
+/// </summary>
+/// <remarks>
+/// The ring is immutable and held in one volatile reference: <see cref="Update"/> builds a new
+/// ring and swaps the reference, so a concurrent look-up sees the old ring or the new one, never a
+/// mix. Updates are serialized, and <see cref="RingChanged"/> is raised once per swap, in swap order,
+/// on the updating thread (handlers should be quick; they run before <see cref="Update"/> returns).
+/// </remarks>
+public sealed class RingOwnerLocator : IOwnerLocator
+{
+    private readonly Lock updateGate = new();
+    private volatile ConsistentHashRing ring;
+
+    /// <summary>Creates a locator over a ring of <paramref name="members"/>.</summary>
+    /// <param name="selfId">Id of the local cachelet.</param>
+    /// <param name="members">Initial member ids.</param>
+    /// <param name="virtualNodes">Points per member; kept for every later <see cref="Update"/>.</param>
+    public RingOwnerLocator(string selfId, IEnumerable<string> members, int virtualNodes = ConsistentHashRing.DefaultVirtualNodes)
+        : this(selfId, new ConsistentHashRing(members, virtualNodes))
+    {
+    }
+
+    /// <summary>Creates a locator over <paramref name="initial"/>.</summary>
+    /// <param name="selfId">Id of the local cachelet.</param>
+    /// <param name="initial">The starting ring; its <see cref="ConsistentHashRing.VirtualNodes"/> is kept for every later <see cref="Update"/>.</param>
+    public RingOwnerLocator(string selfId, ConsistentHashRing initial)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(selfId);
+        ArgumentNullException.ThrowIfNull(initial);
+        SelfId = selfId;
+        ring = initial;
+    }
+
+    /// <summary>Raised after the ring has been replaced with one that has a different member set.</summary>
+    public event EventHandler<RingChangedEventArgs>? RingChanged;
+
+    /// <inheritdoc />
+    public string SelfId { get; }
+
+    /// <summary>Gets the current ring (a snapshot: later updates do not change it).</summary>
+    public ConsistentHashRing Current => ring;
+
+    /// <inheritdoc />
+    /// <exception cref="InvalidOperationException">The current ring has no members.</exception>
+    public string GetOwner(string key) => ring.GetOwner(key);
+
+    /// <summary>
+    /// Replaces the ring with one over <paramref name="members"/> (same virtual-node count) and
+    /// raises <see cref="RingChanged"/>. Does nothing when the member set is unchanged.
+    /// </summary>
+    /// <returns>True when the ring was replaced.</returns>
+    public bool Update(IEnumerable<string> members)
+    {
+        ArgumentNullException.ThrowIfNull(members);
+        lock (updateGate)
+        {
+            var previous = ring;
+            var materialized = members as IReadOnlyCollection<string> ?? [.. members];
+            if (previous.HasSameMembers(materialized))
+            {
+                return false;
+            }
+
+            var next = new ConsistentHashRing(materialized, previous.VirtualNodes);
+            ring = next;
+            RingChanged?.Invoke(this, new RingChangedEventArgs(previous, next));
+            return true;
+        }
+    }
+}
+
+/// <summary>Describes a ring replacement: the rings before and after, and which members came and went.</summary>
+public sealed class RingChangedEventArgs : EventArgs
+{
+    /// <summary>Creates the event data for a change from <paramref name="previous"/> to <paramref name="current"/>.</summary>
+    public RingChangedEventArgs(ConsistentHashRing previous, ConsistentHashRing current)
+    {
+        ArgumentNullException.ThrowIfNull(previous);
+        ArgumentNullException.ThrowIfNull(current);
+        Previous = previous;
+        Current = current;
+        Added = [.. current.Members.Where(m => !previous.Contains(m))];
+        Removed = [.. previous.Members.Where(m => !current.Contains(m))];
+    }
+
+    /// <summary>Gets the ring before the change.</summary>
+    public ConsistentHashRing Previous { get; }
+
+    /// <summary>Gets the ring after the change.</summary>
+    public ConsistentHashRing Current { get; }
+
+    /// <summary>Gets the members in <see cref="Current"/> but not in <see cref="Previous"/>, in ordinal order.</summary>
+    public IReadOnlyList<string> Added { get; }
+
+    /// <summary>Gets the members in <see cref="Previous"/> but not in <see cref="Current"/>, in ordinal order.</summary>
+    public IReadOnlyList<string> Removed { get; }
+}
