@@ -1,0 +1,113 @@
+using System.Diagnostics;
+using System.Text;
+
+namespace FaaSCache.TestSupport;
+
+/// <summary>
+/// A started server process whose stdout/stderr are captured (bounded) and drained, killed with its
+/// whole tree on dispose and, failing that, when the test process exits.
+/// </summary>
+internal sealed class ChildProcess : IAsyncDisposable
+{
+    private const int MaxCapturedChars = 64 * 1024;
+    private static readonly TimeSpan KillTimeout = TimeSpan.FromSeconds(15);
+
+    private readonly Process process;
+    private readonly StringBuilder stdout = new();
+    private readonly StringBuilder stderr = new();
+    private readonly Lock gate = new();
+    private IDisposable? exitRegistration;
+    private int disposed;
+
+    private ChildProcess(Process process) => this.process = process;
+
+    public int Id { get; private set; }
+
+    public bool HasExited => process.HasExited;
+
+    public int? ExitCode => process.HasExited ? process.ExitCode : null;
+
+    /// <summary>What the process wrote so far (stderr first), for error messages.</summary>
+    public string CapturedOutput
+    {
+        get
+        {
+            lock (gate)
+            {
+                return $"--- stderr ---{Environment.NewLine}{stderr}--- stdout ---{Environment.NewLine}{stdout}";
+            }
+        }
+    }
+
+    /// <summary>Starts <paramref name="fileName"/>; throws <see cref="System.ComponentModel.Win32Exception"/> when it cannot be run.</summary>
+    public static ChildProcess Start(string fileName, IEnumerable<string> arguments, string workingDirectory)
+    {
+        var startInfo = new ProcessStartInfo(fileName)
+        {
+            UseShellExecute = false,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            CreateNoWindow = true,
+            WorkingDirectory = workingDirectory,
+        };
+        foreach (var argument in arguments)
+        {
+            startInfo.ArgumentList.Add(argument);
+        }
+
+        var process = new Process { StartInfo = startInfo, EnableRaisingEvents = true };
+        var child = new ChildProcess(process);
+        process.OutputDataReceived += (_, e) => child.Append(child.stdout, e.Data);
+        process.ErrorDataReceived += (_, e) => child.Append(child.stderr, e.Data);
+        try
+        {
+            process.Start();
+        }
+        catch
+        {
+            process.Dispose();
+            throw;
+        }
+
+        child.Id = process.Id;
+        child.exitRegistration = ProcessExitCleanup.Register(() => ProcessTree.Kill(process));
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        return child;
+    }
+
+    /// <summary>Kills the process tree and waits for it to exit.</summary>
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref disposed, 1) != 0)
+        {
+            return;
+        }
+
+        try
+        {
+            await ProcessTree.KillAsync(process, KillTimeout);
+        }
+        finally
+        {
+            exitRegistration?.Dispose();
+            process.Dispose();
+        }
+    }
+
+    private void Append(StringBuilder target, string? line)
+    {
+        if (line is null)
+        {
+            return;
+        }
+
+        lock (gate)
+        {
+            if (target.Length < MaxCapturedChars)
+            {
+                target.AppendLine(line);
+            }
+        }
+    }
+}

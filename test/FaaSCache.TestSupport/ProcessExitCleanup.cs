@@ -1,0 +1,51 @@
+using System.Collections.Concurrent;
+
+namespace FaaSCache.TestSupport;
+
+/// <summary>
+/// Last-resort cleanup: actions registered here run when the test process exits
+/// (<see cref="AppDomain.ProcessExit"/>, which .NET also raises on SIGTERM), so servers and temp
+/// folders are not left behind when a fixture was never disposed.
+/// </summary>
+internal static class ProcessExitCleanup
+{
+    private static readonly ConcurrentDictionary<long, Action> Actions = new();
+    private static long nextId;
+    private static int hooked;
+
+    /// <summary>Registers <paramref name="action"/>; dispose the result to unregister it (normal cleanup ran).</summary>
+    public static IDisposable Register(Action action)
+    {
+        if (Interlocked.Exchange(ref hooked, 1) == 0)
+        {
+            AppDomain.CurrentDomain.ProcessExit += (_, _) => RunAll();
+        }
+
+        var id = Interlocked.Increment(ref nextId);
+        Actions[id] = action;
+        return new Registration(id);
+    }
+
+    private static void RunAll()
+    {
+        foreach (var id in Actions.Keys)
+        {
+            if (Actions.TryRemove(id, out var action))
+            {
+                try
+                {
+                    action();
+                }
+                catch
+                {
+                    // Best effort while the process is going away.
+                }
+            }
+        }
+    }
+
+    private sealed class Registration(long id) : IDisposable
+    {
+        public void Dispose() => Actions.TryRemove(id, out _);
+    }
+}
