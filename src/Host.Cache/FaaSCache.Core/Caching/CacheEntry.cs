@@ -1,0 +1,36 @@
+using FaaSCache.SharedMemory;
+
+namespace FaaSCache.Caching;
+
+/// <summary>A cached object; every field is guarded by the cachelet's lock.</summary>
+internal sealed class CacheEntry(string key, string version, SharedMemoryMap map, bool owned, bool large)
+{
+    public string Key { get; } = key;
+
+    public string Version { get; set; } = version;
+
+    public SharedMemoryMap Map { get; } = map;
+
+    public long Size => Map.ContentLength;
+
+    public bool Owned { get; } = owned;
+
+    public bool Large { get; } = large;
+
+    public DateTimeOffset? ExpiresAt { get; set; }
+
+    /// <summary>Leases, active references of IFunctionDataCache callers and a pending write-back.</summary>
+    public int RefCount { get; set; }
+
+    /// <summary>Written under async persistence and not yet in storage.</summary>
+    public bool Dirty { get; set; }
+
+    /// <summary>Out of the index (evicted, replaced or removed); the map goes when the last reference does.</summary>
+    public bool Detached { get; set; }
+
+    public long LastTouch { get; set; }
+
+    public LinkedListNode<CacheEntry>? Node { get; set; }
+
+    public bool Pinned => RefCount > 0 || Dirty;
+}

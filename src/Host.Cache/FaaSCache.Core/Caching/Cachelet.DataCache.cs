@@ -1,0 +1,122 @@
+using FaaSCache.Membership;
+using FaaSCache.SharedMemory;
+
+namespace FaaSCache.Caching;
+
+/// <summary>
+/// Version-keyed access for hosts whose blob binding checks versions itself (the WebJobs
+/// <c>IFunctionDataCache</c> contract: get or put by (key, ETag), with active references).
+/// </summary>
+public sealed partial class Cachelet
+{
+    private readonly Dictionary<(string Key, string Version), (CacheEntry Entry, int Count)> _activeReferences = [];
+
+    /// <summary>Finds <paramref name="key"/> at exactly <paramref name="version"/>; optionally takes an active reference (the object is then never evicted).</summary>
+    public bool TryGetVersion(string key, string version, bool addReference, out string mapName, out long length)
+    {
+        mapName = string.Empty;
+        length = 0;
+        lock (_gate)
+        {
+            if (!_index.TryGetValue(key, out CacheEntry? entry) || entry.Version != version || IsExpiredLocked(entry))
+            {
+                return false;
+            }
+
+            if (addReference)
+            {
+                AddActiveReferenceLocked(entry);
+            }
+
+            TouchLocked(entry);
+            RecordAccessLocked(key, ReadSource.LocalHit, entry.Owned);
+            mapName = entry.Map.Name;
+            length = entry.Size;
+        }
+
+        Metrics.Read(ReadSource.LocalHit, length);
+        return true;
+    }
+
+    /// <summary>
+    /// Caches a map the caller wrote in this instance's map directory as <paramref name="key"/> at
+    /// <paramref name="version"/> (what storage holds; nothing is uploaded). On success the cache owns the file.
+    /// False, leaving the file to the caller, when it does not fit or cannot be opened.
+    /// </summary>
+    public bool TryAdoptVersion(string key, string version, string mapName, bool addReference)
+    {
+        if (_doNotCache.IsMatch(key))
+        {
+            return false;
+        }
+
+        SharedMemoryMap map;
+        try
+        {
+            map = _shm.Adopt(mapName);
+        }
+        catch (SharedMemoryException)
+        {
+            return false;
+        }
+
+        var dead = new List<CacheEntry>();
+        bool owned = _owners.IsLocalOwner(key);
+        bool adopted = false;
+        lock (_gate)
+        {
+            if (TryReserveLocked(map.ContentLength, dead))
+            {
+                var entry = new CacheEntry(key, version, map, owned, IsLarge(map.ContentLength));
+                InsertLocked(entry, dead);
+                if (addReference)
+                {
+                    AddActiveReferenceLocked(entry);
+                }
+
+                adopted = true;
+            }
+        }
+
+        DeleteMaps(dead);
+        if (!adopted)
+        {
+            _shm.Disown(map);
+        }
+
+        return adopted;
+    }
+
+    /// <summary>Drops one active reference taken by <see cref="TryGetVersion"/> or <see cref="TryAdoptVersion"/>.</summary>
+    public void ReleaseVersion(string key, string version)
+    {
+        CacheEntry entry;
+        lock (_gate)
+        {
+            if (!_activeReferences.TryGetValue((key, version), out var held))
+            {
+                return;
+            }
+
+            entry = held.Entry;
+            if (held.Count == 1)
+            {
+                _activeReferences.Remove((key, version));
+            }
+            else
+            {
+                _activeReferences[(key, version)] = (entry, held.Count - 1);
+            }
+        }
+
+        Release(entry);
+    }
+
+    private void AddActiveReferenceLocked(CacheEntry entry)
+    {
+        entry.RefCount++;
+        _activeReferences[(entry.Key, entry.Version)] = _activeReferences.TryGetValue((entry.Key, entry.Version), out var held)
+            ? (entry, held.Count + 1)
+            : (entry, 1);
+    }
+}

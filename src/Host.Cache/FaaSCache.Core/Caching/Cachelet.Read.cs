@@ -1,0 +1,236 @@
+using FaaSCache.Membership;
+using FaaSCache.SharedMemory;
+using FaaSCache.Storage;
+
+namespace FaaSCache.Caching;
+
+/// <summary>§3.2 reads: local hit, local miss (remote hit/miss come with peers).</summary>
+public sealed partial class Cachelet
+{
+    /// <summary>
+    /// Reads <paramref name="key"/> (<c>container/blob</c>) and returns a lease on it in shared memory.
+    /// Under <c>strong</c> a cached copy costs one conditional request (304, no download).
+    /// Throws <see cref="BlobNotFoundException"/> when the blob does not exist.
+    /// </summary>
+    public async Task<ObjectLease> ReadAsync(string key, CancellationToken cancellationToken = default)
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        BlobKey.Parse(key);
+        if (_doNotCache.IsMatch(key))
+        {
+            return await FetchAsync(key, ReadSource.Bypass, cache: false, cancellationToken).ConfigureAwait(false);
+        }
+
+        for (int attempt = 0; ; attempt++)
+        {
+            CacheEntry? hit = null;
+            Task<bool>? inflight = null;
+            TaskCompletionSource<bool>? lead = null;
+            List<CacheEntry>? dead = null;
+            lock (_gate)
+            {
+                if (_index.TryGetValue(key, out CacheEntry? entry))
+                {
+                    if (IsExpiredLocked(entry))
+                    {
+                        DetachLocked(entry, dead = []);
+                        Metrics.Evicted(1);
+                    }
+                    else
+                    {
+                        entry.RefCount++;
+                        TouchLocked(entry);
+                        hit = entry;
+                        if (!ChecksStorageVersion)
+                        {
+                            RecordAccessLocked(key, ReadSource.LocalHit, entry.Owned);
+                        }
+                    }
+                }
+
+                if (hit is null && !_inflight.TryGetValue(key, out inflight) && attempt < 3)
+                {
+                    // Concurrent misses on one key make one fetch; the others wait for it.
+                    lead = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+                    _inflight[key] = lead.Task;
+                }
+            }
+
+            if (dead is not null)
+            {
+                DeleteMaps(dead);
+            }
+
+            if (hit is not null)
+            {
+                if (!ChecksStorageVersion)
+                {
+                    Metrics.Read(ReadSource.LocalHit, hit.Size);
+                    return new ObjectLease(this, hit, hit.Map, key, hit.Version, ReadSource.LocalHit);
+                }
+
+                return await ValidateAsync(hit, cancellationToken).ConfigureAwait(false);
+            }
+
+            if (inflight is not null)
+            {
+                try
+                {
+                    await inflight.WaitAsync(cancellationToken).ConfigureAwait(false);
+                }
+                catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
+                {
+                    // The leader was cancelled, not us: try again.
+                }
+
+                continue;
+            }
+
+            if (lead is null)
+            {
+                return await FetchAsync(key, ReadSource.LocalMiss, cache: false, cancellationToken).ConfigureAwait(false);
+            }
+
+            ObjectLease lease;
+            try
+            {
+                lease = await FetchAsync(key, MissSource(key), cache: true, cancellationToken).ConfigureAwait(false);
+            }
+            catch (Exception e)
+            {
+                EndInflight(key);
+                lead.SetException(e);
+                _ = lead.Task.Exception;
+                throw;
+            }
+
+            EndInflight(key);
+            lead.SetResult(lease.IsCached);
+            return lease;
+        }
+    }
+
+    private void EndInflight(string key)
+    {
+        lock (_gate)
+        {
+            _inflight.Remove(key);
+        }
+    }
+
+    // With one instance every miss is local; remote hits and misses come with the peer service.
+    private static ReadSource MissSource(string key) => string.IsNullOrEmpty(key) ? ReadSource.Bypass : ReadSource.LocalMiss;
+
+    /// <summary>Strong reads: one conditional GET; 304 is a local hit, 200 brings the new version in the same response.</summary>
+    private async Task<ObjectLease> ValidateAsync(CacheEntry hit, CancellationToken cancellationToken)
+    {
+        Metrics.VersionCheck();
+        FetchResult<Received> result;
+        try
+        {
+            result = await _storage.FetchAsync(hit.Key, hit.Version, (length, _, content, token) => ReceiveAsync(length, content, cache: true, token), cancellationToken)
+                .ConfigureAwait(false);
+        }
+        catch (BlobNotFoundException)
+        {
+            // Deleted behind our back: forget the copy.
+            Release(hit);
+            Remove(hit.Key);
+            throw;
+        }
+        catch
+        {
+            Release(hit);
+            throw;
+        }
+
+        if (result.Status == FetchStatus.NotModified)
+        {
+            lock (_gate)
+            {
+                RecordAccessLocked(hit.Key, ReadSource.LocalHit, hit.Owned);
+            }
+
+            Metrics.Read(ReadSource.LocalHit, hit.Size);
+            return new ObjectLease(this, hit, hit.Map, hit.Key, hit.Version, ReadSource.LocalHit);
+        }
+
+        Release(hit);
+        return Admit(hit.Key, result.ETag!, result.Value!, MissSource(hit.Key));
+    }
+
+    private async Task<ObjectLease> FetchAsync(string key, ReadSource source, bool cache, CancellationToken cancellationToken)
+    {
+        FetchResult<Received> result = await _storage.FetchAsync(key, null, (length, _, content, token) => ReceiveAsync(length, content, cache, token), cancellationToken)
+            .ConfigureAwait(false);
+        return Admit(key, result.ETag!, result.Value!, source);
+    }
+
+    /// <summary>Streams a body straight into a new map (no intermediate copy of the object); leaves nothing behind on failure.</summary>
+    private async Task<Received> ReceiveAsync(long length, Stream content, bool cache, CancellationToken cancellationToken)
+    {
+        bool reserved = false;
+        if (cache)
+        {
+            var dead = new List<CacheEntry>();
+            lock (_gate)
+            {
+                reserved = TryReserveLocked(length, dead);
+            }
+
+            DeleteMaps(dead);
+        }
+
+        SharedMemoryMap? map = null;
+        try
+        {
+            map = _shm.Create(length);
+            await StreamCopy.FillAsync(content, map, cancellationToken).ConfigureAwait(false);
+            Metrics.Fetched(length);
+            return new Received(map, reserved);
+        }
+        catch
+        {
+            if (reserved)
+            {
+                lock (_gate)
+                {
+                    UnreserveLocked(length);
+                }
+            }
+
+            if (map is not null)
+            {
+                _shm.Delete(map);
+            }
+
+            throw;
+        }
+    }
+
+    private ObjectLease Admit(string key, string etag, Received received, ReadSource source)
+    {
+        CacheEntry? entry = null;
+        var dead = new List<CacheEntry>();
+        bool owned = _owners.IsLocalOwner(key);
+        lock (_gate)
+        {
+            if (received.Reserved)
+            {
+                entry = new CacheEntry(key, etag, received.Map, owned, IsLarge(received.Map.ContentLength)) { RefCount = 1 };
+                InsertLocked(entry, dead);
+            }
+
+            if (source != ReadSource.Bypass)
+            {
+                RecordAccessLocked(key, source, owned);
+            }
+        }
+
+        DeleteMaps(dead);
+        Metrics.Read(source, received.Map.ContentLength);
+        return new ObjectLease(this, entry, received.Map, key, etag, source);
+    }
+
+    private readonly record struct Received(SharedMemoryMap Map, bool Reserved);
+}

@@ -1,0 +1,170 @@
+using FaaSCache.Membership;
+using FaaSCache.Options;
+using FaaSCache.SharedMemory;
+using FaaSCache.Storage;
+
+namespace FaaSCache.Caching;
+
+/// <summary>§3.2 writes through the owner (this cachelet with one instance), persisted per the preset (Table 3).</summary>
+public sealed partial class Cachelet
+{
+    /// <summary>Writes <paramref name="data"/> to <paramref name="key"/>.</summary>
+    public async Task<WriteReceipt> WriteAsync(string key, ReadOnlyMemory<byte> data, CancellationToken cancellationToken = default)
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        BlobKey.Parse(key);
+        SharedMemoryMap map = _shm.Create(data.Length);
+        try
+        {
+            data.Span.CopyTo(map.Content);
+        }
+        catch
+        {
+            _shm.Delete(map);
+            throw;
+        }
+
+        return await CommitAsync(key, map, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>Writes the rest of <paramref name="data"/> to <paramref name="key"/>, streaming into shared memory.</summary>
+    public async Task<WriteReceipt> WriteAsync(string key, Stream data, CancellationToken cancellationToken = default)
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        BlobKey.Parse(key);
+        if (!data.CanSeek)
+        {
+            // The map's size is fixed at creation, so an unsized stream is gathered first.
+            var buffered = new MemoryStream();
+            await data.CopyToAsync(buffered, cancellationToken).ConfigureAwait(false);
+            return await WriteAsync(key, buffered.GetBuffer().AsMemory(0, (int)buffered.Length), cancellationToken).ConfigureAwait(false);
+        }
+
+        SharedMemoryMap map = _shm.Create(data.Length - data.Position);
+        try
+        {
+            await StreamCopy.FillAsync(data, map, cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            _shm.Delete(map);
+            throw;
+        }
+
+        return await CommitAsync(key, map, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>Writes the content of a map another process created (a worker's output) without copying it: the cache adopts the file.</summary>
+    public async Task<WriteReceipt> WriteMapAsync(string key, string mapName, CancellationToken cancellationToken = default)
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        BlobKey.Parse(key);
+        SharedMemoryMap map = _shm.Adopt(mapName);
+        return await CommitAsync(key, map, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>Waits until every asynchronous write made so far is in storage.</summary>
+    public Task FlushAsync(CancellationToken cancellationToken = default) => WaitForWriteBackAsync(cancellationToken);
+
+    /// <summary>Takes ownership of <paramref name="map"/> (not yet in the index) and applies the persistence mode.</summary>
+    private async Task<WriteReceipt> CommitAsync(string key, SharedMemoryMap map, CancellationToken cancellationToken)
+    {
+        Metrics.Write();
+        if (_doNotCache.IsMatch(key))
+        {
+            try
+            {
+                return new WriteReceipt(key, await UploadAsync(key, map, cancellationToken).ConfigureAwait(false), false, true, PersistMode.Sync);
+            }
+            finally
+            {
+                _shm.Delete(map);
+            }
+        }
+
+        PersistMode mode = _options.EffectivePersist;
+        if (mode == PersistMode.Sync)
+        {
+            // Owner, then storage: the cache shows the new version only once storage has it.
+            string etag;
+            try
+            {
+                etag = await UploadAsync(key, map, cancellationToken).ConfigureAwait(false);
+            }
+            catch
+            {
+                _shm.Delete(map);
+                throw;
+            }
+
+            bool cached = TryInsertWritten(key, etag, map, dirty: false);
+            if (!cached)
+            {
+                _shm.Delete(map);
+            }
+
+            return new WriteReceipt(key, etag, cached, true, mode);
+        }
+
+        string version = NextLocalVersion(mode == PersistMode.Async ? "pending" : "local");
+        if (TryInsertWritten(key, version, map, dirty: mode == PersistMode.Async))
+        {
+            return new WriteReceipt(key, version, true, false, mode);
+        }
+
+        if (mode == PersistMode.Async)
+        {
+            // No room to hold it until the background write: persist now rather than lose it.
+            try
+            {
+                return new WriteReceipt(key, await UploadAsync(key, map, cancellationToken).ConfigureAwait(false), false, true, mode);
+            }
+            finally
+            {
+                _shm.Delete(map);
+            }
+        }
+
+        _shm.Delete(map);
+        throw new CacheCapacityException(
+            $"Cannot keep '{key}' ({map.ContentLength} bytes): the cache ({CapacityBytes} bytes, {BytesCached} in use or pinned) has no room for it and persist is 'none', so the write would be lost.");
+    }
+
+    private bool TryInsertWritten(string key, string version, SharedMemoryMap map, bool dirty)
+    {
+        var dead = new List<CacheEntry>();
+        bool owned = _owners.IsLocalOwner(key);
+        CacheEntry? entry = null;
+        lock (_gate)
+        {
+            RecordAccessLocked(key, null, owned);
+            if (TryReserveLocked(map.ContentLength, dead))
+            {
+                // A pending write-back holds a reference, so the object stays until storage has it.
+                entry = new CacheEntry(key, version, map, owned, IsLarge(map.ContentLength)) { Dirty = dirty, RefCount = dirty ? 1 : 0 };
+                InsertLocked(entry, dead);
+            }
+            else if (_index.TryGetValue(key, out CacheEntry? stale) && !stale.Dirty)
+            {
+                // The new version is not cached: an older cached one must not be served either.
+                DetachLocked(stale, dead);
+            }
+        }
+
+        DeleteMaps(dead);
+        if (entry is { Dirty: true })
+        {
+            EnqueueWriteBack(entry);
+        }
+
+        return entry is not null;
+    }
+
+    private async Task<string> UploadAsync(string key, SharedMemoryMap map, CancellationToken cancellationToken)
+    {
+        await using Stream content = map.OpenRead();
+        string etag = await _storage.UploadAsync(key, content, cancellationToken).ConfigureAwait(false);
+        Metrics.Uploaded(map.ContentLength);
+        return etag;
+    }
+}

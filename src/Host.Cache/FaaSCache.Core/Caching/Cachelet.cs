@@ -1,0 +1,184 @@
+using FaaSCache.Diagnostics;
+using FaaSCache.Membership;
+using FaaSCache.Options;
+using FaaSCache.SharedMemory;
+using FaaSCache.Storage;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+
+namespace FaaSCache.Caching;
+
+/// <summary>
+/// One host instance's part of the app's cache (§3): objects in shared memory, read paths LH/LM
+/// (RH/RM with peers), writes under the app's consistency preset, eviction under its policy.
+/// </summary>
+public sealed partial class Cachelet : IAsyncDisposable, IDisposable
+{
+    private readonly Lock _gate = new();
+    private readonly Dictionary<string, CacheEntry> _index = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, Task<bool>> _inflight = new(StringComparer.Ordinal);
+    private readonly FaaSCacheOptions _options;
+    private readonly IBlobStore _storage;
+    private readonly SharedMemoryStore _shm;
+    private readonly bool _ownsShm;
+    private readonly IOwnerLocator _owners;
+    private readonly TimeProvider _time;
+    private readonly ILogger _logger;
+    private readonly KeyGlob _doNotCache;
+    private long _bytesCached;
+    private long _localVersion;
+    private int _disposed;
+
+    /// <summary>Initializes a new instance of the <see cref="Cachelet"/> class.</summary>
+    /// <param name="options">Validated options.</param>
+    /// <param name="storage">Blob storage.</param>
+    /// <param name="sharedMemory">The instance's shared-memory store.</param>
+    /// <param name="owners">Owner look-up; null means a single instance that owns every key.</param>
+    /// <param name="time">Clock (tests pass a fake one).</param>
+    /// <param name="logger">Logger.</param>
+    /// <param name="ownsSharedMemory">Dispose <paramref name="sharedMemory"/> with the cachelet.</param>
+    public Cachelet(
+        FaaSCacheOptions options,
+        IBlobStore storage,
+        SharedMemoryStore sharedMemory,
+        IOwnerLocator? owners = null,
+        TimeProvider? time = null,
+        ILogger<Cachelet>? logger = null,
+        bool ownsSharedMemory = true)
+    {
+        _options = options;
+        _storage = storage;
+        _shm = sharedMemory;
+        _ownsShm = ownsSharedMemory;
+        _owners = owners ?? new SingleInstanceOwnerLocator(sharedMemory.InstanceId);
+        _time = time ?? TimeProvider.System;
+        _logger = (ILogger?)logger ?? NullLogger.Instance;
+        _doNotCache = new KeyGlob(options.DoNotCache);
+        CapacityBytes = options.EffectiveCapacityBytes;
+        Metrics = new CacheletMetrics(sharedMemory.InstanceId, () => Interlocked.Read(ref _bytesCached), () => Count);
+        _writeBack = StartWriteBack();
+    }
+
+    /// <summary>Gets the options in force.</summary>
+    public FaaSCacheOptions Options => _options;
+
+    /// <summary>Gets the capacity in bytes.</summary>
+    public long CapacityBytes { get; }
+
+    /// <summary>Gets the bytes cached (and reserved for transfers under way).</summary>
+    public long BytesCached => Interlocked.Read(ref _bytesCached);
+
+    /// <summary>Gets the number of cached objects.</summary>
+    public int Count
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _index.Count;
+            }
+        }
+    }
+
+    /// <summary>Gets the metrics.</summary>
+    public CacheletMetrics Metrics { get; }
+
+    /// <summary>Gets the shared-memory store.</summary>
+    public SharedMemoryStore SharedMemory => _shm;
+
+    /// <summary>Gets the storage.</summary>
+    public IBlobStore Storage => _storage;
+
+    /// <summary>Gets the id of this instance.</summary>
+    public string InstanceId => _owners.SelfId;
+
+    private bool ChecksStorageVersion => _options.Consistency == ConsistencyPreset.Strong;
+
+    /// <summary>True when <paramref name="key"/> is cached (any version).</summary>
+    public bool Contains(string key)
+    {
+        lock (_gate)
+        {
+            return _index.ContainsKey(key);
+        }
+    }
+
+    /// <summary>True when <paramref name="key"/> matches a <c>doNotCache</c> pattern.</summary>
+    public bool IsExcluded(string key) => _doNotCache.IsMatch(key);
+
+    /// <summary>Removes <paramref name="key"/> from the cache (the map goes when its last lease does). Dirty objects stay.</summary>
+    public bool Remove(string key)
+    {
+        var dead = new List<CacheEntry>();
+        bool removed;
+        lock (_gate)
+        {
+            removed = _index.TryGetValue(key, out CacheEntry? entry) && !entry.Dirty;
+            if (removed)
+            {
+                DetachLocked(entry!, dead);
+            }
+        }
+
+        DeleteMaps(dead);
+        return removed;
+    }
+
+    /// <summary>Releases one reference taken by a lease or an active-reference caller.</summary>
+    internal void Release(CacheEntry entry)
+    {
+        bool delete;
+        lock (_gate)
+        {
+            entry.RefCount--;
+            delete = entry.Detached && !entry.Pinned;
+        }
+
+        if (delete)
+        {
+            _shm.Delete(entry.Map);
+        }
+    }
+
+    /// <summary>Deletes a private map that never entered the cache.</summary>
+    internal void DeleteTransient(SharedMemoryMap map) => _shm.Delete(map);
+
+    private string NextLocalVersion(string prefix) => $"{prefix}-{_shm.InstanceId}-{Interlocked.Increment(ref _localVersion)}";
+
+    private void DeleteMaps(List<CacheEntry> dead)
+    {
+        foreach (CacheEntry e in dead)
+        {
+            _shm.Delete(e.Map);
+        }
+    }
+
+    /// <summary>Flushes pending writes, then deletes every map.</summary>
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        await StopWriteBackAsync().ConfigureAwait(false);
+        var all = new List<CacheEntry>();
+        lock (_gate)
+        {
+            foreach (CacheEntry e in _index.Values.ToList())
+            {
+                DetachLocked(e, all);
+            }
+        }
+
+        DeleteMaps(all);
+        Metrics.Dispose();
+        if (_ownsShm)
+        {
+            _shm.Dispose();
+        }
+    }
+
+    /// <inheritdoc />
+    public void Dispose() => DisposeAsync().AsTask().GetAwaiter().GetResult();
+}

@@ -1,0 +1,16 @@
+namespace FaaSCache.Caching;
+
+/// <summary>How a read was served (§3.2, Figure 6).</summary>
+public enum ReadSource
+{
+    /// <summary>Local hit: this cachelet had the current version.</summary>
+    LocalHit,
+    /// <summary>Local miss: this cachelet fetched from storage (it owns the key, or the owner was unreachable).</summary>
+    LocalMiss,
+    /// <summary>Remote hit: the owner had it.</summary>
+    RemoteHit,
+    /// <summary>Remote miss: the owner fetched it from storage.</summary>
+    RemoteMiss,
+    /// <summary>Not cacheable (a <c>doNotCache</c> pattern): read straight from storage.</summary>
+    Bypass,
+}

@@ -1,0 +1,36 @@
+using FaaSCache.SharedMemory;
+
+namespace FaaSCache.Caching;
+
+/// <summary>Copies a stream into a map, reading straight into the mapped pages.</summary>
+internal static class StreamCopy
+{
+    public static async Task FillAsync(Stream source, SharedMemoryMap map, CancellationToken cancellationToken)
+    {
+        long length = map.ContentLength;
+        if (length <= int.MaxValue)
+        {
+            Memory<byte> target = map.Memory;
+            int filled = 0;
+            while (filled < length)
+            {
+                int n = await source.ReadAsync(target[filled..], cancellationToken).ConfigureAwait(false);
+                if (n == 0)
+                {
+                    throw new IOException($"The stream ended after {filled} of {length} bytes.");
+                }
+
+                filled += n;
+            }
+        }
+        else
+        {
+            await using Stream target = map.OpenWrite();
+            await source.CopyToAsync(target, 1 << 20, cancellationToken).ConfigureAwait(false);
+            if (target.Position != length)
+            {
+                throw new IOException($"The stream ended after {target.Position} of {length} bytes.");
+            }
+        }
+    }
+}

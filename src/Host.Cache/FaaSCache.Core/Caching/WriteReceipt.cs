@@ -1,0 +1,11 @@
+using FaaSCache.Options;
+
+namespace FaaSCache.Caching;
+
+/// <summary>What a write did.</summary>
+/// <param name="Key">The key.</param>
+/// <param name="Version">The version now cached: the storage ETag once persisted, else a local version token.</param>
+/// <param name="Cached">Whether the cache keeps the object.</param>
+/// <param name="Persisted">Whether storage had it when the write returned.</param>
+/// <param name="Persist">The persistence mode in force.</param>
+public sealed record WriteReceipt(string Key, string Version, bool Cached, bool Persisted, PersistMode Persist);

@@ -1,0 +1,161 @@
+using System.Diagnostics.Metrics;
+using FaaSCache.Caching;
+
+namespace FaaSCache.Diagnostics;
+
+/// <summary>Counter values at one moment, for tests, banners and benchmarks.</summary>
+public sealed record CacheletCounters(
+    long LocalHits,
+    long LocalMisses,
+    long RemoteHits,
+    long RemoteMisses,
+    long Bypasses,
+    long VersionChecks,
+    long BytesServed,
+    long BytesFetched,
+    long BytesWritten,
+    long Evictions,
+    long Writes,
+    long BytesCached,
+    long ObjectsCached);
+
+/// <summary>
+/// The cachelet's instruments on the <c>FaaSCache</c> meter (readable with
+/// <c>dotnet-counters monitor --counters FaaSCache</c>), plus plain counters for in-process readers.
+/// </summary>
+public sealed class CacheletMetrics : IDisposable
+{
+    /// <summary>The meter name.</summary>
+    public const string MeterName = "FaaSCache";
+
+    private readonly Meter _meter;
+    private readonly Counter<long> _hits;
+    private readonly Counter<long> _misses;
+    private readonly Counter<long> _bypasses;
+    private readonly Counter<long> _versionChecks;
+    private readonly Counter<long> _bytesServed;
+    private readonly Counter<long> _bytesFetched;
+    private readonly Counter<long> _bytesWritten;
+    private readonly Counter<long> _evictions;
+    private readonly Counter<long> _writes;
+    private readonly KeyValuePair<string, object?> _instance;
+    private readonly KeyValuePair<string, object?> _local = new("type", "local");
+    private readonly KeyValuePair<string, object?> _remote = new("type", "remote");
+    private long _localHits, _localMisses, _remoteHits, _remoteMisses, _bypassCount, _checks, _served, _fetched, _written, _evicted, _writeCount;
+
+    /// <summary>Initializes a new instance of the <see cref="CacheletMetrics"/> class.</summary>
+    /// <param name="instanceId">Tagged on every measurement.</param>
+    /// <param name="bytesCached">Reads the bytes cached now.</param>
+    /// <param name="objectsCached">Reads the objects cached now.</param>
+    /// <param name="meterFactory">Optional factory (DI); a private meter otherwise.</param>
+    public CacheletMetrics(string instanceId, Func<long> bytesCached, Func<long> objectsCached, IMeterFactory? meterFactory = null)
+    {
+        _meter = meterFactory?.Create(MeterName) ?? new Meter(MeterName);
+        _instance = new("instance", instanceId);
+        _hits = _meter.CreateCounter<long>("faascache.hits", "{read}", "Reads served from a cache (type: local or remote)");
+        _misses = _meter.CreateCounter<long>("faascache.misses", "{read}", "Reads fetched from storage (type: local, or remote when the owner fetched)");
+        _bypasses = _meter.CreateCounter<long>("faascache.bypasses", "{read}", "Reads of doNotCache keys");
+        _versionChecks = _meter.CreateCounter<long>("faascache.version_checks", "{request}", "Conditional requests made to check a cached version");
+        _bytesServed = _meter.CreateCounter<long>("faascache.bytes_served", "By", "Bytes handed to readers");
+        _bytesFetched = _meter.CreateCounter<long>("faascache.bytes_fetched", "By", "Bytes downloaded from storage");
+        _bytesWritten = _meter.CreateCounter<long>("faascache.bytes_written", "By", "Bytes uploaded to storage");
+        _evictions = _meter.CreateCounter<long>("faascache.evictions", "{object}", "Objects evicted to make room or expired");
+        _writes = _meter.CreateCounter<long>("faascache.writes", "{write}", "Writes through the cache");
+        _meter.CreateObservableGauge("faascache.bytes_cached", () => new Measurement<long>(bytesCached(), _instance), "By", "Bytes cached now");
+        _meter.CreateObservableGauge("faascache.objects_cached", () => new Measurement<long>(objectsCached(), _instance), "{object}", "Objects cached now");
+        BytesCached = bytesCached;
+        ObjectsCached = objectsCached;
+    }
+
+    private Func<long> BytesCached { get; }
+
+    private Func<long> ObjectsCached { get; }
+
+    /// <summary>Records a read and the bytes handed out.</summary>
+    public void Read(ReadSource source, long bytes)
+    {
+        switch (source)
+        {
+            case ReadSource.LocalHit:
+                Interlocked.Increment(ref _localHits);
+                _hits.Add(1, _local, _instance);
+                break;
+            case ReadSource.LocalMiss:
+                Interlocked.Increment(ref _localMisses);
+                _misses.Add(1, _local, _instance);
+                break;
+            case ReadSource.RemoteHit:
+                Interlocked.Increment(ref _remoteHits);
+                _hits.Add(1, _remote, _instance);
+                break;
+            case ReadSource.RemoteMiss:
+                Interlocked.Increment(ref _remoteMisses);
+                _misses.Add(1, _remote, _instance);
+                break;
+            default:
+                Interlocked.Increment(ref _bypassCount);
+                _bypasses.Add(1, _instance);
+                break;
+        }
+
+        Interlocked.Add(ref _served, bytes);
+        _bytesServed.Add(bytes, _instance);
+    }
+
+    /// <summary>Records a conditional version check.</summary>
+    public void VersionCheck()
+    {
+        Interlocked.Increment(ref _checks);
+        _versionChecks.Add(1, _instance);
+    }
+
+    /// <summary>Records bytes downloaded from storage.</summary>
+    public void Fetched(long bytes)
+    {
+        Interlocked.Add(ref _fetched, bytes);
+        _bytesFetched.Add(bytes, _instance);
+    }
+
+    /// <summary>Records bytes uploaded to storage.</summary>
+    public void Uploaded(long bytes)
+    {
+        Interlocked.Add(ref _written, bytes);
+        _bytesWritten.Add(bytes, _instance);
+    }
+
+    /// <summary>Records a write through the cache.</summary>
+    public void Write()
+    {
+        Interlocked.Increment(ref _writeCount);
+        _writes.Add(1, _instance);
+    }
+
+    /// <summary>Records evictions.</summary>
+    public void Evicted(int count)
+    {
+        if (count > 0)
+        {
+            Interlocked.Add(ref _evicted, count);
+            _evictions.Add(count, _instance);
+        }
+    }
+
+    /// <summary>Reads every counter.</summary>
+    public CacheletCounters Snapshot() => new(
+        Interlocked.Read(ref _localHits),
+        Interlocked.Read(ref _localMisses),
+        Interlocked.Read(ref _remoteHits),
+        Interlocked.Read(ref _remoteMisses),
+        Interlocked.Read(ref _bypassCount),
+        Interlocked.Read(ref _checks),
+        Interlocked.Read(ref _served),
+        Interlocked.Read(ref _fetched),
+        Interlocked.Read(ref _written),
+        Interlocked.Read(ref _evicted),
+        Interlocked.Read(ref _writeCount),
+        BytesCached(),
+        ObjectsCached());
+
+    /// <inheritdoc />
+    public void Dispose() => _meter.Dispose();
+}

@@ -1,0 +1,196 @@
+using System.Buffers;
+using System.Buffers.Binary;
+using System.IO.MemoryMappedFiles;
+
+namespace FaaSCache.SharedMemory;
+
+/// <summary>
+/// One memory-mapped file in the real Functions host's layout: byte 0 = 0x01 (initialized),
+/// bytes 1..8 = content length (little-endian int64), content from byte 9.
+/// Disposing unmaps it; deleting the file is the <see cref="SharedMemoryStore"/>'s job.
+/// </summary>
+public sealed unsafe class SharedMemoryMap : IDisposable
+{
+    /// <summary>Bytes before the content.</summary>
+    public const int HeaderSize = 9;
+
+    private readonly MemoryMappedFile _file;
+    private readonly MemoryMappedViewAccessor _view;
+    private readonly byte* _base;
+    private int _disposed;
+
+    private SharedMemoryMap(string name, string path, MemoryMappedFile file, long contentLength, bool writable)
+    {
+        Name = name;
+        FilePath = path;
+        ContentLength = contentLength;
+        _file = file;
+        _view = file.CreateViewAccessor(0, HeaderSize + contentLength, writable ? MemoryMappedFileAccess.ReadWrite : MemoryMappedFileAccess.Read);
+        byte* p = null;
+        _view.SafeMemoryMappedViewHandle.AcquirePointer(ref p);
+        _base = p + _view.PointerOffset;
+    }
+
+    /// <summary>Gets the map name (the file name under <c>AzureFunctions/</c>), what <c>RpcSharedMemory.name</c> carries.</summary>
+    public string Name { get; }
+
+    /// <summary>Gets the full path of the backing file.</summary>
+    public string FilePath { get; }
+
+    /// <summary>Gets the content length in bytes (without the header).</summary>
+    public long ContentLength { get; }
+
+    /// <summary>Gets the content as a span; only for content below 2 GiB.</summary>
+    public Span<byte> Content
+    {
+        get
+        {
+            ObjectDisposedException.ThrowIf(_disposed != 0, this);
+            if (ContentLength > int.MaxValue)
+            {
+                throw new InvalidOperationException($"Map '{Name}' holds {ContentLength} bytes, more than a span can address; use OpenRead().");
+            }
+
+            return new Span<byte>(_base + HeaderSize, (int)ContentLength);
+        }
+    }
+
+    /// <summary>Gets the content as memory (zero copy; valid while the map is alive).</summary>
+    public Memory<byte> Memory => new MapMemoryManager(this).Memory;
+
+    /// <summary>Opens a read-only stream over the content (zero copy).</summary>
+    public Stream OpenRead()
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        return new UnmanagedMemoryStream(_base + HeaderSize, ContentLength, ContentLength, FileAccess.Read);
+    }
+
+    /// <summary>Opens a writable stream over the content.</summary>
+    internal Stream OpenWrite()
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        return new UnmanagedMemoryStream(_base + HeaderSize, 0, ContentLength, FileAccess.Write);
+    }
+
+    /// <summary>Creates a new file of <paramref name="contentLength"/> bytes of content, mode 0600, with its header written.</summary>
+    internal static SharedMemoryMap Create(string directory, string name, long contentLength)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(contentLength);
+        string path = Path.Combine(directory, name);
+        var fs = new FileStream(path, new FileStreamOptions
+        {
+            Mode = FileMode.CreateNew,
+            Access = FileAccess.ReadWrite,
+            Share = FileShare.ReadWrite,
+            UnixCreateMode = UnixFileMode.UserRead | UnixFileMode.UserWrite,
+        });
+        try
+        {
+            fs.SetLength(HeaderSize + contentLength);
+            var mmf = MemoryMappedFile.CreateFromFile(fs, null, 0, MemoryMappedFileAccess.ReadWrite, HandleInheritability.None, leaveOpen: false);
+            var map = new SharedMemoryMap(name, path, mmf, contentLength, writable: true);
+            map.WriteHeader();
+            return map;
+        }
+        catch
+        {
+            fs.Dispose();
+            TryDeleteFile(path);
+            throw;
+        }
+    }
+
+    /// <summary>Opens a map another process wrote (a worker's output, a caller's TryPut) and validates its header.</summary>
+    internal static SharedMemoryMap Open(string directory, string name)
+    {
+        string path = Path.Combine(directory, name);
+        FileStream fs;
+        try
+        {
+            fs = new FileStream(path, FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite);
+        }
+        catch (FileNotFoundException)
+        {
+            throw new SharedMemoryException($"Shared-memory map '{name}' does not exist in '{directory}'.");
+        }
+
+        try
+        {
+            long fileLength = fs.Length;
+            if (fileLength < HeaderSize)
+            {
+                throw new SharedMemoryException($"Shared-memory map '{name}' is {fileLength} bytes long, shorter than its {HeaderSize}-byte header.");
+            }
+
+            Span<byte> header = stackalloc byte[HeaderSize];
+            fs.ReadExactly(header);
+            long contentLength = BinaryPrimitives.ReadInt64LittleEndian(header[1..]);
+            if (header[0] != 1)
+            {
+                throw new SharedMemoryException($"Shared-memory map '{name}' is not initialized (byte 0 is 0x{header[0]:x2}, expected 0x01).");
+            }
+
+            if (contentLength < 0 || contentLength > fileLength - HeaderSize)
+            {
+                throw new SharedMemoryException($"Shared-memory map '{name}' declares {contentLength} content bytes but the file holds {fileLength - HeaderSize}.");
+            }
+
+            File.SetUnixFileMode(fs.SafeFileHandle, UnixFileMode.UserRead | UnixFileMode.UserWrite);
+            var mmf = MemoryMappedFile.CreateFromFile(fs, null, 0, MemoryMappedFileAccess.ReadWrite, HandleInheritability.None, leaveOpen: false);
+            return new SharedMemoryMap(name, path, mmf, contentLength, writable: true);
+        }
+        catch
+        {
+            fs.Dispose();
+            throw;
+        }
+    }
+
+    private void WriteHeader()
+    {
+        _base[0] = 1;
+        BinaryPrimitives.WriteInt64LittleEndian(new Span<byte>(_base + 1, 8), ContentLength);
+    }
+
+    internal static void TryDeleteFile(string path)
+    {
+        try
+        {
+            File.Delete(path);
+        }
+        catch (IOException)
+        {
+        }
+        catch (UnauthorizedAccessException)
+        {
+        }
+    }
+
+    /// <inheritdoc />
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        _view.SafeMemoryMappedViewHandle.ReleasePointer();
+        _view.Dispose();
+        _file.Dispose();
+    }
+
+    private sealed class MapMemoryManager(SharedMemoryMap map) : MemoryManager<byte>
+    {
+        public override Span<byte> GetSpan() => map.Content;
+
+        public override MemoryHandle Pin(int elementIndex = 0) => new(map._base + HeaderSize + elementIndex);
+
+        public override void Unpin()
+        {
+        }
+
+        protected override void Dispose(bool disposing)
+        {
+        }
+    }
+}

@@ -1,0 +1,335 @@
+using System.Globalization;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+
+namespace FaaSCache.SharedMemory;
+
+/// <summary>
+/// Creates, adopts and deletes the memory-mapped files of one host instance, in
+/// <c>&lt;dir&gt;/AzureFunctions/&lt;guid&gt;</c> as the real Functions host lays them out.
+/// Every map this instance creates or adopts is recorded in a journal
+/// (<c>&lt;dir&gt;/FaaSCache/&lt;instanceId&gt;.maps</c>), so the maps of a crashed run are swept
+/// at the next start-up, and instances sharing a directory each count only their own maps.
+/// </summary>
+public sealed class SharedMemoryStore : IDisposable
+{
+    /// <summary>The environment variable / app setting the real host reads.</summary>
+    public const string DirectoriesSetting = "FUNCTIONS_UNIX_SHARED_MEMORY_DIRECTORIES";
+
+    /// <summary>The folder appended to each directory, as the real host does.</summary>
+    public const string MapFolderName = "AzureFunctions";
+
+    private const string JournalFolderName = "FaaSCache";
+
+    private readonly Lock _gate = new();
+    private readonly HashSet<string> _live = new(StringComparer.Ordinal);
+    private readonly ILogger _logger;
+    private StreamWriter _journal;
+    private int _journalLines;
+    private bool _disposed;
+
+    /// <summary>
+    /// Initializes a new instance of the <see cref="SharedMemoryStore"/> class and sweeps the maps left by
+    /// an earlier run of the same instance id, or by any instance whose process is gone.
+    /// </summary>
+    /// <param name="instanceId">The host instance id (letters, digits, '-', '_', '.').</param>
+    /// <param name="rootDirectories">Roots to use (the first usable one wins); null reads <see cref="DirectoriesSetting"/> or uses /dev/shm.</param>
+    /// <param name="logger">Logger.</param>
+    public SharedMemoryStore(string instanceId, IReadOnlyList<string>? rootDirectories = null, ILogger? logger = null)
+    {
+        if (string.IsNullOrWhiteSpace(instanceId) || instanceId.Any(c => !(char.IsAsciiLetterOrDigit(c) || c is '-' or '_' or '.')))
+        {
+            throw new ArgumentException($"Instance id '{instanceId}' must be non-empty and use only letters, digits, '-', '_' and '.'.", nameof(instanceId));
+        }
+
+        InstanceId = instanceId;
+        _logger = logger ?? NullLogger.Instance;
+        string root = PickRoot(rootDirectories ?? DirectoriesFromEnvironment());
+        MapDirectory = Path.Combine(root, MapFolderName);
+        JournalDirectory = Path.Combine(root, JournalFolderName);
+        Directory.CreateDirectory(MapDirectory);
+        Directory.CreateDirectory(JournalDirectory);
+        SweptAtStartup = SweepStaleMaps();
+        _journal = OpenJournal();
+    }
+
+    /// <summary>Gets the instance id.</summary>
+    public string InstanceId { get; }
+
+    /// <summary>Gets the folder that holds the map files.</summary>
+    public string MapDirectory { get; }
+
+    /// <summary>Gets the folder that holds the journals.</summary>
+    public string JournalDirectory { get; }
+
+    /// <summary>Gets how many stale maps were removed at start-up.</summary>
+    public int SweptAtStartup { get; }
+
+    /// <summary>Gets the number of maps this instance owns now.</summary>
+    public int MapCount
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _live.Count;
+            }
+        }
+    }
+
+    private string JournalPath => Path.Combine(JournalDirectory, InstanceId + ".maps");
+
+    /// <summary>The roots from <see cref="DirectoriesSetting"/> (comma list) or /dev/shm.</summary>
+    public static IReadOnlyList<string> DirectoriesFromEnvironment()
+    {
+        string? setting = Environment.GetEnvironmentVariable(DirectoriesSetting);
+        if (string.IsNullOrWhiteSpace(setting))
+        {
+            return ["/dev/shm"];
+        }
+
+        return setting.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+    }
+
+    /// <summary>Creates a new map for <paramref name="contentLength"/> bytes.</summary>
+    public SharedMemoryMap Create(long contentLength)
+    {
+        string name = Guid.NewGuid().ToString("N");
+        Record('+', name);
+        try
+        {
+            return SharedMemoryMap.Create(MapDirectory, name, contentLength);
+        }
+        catch
+        {
+            Record('-', name);
+            throw;
+        }
+    }
+
+    /// <summary>Takes ownership of a map another process wrote into <see cref="MapDirectory"/>.</summary>
+    public SharedMemoryMap Adopt(string mapName)
+    {
+        ValidateName(mapName);
+        var map = SharedMemoryMap.Open(MapDirectory, mapName);
+        Record('+', mapName);
+        return map;
+    }
+
+    /// <summary>Unmaps <paramref name="map"/> and deletes its file.</summary>
+    public void Delete(SharedMemoryMap map)
+    {
+        map.Dispose();
+        SharedMemoryMap.TryDeleteFile(map.FilePath);
+        Record('-', map.Name);
+    }
+
+    /// <summary>Unmaps <paramref name="map"/> and gives its file back to whoever made it (it is not deleted).</summary>
+    public void Disown(SharedMemoryMap map)
+    {
+        map.Dispose();
+        Record('-', map.Name);
+    }
+
+    /// <summary>True when <paramref name="mapName"/> is a file of this instance.</summary>
+    public bool Owns(string mapName)
+    {
+        lock (_gate)
+        {
+            return _live.Contains(mapName);
+        }
+    }
+
+    private static void ValidateName(string mapName)
+    {
+        if (string.IsNullOrEmpty(mapName) || mapName.Length > 255 || mapName is "." or ".." ||
+            mapName.Any(c => !(char.IsAsciiLetterOrDigit(c) || c is '-' or '_' or '.')))
+        {
+            throw new SharedMemoryException($"'{mapName}' is not a valid shared-memory map name (a flat file name of letters, digits, '-', '_' or '.').");
+        }
+    }
+
+    private static string PickRoot(IReadOnlyList<string> roots)
+    {
+        var errors = new List<string>();
+        foreach (string root in roots)
+        {
+            try
+            {
+                Directory.CreateDirectory(Path.Combine(root, MapFolderName));
+                return root;
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                errors.Add($"{root}: {e.Message}");
+            }
+        }
+
+        throw new SharedMemoryException($"No usable shared-memory directory among [{string.Join(", ", roots)}]: {string.Join("; ", errors)}");
+    }
+
+    private void Record(char op, string name)
+    {
+        lock (_gate)
+        {
+            if (_disposed)
+            {
+                return;
+            }
+
+            bool changed = op == '+' ? _live.Add(name) : _live.Remove(name);
+            if (!changed)
+            {
+                return;
+            }
+
+            _journal.Write(op);
+            _journal.Write(name);
+            _journal.Write('\n');
+            _journal.Flush();
+            if (++_journalLines > 4096 && _journalLines > 4 * _live.Count)
+            {
+                CompactJournal();
+            }
+        }
+    }
+
+    private StreamWriter OpenJournal()
+    {
+        var writer = new StreamWriter(new FileStream(JournalPath, new FileStreamOptions
+        {
+            Mode = FileMode.Create,
+            Access = FileAccess.Write,
+            Share = FileShare.Read,
+            UnixCreateMode = UnixFileMode.UserRead | UnixFileMode.UserWrite,
+        }));
+        writer.Write(string.Create(CultureInfo.InvariantCulture, $"pid {Environment.ProcessId} {ProcessStartTicks(Environment.ProcessId)}\n"));
+        foreach (string name in _live)
+        {
+            writer.Write('+');
+            writer.Write(name);
+            writer.Write('\n');
+        }
+
+        writer.Flush();
+        _journalLines = _live.Count;
+        return writer;
+    }
+
+    private void CompactJournal()
+    {
+        _journal.Dispose();
+        _journal = OpenJournal();
+    }
+
+    /// <summary>Removes the maps listed by journals of this instance id or of processes that are gone.</summary>
+    private int SweepStaleMaps()
+    {
+        int removed = 0;
+        foreach (string journal in Directory.EnumerateFiles(JournalDirectory, "*.maps"))
+        {
+            string id = Path.GetFileNameWithoutExtension(journal);
+            string[] lines;
+            try
+            {
+                lines = File.ReadAllLines(journal);
+            }
+            catch (IOException)
+            {
+                continue;
+            }
+
+            if (!string.Equals(id, InstanceId, StringComparison.Ordinal) && OwnerIsAlive(lines))
+            {
+                continue;
+            }
+
+            var names = new HashSet<string>(StringComparer.Ordinal);
+            foreach (string line in lines)
+            {
+                if (line.Length > 1 && line[0] == '+')
+                {
+                    names.Add(line[1..]);
+                }
+                else if (line.Length > 1 && line[0] == '-')
+                {
+                    names.Remove(line[1..]);
+                }
+            }
+
+            foreach (string name in names)
+            {
+                string path = Path.Combine(MapDirectory, name);
+                if (File.Exists(path))
+                {
+                    SharedMemoryMap.TryDeleteFile(path);
+                    removed++;
+                }
+            }
+
+            SharedMemoryMap.TryDeleteFile(journal);
+        }
+
+        if (removed > 0)
+        {
+            _logger.LogInformation("Removed {Count} shared-memory map(s) left by an earlier run in {Directory}", removed, MapDirectory);
+        }
+
+        return removed;
+    }
+
+    private static bool OwnerIsAlive(string[] lines)
+    {
+        if (lines.Length == 0)
+        {
+            return false;
+        }
+
+        string[] parts = lines[0].Split(' ');
+        if (parts.Length < 3 || parts[0] != "pid" || !int.TryParse(parts[1], CultureInfo.InvariantCulture, out int pid))
+        {
+            return false;
+        }
+
+        string? started = ProcessStartTicks(pid);
+        return started is not null && started == parts[2];
+    }
+
+    /// <summary>The process start time from /proc (guards against a reused pid); null when the process is gone.</summary>
+    private static string? ProcessStartTicks(int pid)
+    {
+        try
+        {
+            string stat = File.ReadAllText($"/proc/{pid}/stat");
+            int close = stat.LastIndexOf(')');
+            string[] fields = stat[(close + 2)..].Split(' ');
+            return fields.Length > 19 ? fields[19] : null;
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            return null;
+        }
+    }
+
+    /// <summary>Deletes every map this instance still owns and its journal.</summary>
+    public void Dispose()
+    {
+        lock (_gate)
+        {
+            if (_disposed)
+            {
+                return;
+            }
+
+            _disposed = true;
+            foreach (string name in _live)
+            {
+                SharedMemoryMap.TryDeleteFile(Path.Combine(MapDirectory, name));
+            }
+
+            _live.Clear();
+            _journal.Dispose();
+            SharedMemoryMap.TryDeleteFile(JournalPath);
+        }
+    }
+}

@@ -1,0 +1,198 @@
+using Azure;
+using Azure.Storage.Blobs;
+using Azure.Storage.Blobs.Models;
+using Polly;
+using Polly.CircuitBreaker;
+using Polly.Retry;
+using Polly.Timeout;
+
+namespace FaaSCache.Storage;
+
+/// <summary>
+/// <see cref="IBlobStore"/> on Azure.Storage.Blobs, with one Polly pipeline (jittered retry on transient
+/// errors, circuit breaker, per-attempt timeout) in place of the SDK's own retries.
+/// </summary>
+public sealed class AzureBlobStore : IBlobStore
+{
+    /// <summary>The newest service version Azurite 3.35.0 accepts; the SDK's default (2026-10-06) is refused by it.</summary>
+    public const BlobClientOptions.ServiceVersion PinnedServiceVersion = BlobClientOptions.ServiceVersion.V2025_11_05;
+
+    private readonly BlobServiceClient _service;
+    private readonly ResiliencePipeline _pipeline;
+
+    /// <summary>Initializes a new instance of the <see cref="AzureBlobStore"/> class.</summary>
+    public AzureBlobStore(BlobServiceClient service, StorageResilienceOptions? resilience = null)
+    {
+        _service = service;
+        _pipeline = BuildPipeline(resilience ?? new StorageResilienceOptions());
+    }
+
+    /// <inheritdoc />
+    public Uri AccountUri => _service.Uri;
+
+    /// <summary>Creates a store from a connection string (<c>UseDevelopmentStorage=true</c> works), pinning the service version.</summary>
+    public static AzureBlobStore FromConnectionString(string connectionString, StorageResilienceOptions? resilience = null)
+    {
+        if (string.IsNullOrWhiteSpace(connectionString))
+        {
+            throw new ArgumentException("The storage connection string is empty (set AzureWebJobsStorage).", nameof(connectionString));
+        }
+
+        var resilienceOptions = resilience ?? new StorageResilienceOptions();
+        return new AzureBlobStore(new BlobServiceClient(connectionString, CreateClientOptions(resilienceOptions)), resilienceOptions);
+    }
+
+    /// <summary>Client options with the pinned version and the SDK's retries off (the Polly pipeline retries).</summary>
+    public static BlobClientOptions CreateClientOptions(StorageResilienceOptions? resilience = null)
+    {
+        var options = new BlobClientOptions(PinnedServiceVersion);
+        options.Retry.MaxRetries = 0;
+        options.Retry.NetworkTimeout = (resilience ?? new StorageResilienceOptions()).AttemptTimeout;
+        return options;
+    }
+
+    /// <inheritdoc />
+    public async Task<FetchResult<T>> FetchAsync<T>(string key, string? ifNoneMatch, BlobBodyConsumer<T> consume, CancellationToken cancellationToken = default)
+    {
+        BlobClient blob = GetBlob(key);
+        string? seenETag = null;
+        return await _pipeline.ExecuteAsync(
+            async token =>
+            {
+                // A retry after a broken transfer asks for the version it had started (If-Match), never a mix of two.
+                var conditions = seenETag is not null
+                    ? new BlobRequestConditions { IfMatch = new ETag(seenETag) }
+                    : ifNoneMatch is not null ? new BlobRequestConditions { IfNoneMatch = new ETag(ifNoneMatch) } : null;
+                Response<BlobDownloadStreamingResult> response;
+                try
+                {
+                    response = await blob.DownloadStreamingAsync(new BlobDownloadOptions { Conditions = conditions }, token).ConfigureAwait(false);
+                }
+                catch (RequestFailedException e) when (e.Status == 304)
+                {
+                    return new FetchResult<T>(FetchStatus.NotModified, ifNoneMatch, 0, default);
+                }
+                catch (RequestFailedException e) when (e.Status == 404)
+                {
+                    throw NotFound(key, e);
+                }
+                catch (RequestFailedException e) when (e.Status == 412 && seenETag is not null)
+                {
+                    seenETag = null;
+                    throw new VersionChangedException($"Blob '{key}' changed while it was being downloaded; fetching the new version.", e);
+                }
+
+                using BlobDownloadStreamingResult result = response.Value;
+                string etag = result.Details.ETag.ToString();
+                seenETag = etag;
+                T value = await consume(result.Details.ContentLength, etag, result.Content, token).ConfigureAwait(false);
+                return new FetchResult<T>(FetchStatus.Ok, etag, result.Details.ContentLength, value);
+            },
+            cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <inheritdoc />
+    public async Task<string> UploadAsync(string key, Stream content, CancellationToken cancellationToken = default)
+    {
+        BlobClient blob = GetBlob(key);
+        long start = content.Position;
+        return await _pipeline.ExecuteAsync(
+            async token =>
+            {
+                content.Position = start;
+                try
+                {
+                    return (await blob.UploadAsync(content, overwrite: true, token).ConfigureAwait(false)).Value.ETag.ToString();
+                }
+                catch (RequestFailedException e) when (e.ErrorCode == BlobErrorCode.ContainerNotFound)
+                {
+                    // Output bindings create their container, as the Functions blob extension does.
+                    await _service.GetBlobContainerClient(blob.BlobContainerName).CreateIfNotExistsAsync(cancellationToken: token).ConfigureAwait(false);
+                    content.Position = start;
+                    return (await blob.UploadAsync(content, overwrite: true, token).ConfigureAwait(false)).Value.ETag.ToString();
+                }
+            },
+            cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <inheritdoc />
+    public async Task<string?> GetVersionAsync(string key, CancellationToken cancellationToken = default)
+    {
+        BlobClient blob = GetBlob(key);
+        return await _pipeline.ExecuteAsync(
+            async token =>
+            {
+                try
+                {
+                    return (await blob.GetPropertiesAsync(cancellationToken: token).ConfigureAwait(false)).Value.ETag.ToString();
+                }
+                catch (RequestFailedException e) when (e.Status == 404)
+                {
+                    return null;
+                }
+            },
+            cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <inheritdoc />
+    public async Task<bool> DeleteAsync(string key, CancellationToken cancellationToken = default)
+    {
+        BlobClient blob = GetBlob(key);
+        return await _pipeline.ExecuteAsync(
+            async token => (await blob.DeleteIfExistsAsync(cancellationToken: token).ConfigureAwait(false)).Value,
+            cancellationToken).ConfigureAwait(false);
+    }
+
+    private BlobClient GetBlob(string key)
+    {
+        BlobKey parsed = BlobKey.Parse(key);
+        return _service.GetBlobContainerClient(parsed.Container).GetBlobClient(parsed.BlobName);
+    }
+
+    private BlobNotFoundException NotFound(string key, RequestFailedException e)
+    {
+        string what = e.ErrorCode == BlobErrorCode.ContainerNotFound ? "its container does not exist" : "the blob does not exist";
+        return new BlobNotFoundException($"Blob '{key}' was not found in storage account {AccountUri} ({what}).", e) { Key = key };
+    }
+
+    private static bool IsTransient(Exception e) => e switch
+    {
+        RequestFailedException r => r.Status is 0 or 408 or 429 or 500 or 502 or 503 or 504,
+        VersionChangedException => true,
+        TimeoutRejectedException => true,
+        HttpRequestException => true,
+        IOException => true,
+        _ => false,
+    };
+
+    private static ResiliencePipeline BuildPipeline(StorageResilienceOptions o)
+    {
+        var transient = new PredicateBuilder().Handle<Exception>(IsTransient);
+        var builder = new ResiliencePipelineBuilder();
+        if (o.MaxRetries > 0)
+        {
+            builder.AddRetry(new RetryStrategyOptions
+            {
+                ShouldHandle = transient,
+                MaxRetryAttempts = o.MaxRetries,
+                BackoffType = DelayBackoffType.Exponential,
+                UseJitter = true,
+                Delay = o.RetryDelay,
+            });
+        }
+
+        return builder
+            .AddCircuitBreaker(new CircuitBreakerStrategyOptions
+            {
+                ShouldHandle = new PredicateBuilder().Handle<Exception>(e => IsTransient(e) && e is not VersionChangedException),
+                FailureRatio = o.BreakerFailureRatio,
+                MinimumThroughput = o.BreakerMinimumThroughput,
+                SamplingDuration = o.BreakerSamplingDuration,
+                BreakDuration = o.BreakDuration,
+            })
+            .AddTimeout(o.AttemptTimeout)
+            .Build();
+    }
+
+    private sealed class VersionChangedException(string message, Exception inner) : Exception(message, inner);
+}
