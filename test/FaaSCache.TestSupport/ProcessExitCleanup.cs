@@ -1,15 +1,17 @@
 using System.Collections.Concurrent;
+using System.Runtime.InteropServices;
 
 namespace FaaSCache.TestSupport;
 
 /// <summary>
 /// Last-resort cleanup: actions registered here run when the test process exits
-/// (<see cref="AppDomain.ProcessExit"/>, which .NET also raises on SIGTERM), so servers and temp
-/// folders are not left behind when a fixture was never disposed.
+/// (<see cref="AppDomain.ProcessExit"/>) or is ended by SIGTERM, SIGINT or SIGHUP, so servers and
+/// temp folders are not left behind when a fixture was never disposed. (SIGKILL cannot be caught.)
 /// </summary>
 internal static class ProcessExitCleanup
 {
     private static readonly ConcurrentDictionary<long, Action> Actions = new();
+    private static readonly List<PosixSignalRegistration> SignalRegistrations = [];
     private static long nextId;
     private static int hooked;
 
@@ -19,6 +21,20 @@ internal static class ProcessExitCleanup
         if (Interlocked.Exchange(ref hooked, 1) == 0)
         {
             AppDomain.CurrentDomain.ProcessExit += (_, _) => RunAll();
+
+            // Without these the runtime does not run ProcessExit on a signal; the handlers do not
+            // cancel, so the signal's default action (terminate) still follows.
+            foreach (var signal in (PosixSignal[])[PosixSignal.SIGTERM, PosixSignal.SIGINT, PosixSignal.SIGHUP])
+            {
+                try
+                {
+                    SignalRegistrations.Add(PosixSignalRegistration.Create(signal, _ => RunAll()));
+                }
+                catch (PlatformNotSupportedException)
+                {
+                    // Not on this platform: ProcessExit still covers normal exits.
+                }
+            }
         }
 
         var id = Interlocked.Increment(ref nextId);
