@@ -14,7 +14,10 @@ public sealed partial class Cachelet
 
     private long _touchClock;
 
-    /// <summary>Makes room for <paramref name="size"/> bytes and reserves them; false when the object cannot be cached.</summary>
+    /// <summary>
+    /// Makes room for <paramref name="size"/> bytes and reserves them; false (evicting nothing) when the
+    /// object cannot be cached because what could be evicted would not free enough.
+    /// </summary>
     private bool TryReserveLocked(long size, List<CacheEntry> dead)
     {
         if (size > CapacityBytes)
@@ -22,22 +25,34 @@ public sealed partial class Cachelet
             return false;
         }
 
-        int evicted = 0;
-        while (_bytesCached + size > CapacityBytes)
+        long excess = _bytesCached + size - CapacityBytes;
+        if (excess > 0)
         {
-            CacheEntry? victim = NextVictimLocked();
-            if (victim is null)
+            var victims = new List<CacheEntry>();
+            foreach (CacheEntry victim in VictimOrderLocked())
             {
-                Metrics.Evicted(evicted);
+                victims.Add(victim);
+                excess -= victim.Size;
+                if (excess <= 0)
+                {
+                    break;
+                }
+            }
+
+            if (excess > 0)
+            {
                 return false;
             }
 
-            StatsLocked(victim.Key).Evictions++;
-            DetachLocked(victim, dead);
-            evicted++;
+            foreach (CacheEntry victim in victims)
+            {
+                StatsLocked(victim.Key).Evictions++;
+                DetachLocked(victim, dead);
+            }
+
+            Metrics.Evicted(victims.Count);
         }
 
-        Metrics.Evicted(evicted);
         _bytesCached += size;
         return true;
     }
@@ -104,50 +119,50 @@ public sealed partial class Cachelet
 
     private LinkedList<CacheEntry> ListOf(CacheEntry e) => _lru[e.Owned ? 1 : 0][e.Large ? 1 : 0];
 
-    /// <summary>The next object to evict: expired ones first, then by policy; never one in use or not yet persisted.</summary>
-    private CacheEntry? NextVictimLocked()
+    /// <summary>Objects in eviction order: expired ones first, then by policy; never one in use or not yet persisted.</summary>
+    private IEnumerable<CacheEntry> VictimOrderLocked()
     {
+        HashSet<CacheEntry>? expired = null;
         if (_options.Eviction.Ttl is not null)
         {
-            foreach (LinkedList<CacheEntry>[] byOwner in _lru)
+            foreach (CacheEntry e in _lru.SelectMany(byOwner => byOwner).SelectMany(list => list).Where(e => !e.Pinned && IsExpiredLocked(e)))
             {
-                foreach (LinkedList<CacheEntry> list in byOwner)
-                {
-                    CacheEntry? expired = list.FirstOrDefault(e => !e.Pinned && IsExpiredLocked(e));
-                    if (expired is not null)
-                    {
-                        return expired;
-                    }
-                }
+                (expired ??= []).Add(e);
+                yield return e;
             }
         }
 
-        if (_options.Eviction.Policy == EvictionPolicy.Size)
-        {
+        IEnumerable<CacheEntry> byPolicy = _options.Eviction.Policy == EvictionPolicy.Size
             // Non-owned large, non-owned small, owned large, then owned small (LRU within each).
-            return FirstUnpinned(_lru[0][1]) ?? FirstUnpinned(_lru[0][0]) ?? FirstUnpinned(_lru[1][1]) ?? FirstUnpinned(_lru[1][0]);
-        }
-
-        // LRU among objects this cachelet does not own, then among owned ones.
-        return OlderOf(FirstUnpinned(_lru[0][0]), FirstUnpinned(_lru[0][1]))
-            ?? OlderOf(FirstUnpinned(_lru[1][0]), FirstUnpinned(_lru[1][1]));
-    }
-
-    private static CacheEntry? FirstUnpinned(LinkedList<CacheEntry> list)
-    {
-        for (LinkedListNode<CacheEntry>? n = list.First; n is not null; n = n.Next)
+            ? _lru[0][1].Concat(_lru[0][0]).Concat(_lru[1][1]).Concat(_lru[1][0])
+            // LRU among objects this cachelet does not own, then among owned ones.
+            : MergeByLastTouch(_lru[0][0], _lru[0][1]).Concat(MergeByLastTouch(_lru[1][0], _lru[1][1]));
+        foreach (CacheEntry e in byPolicy)
         {
-            if (!n.Value.Pinned)
+            if (!e.Pinned && (expired is null || !expired.Contains(e)))
             {
-                return n.Value;
+                yield return e;
             }
         }
-
-        return null;
     }
 
-    private static CacheEntry? OlderOf(CacheEntry? a, CacheEntry? b)
-        => a is null ? b : b is null ? a : a.LastTouch <= b.LastTouch ? a : b;
+    private static IEnumerable<CacheEntry> MergeByLastTouch(LinkedList<CacheEntry> a, LinkedList<CacheEntry> b)
+    {
+        LinkedListNode<CacheEntry>? x = a.First, y = b.First;
+        while (x is not null || y is not null)
+        {
+            if (y is null || (x is not null && x.Value.LastTouch <= y.Value.LastTouch))
+            {
+                yield return x!.Value;
+                x = x.Next;
+            }
+            else
+            {
+                yield return y.Value;
+                y = y.Next;
+            }
+        }
+    }
 
     private bool IsLarge(long size) => size > _options.Eviction.SizeThresholdBytes;
 }

@@ -5,6 +5,7 @@ using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
+using Microsoft.Extensions.Options;
 
 namespace FaaSCache.Caching;
 
@@ -46,6 +47,12 @@ public sealed partial class Cachelet : IAsyncDisposable, IDisposable
         ILogger<Cachelet>? logger = null,
         bool ownsSharedMemory = true)
     {
+        ValidateOptionsResult validation = new FaaSCacheOptionsValidator().Validate(null, options);
+        if (validation.Failed)
+        {
+            throw new OptionsValidationException(nameof(FaaSCacheOptions), typeof(FaaSCacheOptions), validation.Failures);
+        }
+
         _options = options;
         _storage = storage;
         _shm = sharedMemory;

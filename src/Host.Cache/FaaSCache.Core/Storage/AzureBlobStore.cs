@@ -82,6 +82,12 @@ public sealed class AzureBlobStore : IBlobStore
                     throw new VersionChangedException($"Blob '{key}' changed while it was being downloaded; fetching the new version.", e);
                 }
 
+                if (response.GetRawResponse().Status == 304)
+                {
+                    // The SDK answers a 304 with a body-less response rather than an exception.
+                    return new FetchResult<T>(FetchStatus.NotModified, ifNoneMatch, 0, default);
+                }
+
                 using BlobDownloadStreamingResult result = response.Value;
                 string etag = result.Details.ETag.ToString();
                 seenETag = etag;

@@ -1,0 +1,24 @@
+using FaaSCache.Caching;
+using FaaSCache.Options;
+using FaaSCache.SharedMemory;
+using FaaSCache.Storage;
+using FaaSCache.TestSupport;
+using Microsoft.Extensions.Options;
+using Xunit;
+
+namespace FaaSCache.Core.Tests.Caching;
+
+public sealed class CacheletOptionsTests
+{
+    [Fact]
+    public void ACacheletRefusesInvalidOptionsNamingTheKey()
+    {
+        using var shm = new TempShmDirectory();
+        var options = new FaaSCacheOptions { CapacityBytes = 10 };
+        var e = Assert.Throws<OptionsValidationException>(() => new Cachelet(
+            options,
+            AzureBlobStore.FromConnectionString("UseDevelopmentStorage=true"),
+            new SharedMemoryStore("opts", [shm.Path])));
+        Assert.Contains("capacityBytes", e.Message, StringComparison.Ordinal);
+    }
+}

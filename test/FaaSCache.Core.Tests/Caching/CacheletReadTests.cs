@@ -1,0 +1,303 @@
+using System.Text;
+using FaaSCache.Caching;
+using FaaSCache.Options;
+using FaaSCache.Storage;
+using FaaSCache.TestSupport;
+using Xunit;
+
+namespace FaaSCache.Core.Tests.Caching;
+
+[Collection(AzuriteCollection.Name)]
+public sealed class CacheletReadTests(AzuriteFixture azurite)
+{
+    [Fact]
+    public async Task FirstReadIsALocalMissAndTheSecondALocalHitOnTheSameMap()
+    {
+        await using var h = await CacheletHarness.CreateAsync(azurite);
+        byte[] content = CacheletHarness.RandomBytes(300_000);
+        string etag = await h.UploadDirectAsync("model.bin", content);
+
+        string firstMap;
+        using (ObjectLease first = await h.Cachelet.ReadAsync(h.Key("model.bin")))
+        {
+            Assert.Equal(ReadSource.LocalMiss, first.Source);
+            Assert.True(first.IsCached);
+            Assert.Equal(etag, first.Version);
+            Assert.Equal(content.Length, first.Count);
+            Assert.Equal(0, first.Offset);
+            Assert.True(first.Span.SequenceEqual(content));
+            firstMap = first.MapName;
+        }
+
+        using ObjectLease second = await h.Cachelet.ReadAsync(h.Key("model.bin"));
+        Assert.Equal(ReadSource.LocalHit, second.Source);
+        Assert.Equal(firstMap, second.MapName);
+        Assert.True(second.Span.SequenceEqual(content));
+        Assert.Single(h.MapFiles());
+
+        var counters = h.Cachelet.Metrics.Snapshot();
+        Assert.Equal(1, counters.LocalMisses);
+        Assert.Equal(1, counters.LocalHits);
+        Assert.Equal(content.Length, counters.BytesFetched);
+        Assert.Equal(2L * content.Length, counters.BytesServed);
+        Assert.Equal(content.Length, counters.BytesCached);
+    }
+
+    [Fact]
+    public async Task TheMapFileHasTheHostLayoutAndMode0600()
+    {
+        await using var h = await CacheletHarness.CreateAsync(azurite);
+        byte[] content = Encoding.UTF8.GetBytes("hello shared memory");
+        await h.UploadDirectAsync("hello.txt", content);
+
+        using ObjectLease lease = await h.Cachelet.ReadAsync(h.Key("hello.txt"));
+        string path = Path.Combine(h.MapDirectory, lease.MapName);
+        Assert.Equal(path, lease.MapPath);
+        Assert.EndsWith("/AzureFunctions", h.MapDirectory, StringComparison.Ordinal);
+        Assert.Equal(UnixFileMode.UserRead | UnixFileMode.UserWrite, File.GetUnixFileMode(path));
+        Assert.True(Guid.TryParseExact(lease.MapName, "N", out _));
+
+        byte[] file = await File.ReadAllBytesAsync(path);
+        Assert.Equal(1, file[0]);
+        Assert.Equal(content.Length, BitConverter.ToInt64(file, 1));
+        Assert.Equal(content, file[9..]);
+    }
+
+    [Fact]
+    public async Task StrongReadsSeeAWriteMadeDirectlyToStorage()
+    {
+        await using var h = await CacheletHarness.CreateAsync(azurite, o => o.Consistency = ConsistencyPreset.Strong);
+        await h.UploadDirectAsync("counter", Encoding.UTF8.GetBytes("1"));
+        (await h.Cachelet.ReadAsync(h.Key("counter"))).Dispose();
+        using (ObjectLease hit = await h.Cachelet.ReadAsync(h.Key("counter")))
+        {
+            Assert.Equal(ReadSource.LocalHit, hit.Source);
+        }
+
+        string newETag = await h.UploadDirectAsync("counter", Encoding.UTF8.GetBytes("2"));
+
+        using ObjectLease fresh = await h.Cachelet.ReadAsync(h.Key("counter"));
+        Assert.Equal(ReadSource.LocalMiss, fresh.Source);
+        Assert.Equal("2", Encoding.UTF8.GetString(fresh.Span));
+        Assert.Equal(newETag, fresh.Version);
+        Assert.Single(h.MapFiles());
+        Assert.Equal(2, h.Cachelet.Metrics.Snapshot().VersionChecks);
+    }
+
+    [Fact]
+    public async Task LocalReadsKeepServingTheCachedVersionAfterAnExternalWrite()
+    {
+        await using var h = await CacheletHarness.CreateAsync(azurite, o => o.Consistency = ConsistencyPreset.Local);
+        await h.UploadDirectAsync("counter", Encoding.UTF8.GetBytes("1"));
+        (await h.Cachelet.ReadAsync(h.Key("counter"))).Dispose();
+
+        await h.UploadDirectAsync("counter", Encoding.UTF8.GetBytes("2"));
+
+        using ObjectLease stale = await h.Cachelet.ReadAsync(h.Key("counter"));
+        Assert.Equal(ReadSource.LocalHit, stale.Source);
+        Assert.Equal("1", Encoding.UTF8.GetString(stale.Span));
+        Assert.Equal(0, h.Cachelet.Metrics.Snapshot().VersionChecks);
+    }
+
+    [Fact]
+    public async Task AMissingBlobGivesAClearNotFoundAndCachesNothing()
+    {
+        await using var h = await CacheletHarness.CreateAsync(azurite);
+
+        var missingBlob = await Assert.ThrowsAsync<BlobNotFoundException>(() => h.Cachelet.ReadAsync(h.Key("nope.bin")));
+        Assert.Contains(h.Key("nope.bin"), missingBlob.Message, StringComparison.Ordinal);
+        Assert.Contains("blob does not exist", missingBlob.Message, StringComparison.Ordinal);
+
+        var missingContainer = await Assert.ThrowsAsync<BlobNotFoundException>(() => h.Cachelet.ReadAsync("no-such-container/x"));
+        Assert.Contains("container does not exist", missingContainer.Message, StringComparison.Ordinal);
+        Assert.Equal("no-such-container/x", missingContainer.Key);
+
+        Assert.Empty(h.MapFiles());
+        Assert.Equal(0, h.Cachelet.Count);
+    }
+
+    [Fact]
+    public async Task ABlobDeletedBehindAStrongCacheIsForgottenOnTheNextRead()
+    {
+        await using var h = await CacheletHarness.CreateAsync(azurite);
+        await h.UploadDirectAsync("gone", [1, 2, 3]);
+        (await h.Cachelet.ReadAsync(h.Key("gone"))).Dispose();
+        await h.Container.GetBlobClient("gone").DeleteAsync();
+
+        await Assert.ThrowsAsync<BlobNotFoundException>(() => h.Cachelet.ReadAsync(h.Key("gone")));
+        Assert.False(h.Cachelet.Contains(h.Key("gone")));
+        Assert.Empty(h.MapFiles());
+    }
+
+    [Theory]
+    [InlineData("")]
+    [InlineData("no-slash")]
+    [InlineData("UPPER/blob")]
+    [InlineData("ab/blob")]
+    [InlineData("container/")]
+    public async Task AMalformedKeyIsRejectedNamingIt(string key)
+    {
+        await using var h = await CacheletHarness.CreateAsync(azurite);
+        var e = await Assert.ThrowsAsync<ArgumentException>(() => h.Cachelet.ReadAsync(key));
+        Assert.Contains($"'{key}'", e.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task ConcurrentMissesOnOneKeyMakeOneFetch()
+    {
+        await using var h = await CacheletHarness.CreateAsync(azurite, o => o.Consistency = ConsistencyPreset.Local);
+        byte[] content = CacheletHarness.RandomBytes(2_000_000);
+        await h.UploadDirectAsync("popular", content);
+
+        ObjectLease[] leases = await Task.WhenAll(Enumerable.Range(0, 8).Select(_ => Task.Run(() => h.Cachelet.ReadAsync(h.Key("popular")))));
+        try
+        {
+            Assert.All(leases, l => Assert.True(l.Span.SequenceEqual(content)));
+            Assert.Single(leases.Select(l => l.MapName).Distinct());
+            Assert.Equal(content.Length, h.Cachelet.Metrics.Snapshot().BytesFetched);
+            Assert.Equal(1, leases.Count(l => l.Source == ReadSource.LocalMiss));
+        }
+        finally
+        {
+            Array.ForEach(leases, l => l.Dispose());
+        }
+    }
+
+    [Fact]
+    public async Task ObjectsLargerThanTheCapacityAreServedWithoutBeingCached()
+    {
+        await using var h = await CacheletHarness.CreateAsync(azurite, o => o.CapacityBytes = 1 << 20);
+        byte[] content = CacheletHarness.RandomBytes(3 << 20);
+        await h.UploadDirectAsync("huge", content);
+
+        using (ObjectLease lease = await h.Cachelet.ReadAsync(h.Key("huge")))
+        {
+            Assert.False(lease.IsCached);
+            Assert.Equal(ReadSource.LocalMiss, lease.Source);
+            Assert.True(lease.Span.SequenceEqual(content));
+            Assert.Equal(0, h.Cachelet.BytesCached);
+        }
+
+        Assert.Empty(h.MapFiles());
+        Assert.Equal(0, h.Cachelet.Count);
+    }
+
+    [Fact]
+    public async Task DoNotCacheKeysAreReadAndWrittenStraightThroughStorage()
+    {
+        await using var h = await CacheletHarness.CreateAsync(azurite, o => o.DoNotCache = ["*/logs/*"]);
+        await h.UploadDirectAsync("logs/today.txt", [7, 7, 7]);
+
+        using (ObjectLease lease = await h.Cachelet.ReadAsync(h.Key("logs/today.txt")))
+        {
+            Assert.Equal(ReadSource.Bypass, lease.Source);
+            Assert.False(lease.IsCached);
+            Assert.Equal([7, 7, 7], lease.Span.ToArray());
+        }
+
+        WriteReceipt receipt = await h.Cachelet.WriteAsync(h.Key("logs/tomorrow.txt"), new byte[] { 8 });
+        Assert.False(receipt.Cached);
+        Assert.True(receipt.Persisted);
+        Assert.Equal([8], await h.DownloadDirectAsync("logs/tomorrow.txt"));
+
+        // A nested path is not matched by a single '*'.
+        await h.UploadDirectAsync("logs/deep/x", [1]);
+        using (ObjectLease nested = await h.Cachelet.ReadAsync(h.Key("logs/deep/x")))
+        {
+            Assert.True(nested.IsCached);
+        }
+
+        Assert.Equal(1, h.Cachelet.Count);
+    }
+
+    [Fact]
+    public async Task ATransferThatBreaksHalfWayLeavesNothingCached()
+    {
+        await using var h = await CacheletHarness.CreateAsync(azurite, wrapStorage: s => new BreakingStore(s, breakAfterBytes: 500_000));
+        await h.UploadDirectAsync("fragile", CacheletHarness.RandomBytes(1_000_000));
+
+        var e = await Assert.ThrowsAsync<IOException>(() => h.Cachelet.ReadAsync(h.Key("fragile")));
+        Assert.Contains("broken", e.Message, StringComparison.Ordinal);
+        Assert.Empty(h.MapFiles());
+        Assert.Equal(0, h.Cachelet.Count);
+        Assert.Equal(0, h.Cachelet.BytesCached);
+    }
+
+    [Fact]
+    public async Task StatisticsCountAccessTypesWritesAndInterArrivalTime()
+    {
+        var time = new Microsoft.Extensions.Time.Testing.FakeTimeProvider(DateTimeOffset.Parse("2026-01-01T00:00:00Z", System.Globalization.CultureInfo.InvariantCulture));
+        await using var h = await CacheletHarness.CreateAsync(azurite, o => o.Consistency = ConsistencyPreset.Local, time: time);
+        await h.UploadDirectAsync("s", [1]);
+
+        (await h.Cachelet.ReadAsync(h.Key("s"))).Dispose();
+        time.Advance(TimeSpan.FromSeconds(2));
+        (await h.Cachelet.ReadAsync(h.Key("s"))).Dispose();
+        time.Advance(TimeSpan.FromSeconds(4));
+        await h.Cachelet.WriteAsync(h.Key("s"), new byte[] { 2 });
+
+        ObjectStatistics stats = h.Cachelet.GetStatistics(h.Key("s"))!;
+        Assert.Equal(1, stats.LocalMisses);
+        Assert.Equal(1, stats.LocalHits);
+        Assert.Equal(1, stats.Writes);
+        Assert.Equal(TimeSpan.FromSeconds(3), stats.MeanInterArrival);
+        Assert.Equal(time.GetUtcNow(), stats.LastAccess);
+        Assert.True(stats.Owned);
+        Assert.True(stats.Cached);
+        Assert.Null(h.Cachelet.GetStatistics(h.Key("never")));
+    }
+
+    /// <summary>Fault injection over the real store: the body stream fails after some bytes.</summary>
+    private sealed class BreakingStore(IBlobStore inner, long breakAfterBytes) : IBlobStore
+    {
+        public Uri AccountUri => inner.AccountUri;
+
+        public Task<FetchResult<T>> FetchAsync<T>(string key, string? ifNoneMatch, BlobBodyConsumer<T> consume, CancellationToken cancellationToken = default)
+            => inner.FetchAsync(key, ifNoneMatch, (length, etag, content, token) => consume(length, etag, new BreakingStream(content, breakAfterBytes), token), cancellationToken);
+
+        public Task<string> UploadAsync(string key, Stream content, CancellationToken cancellationToken = default) => inner.UploadAsync(key, content, cancellationToken);
+
+        public Task<string?> GetVersionAsync(string key, CancellationToken cancellationToken = default) => inner.GetVersionAsync(key, cancellationToken);
+
+        public Task<bool> DeleteAsync(string key, CancellationToken cancellationToken = default) => inner.DeleteAsync(key, cancellationToken);
+    }
+
+    private sealed class BreakingStream(Stream inner, long limit) : Stream
+    {
+        private long _read;
+
+        public override bool CanRead => true;
+
+        public override bool CanSeek => false;
+
+        public override bool CanWrite => false;
+
+        public override long Length => throw new NotSupportedException();
+
+        public override long Position { get => _read; set => throw new NotSupportedException(); }
+
+        public override async ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
+        {
+            if (_read >= limit)
+            {
+                throw new IOException("Connection broken mid-transfer (injected).");
+            }
+
+            int n = await inner.ReadAsync(buffer[..(int)Math.Min(buffer.Length, limit - _read)], cancellationToken);
+            _read += n;
+            return n;
+        }
+
+        public override int Read(byte[] buffer, int offset, int count) => ReadAsync(buffer.AsMemory(offset, count)).AsTask().GetAwaiter().GetResult();
+
+        public override void Flush()
+        {
+        }
+
+        public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException();
+
+        public override void SetLength(long value) => throw new NotSupportedException();
+
+        public override void Write(byte[] buffer, int offset, int count) => throw new NotSupportedException();
+    }
+}

@@ -1,0 +1,236 @@
+using System.Text;
+using FaaSCache.Caching;
+using FaaSCache.Options;
+using FaaSCache.SharedMemory;
+using FaaSCache.Storage;
+using FaaSCache.TestSupport;
+using Xunit;
+
+namespace FaaSCache.Core.Tests.Caching;
+
+[Collection(AzuriteCollection.Name)]
+public sealed class CacheletWriteTests(AzuriteFixture azurite)
+{
+    [Fact]
+    public async Task AStrongWriteIsInStorageWhenItReturnsAndReadsBackAsALocalHit()
+    {
+        await using var h = await CacheletHarness.CreateAsync(azurite);
+        WriteReceipt receipt = await h.Cachelet.WriteAsync(h.Key("out/result.json"), Encoding.UTF8.GetBytes("{\"ok\":true}"));
+
+        Assert.True(receipt.Persisted);
+        Assert.True(receipt.Cached);
+        Assert.Equal(PersistMode.Sync, receipt.Persist);
+        Assert.Equal("{\"ok\":true}", Encoding.UTF8.GetString((await h.DownloadDirectAsync("out/result.json"))!));
+        Assert.Equal((await h.Container.GetBlobClient("out/result.json").GetPropertiesAsync()).Value.ETag.ToString(), receipt.Version);
+
+        using ObjectLease lease = await h.Cachelet.ReadAsync(h.Key("out/result.json"));
+        Assert.Equal(ReadSource.LocalHit, lease.Source);
+    }
+
+    [Fact]
+    public async Task AWriteCreatesAMissingContainerAsOutputBindingsDo()
+    {
+        await using var h = await CacheletHarness.CreateAsync(azurite);
+        string container = AzuriteServer.NewContainerName("fresh");
+        await h.Cachelet.WriteAsync($"{container}/a.txt", new byte[] { 1 });
+        Assert.True((await azurite.CreateServiceClient().GetBlobContainerClient(container).GetBlobClient("a.txt").ExistsAsync()).Value);
+    }
+
+    [Fact]
+    public async Task AsyncWritesReturnBeforeStoragePersistsThemInOrderAndFlushWaits()
+    {
+        var recorder = new RecordingStore();
+        await using var h = await CacheletHarness.CreateAsync(azurite, o => o.Consistency = ConsistencyPreset.LocalAsync, wrapStorage: s => recorder.Wrap(s));
+
+        var receipts = new List<WriteReceipt>();
+        for (int i = 1; i <= 5; i++)
+        {
+            receipts.Add(await h.Cachelet.WriteAsync(h.Key("a"), Encoding.UTF8.GetBytes($"a{i}")));
+            receipts.Add(await h.Cachelet.WriteAsync(h.Key("b"), Encoding.UTF8.GetBytes($"b{i}")));
+        }
+
+        Assert.All(receipts, r => Assert.False(r.Persisted));
+        Assert.All(receipts, r => Assert.Equal(PersistMode.Async, r.Persist));
+        using (ObjectLease latest = await h.Cachelet.ReadAsync(h.Key("a")))
+        {
+            Assert.Equal("a5", Encoding.UTF8.GetString(latest.Span));
+        }
+
+        await h.Cachelet.FlushAsync();
+        Assert.Equal(0, h.Cachelet.PendingWrites);
+        Assert.Equal(
+            Enumerable.Range(1, 5).SelectMany(i => new[] { $"a{i}", $"b{i}" }),
+            recorder.Uploads.Select(u => u.Content));
+        Assert.Equal("a5", Encoding.UTF8.GetString((await h.DownloadDirectAsync("a"))!));
+        Assert.Equal("b5", Encoding.UTF8.GetString((await h.DownloadDirectAsync("b"))!));
+
+        // Once persisted, the cached copy carries the storage ETag.
+        Assert.Equal((await h.Container.GetBlobClient("a").GetPropertiesAsync()).Value.ETag.ToString(), h.Cachelet.GetStatistics(h.Key("a"))!.Version);
+        Assert.Equal(2, h.MapFiles().Length);
+    }
+
+    [Fact]
+    public async Task DisposingTheCacheletFlushesPendingAsyncWrites()
+    {
+        var recorder = new RecordingStore { UploadDelay = TimeSpan.FromMilliseconds(100) };
+        var h = await CacheletHarness.CreateAsync(azurite, o => o.Consistency = ConsistencyPreset.OwnerAsync, wrapStorage: s => recorder.Wrap(s));
+        for (int i = 0; i < 5; i++)
+        {
+            await h.Cachelet.WriteAsync(h.Key($"k{i}"), new byte[] { (byte)i });
+        }
+
+        Assert.True(h.Cachelet.PendingWrites > 0);
+        await h.Cachelet.DisposeAsync();
+        Assert.Empty(h.MapFiles());
+        await h.DisposeAsync();
+
+        for (int i = 0; i < 5; i++)
+        {
+            Assert.Equal(new[] { (byte)i }, await h.DownloadDirectAsync($"k{i}"));
+        }
+
+        Assert.Empty(h.Cachelet.LostWrites);
+    }
+
+    [Fact]
+    public async Task PersistNoneNeverTouchesStorage()
+    {
+        var recorder = new RecordingStore();
+        await using var h = await CacheletHarness.CreateAsync(azurite, o => { o.Consistency = ConsistencyPreset.Local; o.Persist = PersistMode.None; }, wrapStorage: s => recorder.Wrap(s));
+
+        WriteReceipt receipt = await h.Cachelet.WriteAsync(h.Key("scratch"), new byte[] { 4, 2 });
+        Assert.True(receipt.Cached);
+        Assert.False(receipt.Persisted);
+        using (ObjectLease lease = await h.Cachelet.ReadAsync(h.Key("scratch")))
+        {
+            Assert.Equal(ReadSource.LocalHit, lease.Source);
+            Assert.Equal([4, 2], lease.Span.ToArray());
+        }
+
+        await h.Cachelet.FlushAsync();
+        Assert.Empty(recorder.Uploads);
+        Assert.Equal(0, recorder.Fetches);
+        Assert.Null(await h.DownloadDirectAsync("scratch"));
+    }
+
+    [Fact]
+    public async Task PersistNoneRefusesAWriteItCannotKeepInsteadOfLosingIt()
+    {
+        await using var h = await CacheletHarness.CreateAsync(azurite, o => { o.Consistency = ConsistencyPreset.Local; o.Persist = PersistMode.None; o.CapacityBytes = 1 << 20; });
+        var e = await Assert.ThrowsAsync<CacheCapacityException>(() => h.Cachelet.WriteAsync(h.Key("big"), new byte[2 << 20]));
+        Assert.Contains(h.Key("big"), e.Message, StringComparison.Ordinal);
+        Assert.Contains("persist is 'none'", e.Message, StringComparison.Ordinal);
+        Assert.Empty(h.MapFiles());
+    }
+
+    [Fact]
+    public async Task AnAsyncWriteThatDoesNotFitIsPersistedBeforeReturning()
+    {
+        await using var h = await CacheletHarness.CreateAsync(azurite, o => { o.Consistency = ConsistencyPreset.LocalAsync; o.CapacityBytes = 1 << 20; });
+        WriteReceipt receipt = await h.Cachelet.WriteAsync(h.Key("big"), CacheletHarness.RandomBytes(2 << 20));
+        Assert.True(receipt.Persisted);
+        Assert.False(receipt.Cached);
+        Assert.Equal(2 << 20, (await h.DownloadDirectAsync("big"))!.Length);
+        Assert.Empty(h.MapFiles());
+    }
+
+    [Fact]
+    public async Task AStreamWriteLandsInSharedMemoryAndStorage()
+    {
+        await using var h = await CacheletHarness.CreateAsync(azurite);
+        byte[] content = CacheletHarness.RandomBytes(5_000_000, seed: 3);
+        await h.Cachelet.WriteAsync(h.Key("streamed"), new MemoryStream(content));
+        Assert.Equal(content, await h.DownloadDirectAsync("streamed"));
+        using ObjectLease lease = await h.Cachelet.ReadAsync(h.Key("streamed"));
+        Assert.True(lease.Span.SequenceEqual(content));
+    }
+
+    [Fact]
+    public async Task AWorkerWrittenMapIsAdoptedWithoutACopy()
+    {
+        await using var h = await CacheletHarness.CreateAsync(azurite, o => o.Consistency = ConsistencyPreset.Owner);
+        byte[] content = Encoding.UTF8.GetBytes("labelled image");
+        string mapName = Guid.NewGuid().ToString("N");
+        string path = Path.Combine(h.MapDirectory, mapName);
+        var file = new byte[SharedMemoryMap.HeaderSize + content.Length];
+        file[0] = 1;
+        BitConverter.GetBytes((long)content.Length).CopyTo(file, 1);
+        content.CopyTo(file, SharedMemoryMap.HeaderSize);
+        await File.WriteAllBytesAsync(path, file);
+
+        WriteReceipt receipt = await h.Cachelet.WriteMapAsync(h.Key("labels/1.png"), mapName);
+        Assert.True(receipt.Persisted);
+        Assert.Equal(content, await h.DownloadDirectAsync("labels/1.png"));
+        using ObjectLease lease = await h.Cachelet.ReadAsync(h.Key("labels/1.png"));
+        Assert.Equal(mapName, lease.MapName);
+        Assert.Equal(UnixFileMode.UserRead | UnixFileMode.UserWrite, File.GetUnixFileMode(path));
+    }
+
+    [Fact]
+    public async Task AMalformedWorkerMapIsRejectedNamingTheProblem()
+    {
+        await using var h = await CacheletHarness.CreateAsync(azurite);
+        string mapName = Guid.NewGuid().ToString("N");
+        await File.WriteAllBytesAsync(Path.Combine(h.MapDirectory, mapName), [0, 5, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5]);
+        var e = await Assert.ThrowsAsync<SharedMemoryException>(() => h.Cachelet.WriteMapAsync(h.Key("x"), mapName));
+        Assert.Contains("not initialized", e.Message, StringComparison.Ordinal);
+
+        var traversal = await Assert.ThrowsAsync<SharedMemoryException>(() => h.Cachelet.WriteMapAsync(h.Key("x"), "../etc"));
+        Assert.Contains("not a valid shared-memory map name", traversal.Message, StringComparison.Ordinal);
+    }
+
+    /// <summary>Records what reaches the real store, in order.</summary>
+    private sealed class RecordingStore
+    {
+        private readonly Lock _gate = new();
+        private readonly List<(string Key, string Content)> _uploads = [];
+        private int _fetches;
+
+        public TimeSpan UploadDelay { get; init; }
+
+        public IReadOnlyList<(string Key, string Content)> Uploads
+        {
+            get
+            {
+                lock (_gate)
+                {
+                    return [.. _uploads];
+                }
+            }
+        }
+
+        public int Fetches => Volatile.Read(ref _fetches);
+
+        public IBlobStore Wrap(IBlobStore inner) => new Store(this, inner);
+
+        private sealed class Store(RecordingStore owner, IBlobStore inner) : IBlobStore
+        {
+            public Uri AccountUri => inner.AccountUri;
+
+            public Task<FetchResult<T>> FetchAsync<T>(string key, string? ifNoneMatch, BlobBodyConsumer<T> consume, CancellationToken cancellationToken = default)
+            {
+                Interlocked.Increment(ref owner._fetches);
+                return inner.FetchAsync(key, ifNoneMatch, consume, cancellationToken);
+            }
+
+            public async Task<string> UploadAsync(string key, Stream content, CancellationToken cancellationToken = default)
+            {
+                await Task.Delay(owner.UploadDelay, cancellationToken);
+                long start = content.Position;
+                string text = await new StreamReader(content).ReadToEndAsync(cancellationToken);
+                content.Position = start;
+                string etag = await inner.UploadAsync(key, content, cancellationToken);
+                lock (owner._gate)
+                {
+                    owner._uploads.Add((key, text));
+                }
+
+                return etag;
+            }
+
+            public Task<string?> GetVersionAsync(string key, CancellationToken cancellationToken = default) => inner.GetVersionAsync(key, cancellationToken);
+
+            public Task<bool> DeleteAsync(string key, CancellationToken cancellationToken = default) => inner.DeleteAsync(key, cancellationToken);
+        }
+    }
+}

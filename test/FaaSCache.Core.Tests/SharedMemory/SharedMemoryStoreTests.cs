@@ -1,0 +1,109 @@
+using System.Diagnostics;
+using FaaSCache.SharedMemory;
+using FaaSCache.TestSupport;
+using Xunit;
+
+namespace FaaSCache.Core.Tests.SharedMemory;
+
+public sealed class SharedMemoryStoreTests
+{
+    [Fact]
+    public void MapsOfACrashedRunOfTheSameInstanceAreSweptAtStartUp()
+    {
+        using var root = new TempShmDirectory();
+        var crashed = new SharedMemoryStore("host-1", [root.Path]);
+        SharedMemoryMap a = crashed.Create(10);
+        SharedMemoryMap b = crashed.Create(20);
+        a.Dispose();
+        b.Dispose();
+
+        // No Dispose: the process "crashed". The same instance starts again.
+        using var restarted = new SharedMemoryStore("host-1", [root.Path]);
+        Assert.Equal(2, restarted.SweptAtStartup);
+        Assert.Empty(Directory.GetFiles(restarted.MapDirectory));
+    }
+
+    [Fact]
+    public async Task MapsOfADeadProcessAreSweptButThoseOfALiveOtherInstanceAreNot()
+    {
+        using var root = new TempShmDirectory();
+        using var live = new SharedMemoryStore("live", [root.Path]);
+        using SharedMemoryMap liveMap = live.Create(5);
+
+        // A journal left by a process that has exited, listing one map.
+        using var dead = Process.Start(new ProcessStartInfo("/bin/true"))!;
+        await dead.WaitForExitAsync();
+        string orphan = Guid.NewGuid().ToString("N");
+        await File.WriteAllBytesAsync(Path.Combine(live.MapDirectory, orphan), [1, 0, 0, 0, 0, 0, 0, 0, 0]);
+        await File.WriteAllTextAsync(Path.Combine(live.JournalDirectory, "gone.maps"), $"pid {dead.Id} 12345\n+{orphan}\n");
+
+        using var starting = new SharedMemoryStore("new", [root.Path]);
+        Assert.Equal(1, starting.SweptAtStartup);
+        Assert.False(File.Exists(Path.Combine(live.MapDirectory, orphan)));
+        Assert.True(File.Exists(liveMap.FilePath));
+        Assert.Equal(1, live.MapCount);
+        Assert.Equal(0, starting.MapCount);
+    }
+
+    [Fact]
+    public void DisposeRemovesEveryMapAndTheJournal()
+    {
+        using var root = new TempShmDirectory();
+        var store = new SharedMemoryStore("tidy", [root.Path]);
+        store.Create(1).Dispose();
+        store.Create(2).Dispose();
+        store.Dispose();
+        Assert.Empty(Directory.GetFiles(store.MapDirectory));
+        Assert.Empty(Directory.GetFiles(store.JournalDirectory));
+    }
+
+    [Fact]
+    public void MapsAreCreatedWithMode0600AndTheHostHeader()
+    {
+        using var root = new TempShmDirectory();
+        using var store = new SharedMemoryStore("perm", [root.Path]);
+        using SharedMemoryMap map = store.Create(3);
+        map.Content[0] = 42;
+        Assert.Equal(UnixFileMode.UserRead | UnixFileMode.UserWrite, File.GetUnixFileMode(map.FilePath));
+        Assert.Equal(Path.Combine(root.Path, "AzureFunctions"), store.MapDirectory);
+
+        byte[] file = File.ReadAllBytes(map.FilePath);
+        Assert.Equal(new byte[] { 1, 3, 0, 0, 0, 0, 0, 0, 0, 42, 0, 0 }, file);
+    }
+
+    [Fact]
+    public void TheDirectoryListComesFromTheAppSettingAndFallsBackPastUnusableEntries()
+    {
+        using var root = new TempShmDirectory();
+        string? before = Environment.GetEnvironmentVariable(SharedMemoryStore.DirectoriesSetting);
+        try
+        {
+            Environment.SetEnvironmentVariable(SharedMemoryStore.DirectoriesSetting, $"/proc/not-writable, {root.Path}");
+            using var store = new SharedMemoryStore("env");
+            Assert.Equal(Path.Combine(root.Path, "AzureFunctions"), store.MapDirectory);
+        }
+        finally
+        {
+            Environment.SetEnvironmentVariable(SharedMemoryStore.DirectoriesSetting, before);
+        }
+    }
+
+    [Fact]
+    public void AnInvalidInstanceIdIsRejectedNamingIt()
+    {
+        var e = Assert.Throws<ArgumentException>(() => new SharedMemoryStore("../x", ["/dev/shm"]));
+        Assert.Contains("'../x'", e.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void AWrittenMapIsVisibleThroughASecondMappingWithoutCopying()
+    {
+        using var root = new TempShmDirectory();
+        using var store = new SharedMemoryStore("zc", [root.Path]);
+        using SharedMemoryMap map = store.Create(4);
+        using var other = System.IO.MemoryMappedFiles.MemoryMappedFile.CreateFromFile(map.FilePath, FileMode.Open);
+        using var view = other.CreateViewAccessor();
+        view.Write(SharedMemoryMap.HeaderSize + 2, (byte)99);
+        Assert.Equal(99, map.Content[2]);
+    }
+}
