@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Sourced by other scripts: start_azurite starts a blob-only Azurite on a free port with its data in a
+# temporary folder and sets AZURITE_PID, AZURITE_PORT, AZURITE_DIR and AZURITE_CONNECTION; stop_azurite ends it.
+# Started with --skipApiVersionCheck is not needed: the storage client pins service version 2025-11-05.
+
+start_azurite() {
+    local root
+    root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+    AZURITE_DIR="$(mktemp -d /tmp/faascache-azurite.XXXXXX)"
+    AZURITE_PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
+    node "$root/node_modules/azurite/dist/src/blob/main.js" --blobHost 127.0.0.1 --blobPort "$AZURITE_PORT" \
+        --location "$AZURITE_DIR" --silent --loose >"$AZURITE_DIR/azurite.log" 2>&1 &
+    AZURITE_PID=$!
+    for _ in $(seq 1 100); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$AZURITE_PORT") 2>/dev/null; then
+            break
+        fi
+        if ! kill -0 "$AZURITE_PID" 2>/dev/null; then
+            echo "Azurite exited at start-up:" >&2
+            cat "$AZURITE_DIR/azurite.log" >&2
+            return 1
+        fi
+        sleep 0.1
+    done
+    local key="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+    AZURITE_CONNECTION="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$key;BlobEndpoint=http://127.0.0.1:$AZURITE_PORT/devstoreaccount1;"
+    export AZURITE_PID AZURITE_PORT AZURITE_DIR AZURITE_CONNECTION
+    echo "Azurite (blob) on http://127.0.0.1:$AZURITE_PORT/devstoreaccount1, pid $AZURITE_PID, data in $AZURITE_DIR"
+}
+
+stop_azurite() {
+    if [ -n "${AZURITE_PID:-}" ] && kill -0 "$AZURITE_PID" 2>/dev/null; then
+        kill "$AZURITE_PID" 2>/dev/null || true
+        wait "$AZURITE_PID" 2>/dev/null || true
+    fi
+    [ -n "${AZURITE_DIR:-}" ] && rm -rf "$AZURITE_DIR"
+    AZURITE_PID=""
+}
