@@ -1,0 +1,147 @@
+using FaaSCache.Caching;
+using FaaSCache.SharedMemory;
+using FaaSCache.TestSupport;
+using Microsoft.Azure.WebJobs;
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+
+namespace FaaSCache.WebJobs.Tests;
+
+/// <summary>
+/// A real WebJobs host (<c>HostBuilder().ConfigureWebJobs(b =&gt; b.AddFaaSCache())</c>) against a shared Azurite, with
+/// its own /dev/shm directory as the shared-memory root and its log lines captured.
+/// </summary>
+internal sealed class CacheHost : IAsyncDisposable
+{
+    private readonly TempShmDirectory _shm;
+    private bool _stopped;
+
+    private CacheHost(IHost host, TempShmDirectory shm, CapturingLoggerProvider logs)
+    {
+        Host = host;
+        _shm = shm;
+        Logs = logs;
+    }
+
+    public IHost Host { get; }
+
+    public CapturingLoggerProvider Logs { get; }
+
+    /// <summary>Gets &lt;shm root&gt;/AzureFunctions, where the maps live.</summary>
+    public string MapDirectory => Path.Combine(_shm.Path, SharedMemoryStore.MapFolderName);
+
+    public IFunctionDataCache DataCache => Host.Services.GetRequiredService<IFunctionDataCache>();
+
+    public Cachelet Cachelet => Host.Services.GetRequiredService<Cachelet>();
+
+    /// <summary>Builds and starts the host; <paramref name="settings"/> add to or (with a null value) remove from the defaults.</summary>
+    public static async Task<CacheHost> StartAsync(
+        AzuriteFixture azurite,
+        IReadOnlyDictionary<string, string?>? settings = null,
+        Action<IWebJobsBuilder>? configureWebJobs = null)
+    {
+        (IHost host, TempShmDirectory shm, CapturingLoggerProvider logs) = Build(azurite, settings, configureWebJobs);
+        try
+        {
+            await host.StartAsync();
+        }
+        catch
+        {
+            host.Dispose();
+            shm.Dispose();
+            throw;
+        }
+
+        return new CacheHost(host, shm, logs);
+    }
+
+    /// <summary>Starts a host that must fail to start; returns the exception, the host and its folder cleaned up.</summary>
+    public static async Task<Exception> StartFailsAsync(AzuriteFixture azurite, IReadOnlyDictionary<string, string?> settings)
+    {
+        (IHost host, TempShmDirectory shm, _) = Build(azurite, settings, configureWebJobs: null);
+        try
+        {
+            Exception? error = await Record(() => host.StartAsync());
+            if (error is null)
+            {
+                await host.StopAsync();
+                throw new Xunit.Sdk.XunitException("The host started, but it should have refused the configuration.");
+            }
+
+            return error;
+        }
+        finally
+        {
+            host.Dispose();
+            shm.Dispose();
+        }
+    }
+
+    public IEnumerable<string> MapFiles() => Directory.Exists(MapDirectory) ? Directory.EnumerateFiles(MapDirectory) : [];
+
+    /// <summary>Stops the host (the cachelet is disposed after the job host stops).</summary>
+    public async Task StopAsync()
+    {
+        _stopped = true;
+        await Host.StopAsync();
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (!_stopped)
+        {
+            await Host.StopAsync();
+        }
+
+        Host.Dispose();
+        _shm.Dispose();
+    }
+
+    private static (IHost Host, TempShmDirectory Shm, CapturingLoggerProvider Logs) Build(
+        AzuriteFixture azurite,
+        IReadOnlyDictionary<string, string?>? settings,
+        Action<IWebJobsBuilder>? configureWebJobs)
+    {
+        var shm = new TempShmDirectory("faascache-webjobs");
+        var logs = new CapturingLoggerProvider();
+        var values = new Dictionary<string, string?>(StringComparer.OrdinalIgnoreCase)
+        {
+            ["AzureWebJobsStorage"] = azurite.ConnectionString,
+            [SharedMemoryStore.DirectoriesSetting] = shm.Path,
+            [FaaSCacheWebJobsBuilderExtensions.InstanceIdSetting] = "webjobs-test-" + Guid.NewGuid().ToString("N")[..8],
+        };
+        foreach ((string key, string? value) in settings ?? new Dictionary<string, string?>())
+        {
+            if (value is null)
+            {
+                values.Remove(key);
+            }
+            else
+            {
+                values[key] = value;
+            }
+        }
+
+        IHost host = new HostBuilder()
+            .ConfigureAppConfiguration(c => c.AddInMemoryCollection(values))
+            .ConfigureLogging(l => l.SetMinimumLevel(LogLevel.Debug).AddProvider(logs))
+            .ConfigureWebJobs(configureWebJobs ?? (b => b.AddFaaSCache()))
+            .Build();
+        return (host, shm, logs);
+    }
+
+    private static async Task<Exception?> Record(Func<Task> action)
+    {
+        try
+        {
+            await action();
+            return null;
+        }
+        catch (Exception e)
+        {
+            return e;
+        }
+    }
+}
