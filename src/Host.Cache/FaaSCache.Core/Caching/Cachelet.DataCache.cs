@@ -65,7 +65,9 @@ public sealed partial class Cachelet
         bool adopted = false;
         lock (_gate)
         {
-            if (TryReserveLocked(map.ContentLength, dead))
+            // The same version twice would mix up the active references of the two copies: keep the first.
+            bool duplicate = _index.TryGetValue(key, out CacheEntry? existing) && existing.Version == version;
+            if (!duplicate && TryReserveLocked(map.ContentLength, dead))
             {
                 var entry = new CacheEntry(key, version, map, owned, IsLarge(map.ContentLength));
                 InsertLocked(entry, dead);
@@ -85,6 +87,15 @@ public sealed partial class Cachelet
         }
 
         return adopted;
+    }
+
+    /// <summary>True when <paramref name="key"/> is cached at exactly <paramref name="version"/>; records no access.</summary>
+    public bool HasVersion(string key, string version)
+    {
+        lock (_gate)
+        {
+            return _index.TryGetValue(key, out CacheEntry? entry) && entry.Version == version && !IsExpiredLocked(entry);
+        }
     }
 
     /// <summary>Drops one active reference taken by <see cref="TryGetVersion"/> or <see cref="TryAdoptVersion"/>.</summary>
