@@ -1,0 +1,2 @@
+def shout(data: bytes) -> bytes:
+    return data.upper()

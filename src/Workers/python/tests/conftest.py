@@ -1,0 +1,59 @@
+"""Shared fixtures: the worker package on sys.path, our azure.functions, and a private shm root."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+WORKER_DIR = Path(__file__).resolve().parent.parent
+if str(WORKER_DIR) not in sys.path:
+    sys.path.insert(0, str(WORKER_DIR))
+
+from faascache_worker import azure_functions, protos  # noqa: E402
+from faascache_worker.shared_memory import DIRECTORIES_SETTING, MAP_FOLDER  # noqa: E402
+
+azure_functions.ensure_available()
+
+
+@pytest.fixture(scope="session")
+def pb():
+    return protos.load()[0]
+
+
+@pytest.fixture(scope="session")
+def pb_grpc():
+    return protos.load()[1]
+
+
+@pytest.fixture(scope="session")
+def func():
+    return azure_functions.module()
+
+
+@pytest.fixture
+def shm_root(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh FUNCTIONS_UNIX_SHARED_MEMORY_DIRECTORIES root under /dev/shm, removed afterwards."""
+    base = Path("/dev/shm") if os.path.isdir("/dev/shm") else Path("/tmp")
+    root = base / f"faascache-pytest-{uuid.uuid4().hex}"
+    (root / MAP_FOLDER).mkdir(parents=True)
+    monkeypatch.setenv(DIRECTORIES_SETTING, str(root))
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def write_host_map(root: Path, content: bytes, name: str | None = None) -> str:
+    """Writes a map the way the C# host does (header by hand, not through our writer)."""
+    name = name or str(uuid.uuid4())
+    path = root / MAP_FOLDER / name
+    with open(path, "wb") as f:
+        f.write(b"\x01" + len(content).to_bytes(8, "little", signed=True) + content)
+    os.chmod(path, 0o600)
+    return name
