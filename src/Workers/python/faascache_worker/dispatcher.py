@@ -18,6 +18,7 @@ import signal
 import sys
 import threading
 import traceback
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -47,7 +48,7 @@ CONNECT_TIMEOUT_SECONDS = float(os.environ.get("FAASCACHE_WORKER_CONNECT_TIMEOUT
 THREADPOOL_SETTING = "PYTHON_THREADPOOL_THREAD_COUNT"
 
 
-def thread_count(environ: dict[str, str] | os._Environ[str] = os.environ) -> int:
+def thread_count(environ: Mapping[str, str] = os.environ) -> int:
     try:
         value = int(environ.get(THREADPOOL_SETTING, ""))
         if 1 <= value <= 32:
