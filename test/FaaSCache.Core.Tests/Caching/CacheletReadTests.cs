@@ -248,18 +248,10 @@ public sealed class CacheletReadTests(AzuriteFixture azurite)
     }
 
     /// <summary>Fault injection over the real store: the body stream fails after some bytes.</summary>
-    private sealed class BreakingStore(IBlobStore inner, long breakAfterBytes) : IBlobStore
+    private sealed class BreakingStore(IBlobStore inner, long breakAfterBytes) : DelegatingBlobStore(inner)
     {
-        public Uri AccountUri => inner.AccountUri;
-
-        public Task<FetchResult<T>> FetchAsync<T>(string key, string? ifNoneMatch, BlobBodyConsumer<T> consume, CancellationToken cancellationToken = default)
-            => inner.FetchAsync(key, ifNoneMatch, (length, etag, content, token) => consume(length, etag, new BreakingStream(content, breakAfterBytes), token), cancellationToken);
-
-        public Task<string> UploadAsync(string key, Stream content, CancellationToken cancellationToken = default) => inner.UploadAsync(key, content, cancellationToken);
-
-        public Task<string?> GetVersionAsync(string key, CancellationToken cancellationToken = default) => inner.GetVersionAsync(key, cancellationToken);
-
-        public Task<bool> DeleteAsync(string key, CancellationToken cancellationToken = default) => inner.DeleteAsync(key, cancellationToken);
+        public override Task<FetchResult<T>> FetchAsync<T>(string key, string? ifNoneMatch, BlobBodyConsumer<T> consume, CancellationToken cancellationToken = default)
+            => Inner.FetchAsync(key, ifNoneMatch, (length, etag, content, token) => consume(length, etag, new BreakingStream(content, breakAfterBytes), token), cancellationToken);
     }
 
     private sealed class BreakingStream(Stream inner, long limit) : Stream

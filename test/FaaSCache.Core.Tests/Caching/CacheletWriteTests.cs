@@ -179,6 +179,43 @@ public sealed class CacheletWriteTests(AzuriteFixture azurite)
         Assert.Contains("not a valid shared-memory map name", traversal.Message, StringComparison.Ordinal);
     }
 
+    [Fact]
+    public async Task WritesRaiseWrittenAndPersistedWithTheirVersions()
+    {
+        await using var h = await CacheletHarness.CreateAsync(azurite, o => o.Consistency = ConsistencyPreset.LocalAsync);
+        var written = new List<BlobWrittenEventArgs>();
+        var persisted = new TaskCompletionSource<BlobWrittenEventArgs>(TaskCreationOptions.RunContinuationsAsynchronously);
+        h.Cachelet.Written += (_, e) => written.Add(e);
+        h.Cachelet.Persisted += (_, e) => persisted.TrySetResult(e);
+
+        WriteReceipt receipt = await h.Cachelet.WriteAsync(h.Key("evt"), new byte[] { 1 });
+        BlobWrittenEventArgs stored = await persisted.Task.WaitAsync(TimeSpan.FromSeconds(30));
+
+        Assert.Equal(h.Key("evt"), Assert.Single(written).Key);
+        Assert.Equal(receipt.Version, written[0].Version);
+        Assert.Equal((await h.Container.GetBlobClient("evt").GetPropertiesAsync()).Value.ETag.ToString(), stored.Version);
+    }
+
+    [Fact]
+    public async Task ListingGivesKeysVersionsAndSizesAndNothingForAMissingContainer()
+    {
+        await using var h = await CacheletHarness.CreateAsync(azurite);
+        string etag = await h.UploadDirectAsync("dir/a.bin", new byte[10]);
+        await h.UploadDirectAsync("other.bin", new byte[3]);
+
+        var listed = new List<BlobListing>();
+        await foreach (BlobListing b in h.Cachelet.Storage.ListAsync(h.Container.Name, "dir/"))
+        {
+            listed.Add(b);
+        }
+
+        Assert.Equal(new BlobListing(h.Key("dir/a.bin"), etag, 10), Assert.Single(listed));
+        await foreach (BlobListing unexpected in h.Cachelet.Storage.ListAsync("no-such-container"))
+        {
+            Assert.Fail($"listed {unexpected.Key}");
+        }
+    }
+
     /// <summary>Records what reaches the real store, in order.</summary>
     private sealed class RecordingStore
     {
@@ -203,23 +240,21 @@ public sealed class CacheletWriteTests(AzuriteFixture azurite)
 
         public IBlobStore Wrap(IBlobStore inner) => new Store(this, inner);
 
-        private sealed class Store(RecordingStore owner, IBlobStore inner) : IBlobStore
+        private sealed class Store(RecordingStore owner, IBlobStore inner) : DelegatingBlobStore(inner)
         {
-            public Uri AccountUri => inner.AccountUri;
-
-            public Task<FetchResult<T>> FetchAsync<T>(string key, string? ifNoneMatch, BlobBodyConsumer<T> consume, CancellationToken cancellationToken = default)
+            public override Task<FetchResult<T>> FetchAsync<T>(string key, string? ifNoneMatch, BlobBodyConsumer<T> consume, CancellationToken cancellationToken = default)
             {
                 Interlocked.Increment(ref owner._fetches);
-                return inner.FetchAsync(key, ifNoneMatch, consume, cancellationToken);
+                return Inner.FetchAsync(key, ifNoneMatch, consume, cancellationToken);
             }
 
-            public async Task<string> UploadAsync(string key, Stream content, CancellationToken cancellationToken = default)
+            public override async Task<string> UploadAsync(string key, Stream content, CancellationToken cancellationToken = default)
             {
                 await Task.Delay(owner.UploadDelay, cancellationToken);
                 long start = content.Position;
                 string text = await new StreamReader(content).ReadToEndAsync(cancellationToken);
                 content.Position = start;
-                string etag = await inner.UploadAsync(key, content, cancellationToken);
+                string etag = await Inner.UploadAsync(key, content, cancellationToken);
                 lock (owner._gate)
                 {
                     owner._uploads.Add((key, text));
@@ -227,10 +262,6 @@ public sealed class CacheletWriteTests(AzuriteFixture azurite)
 
                 return etag;
             }
-
-            public Task<string?> GetVersionAsync(string key, CancellationToken cancellationToken = default) => inner.GetVersionAsync(key, cancellationToken);
-
-            public Task<bool> DeleteAsync(string key, CancellationToken cancellationToken = default) => inner.DeleteAsync(key, cancellationToken);
         }
     }
 }

@@ -8,6 +8,15 @@ namespace FaaSCache.Caching;
 /// <summary>§3.2 writes through the owner (this cachelet with one instance), persisted per the preset (Table 3).</summary>
 public sealed partial class Cachelet
 {
+    /// <summary>
+    /// Raised after a write through this cachelet took effect (the cache triggers of §3: functions
+    /// triggered by a blob fire at once instead of waiting for storage polling). Handlers must not block.
+    /// </summary>
+    public event EventHandler<BlobWrittenEventArgs>? Written;
+
+    /// <summary>Raised when storage got a write: at once for sync persistence, after the background write for async.</summary>
+    public event EventHandler<BlobWrittenEventArgs>? Persisted;
+
     /// <summary>Writes <paramref name="data"/> to <paramref name="key"/>.</summary>
     public async Task<WriteReceipt> WriteAsync(string key, ReadOnlyMemory<byte> data, CancellationToken cancellationToken = default)
     {
@@ -68,6 +77,19 @@ public sealed partial class Cachelet
 
     /// <summary>Takes ownership of <paramref name="map"/> (not yet in the index) and applies the persistence mode.</summary>
     private async Task<WriteReceipt> CommitAsync(string key, SharedMemoryMap map, CancellationToken cancellationToken)
+    {
+        WriteReceipt receipt = await CommitCoreAsync(key, map, cancellationToken).ConfigureAwait(false);
+        var args = new BlobWrittenEventArgs(receipt.Key, receipt.Version);
+        if (receipt.Persisted)
+        {
+            Persisted?.Invoke(this, args);
+        }
+
+        Written?.Invoke(this, args);
+        return receipt;
+    }
+
+    private async Task<WriteReceipt> CommitCoreAsync(string key, SharedMemoryMap map, CancellationToken cancellationToken)
     {
         Metrics.Write();
         if (_doNotCache.IsMatch(key))

@@ -62,6 +62,7 @@ public sealed partial class Cachelet
                         }
                     }
 
+                    Persisted?.Invoke(this, new BlobWrittenEventArgs(entry.Key, etag));
                     break;
                 }
                 catch (Exception e) when (!_abandonWriteBack.IsCancellationRequested)

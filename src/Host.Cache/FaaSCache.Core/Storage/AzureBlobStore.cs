@@ -141,6 +141,42 @@ public sealed class AzureBlobStore : IBlobStore
     }
 
     /// <inheritdoc />
+    public async IAsyncEnumerable<BlobListing> ListAsync(string container, string? prefix = null, [System.Runtime.CompilerServices.EnumeratorCancellation] CancellationToken cancellationToken = default)
+    {
+        BlobContainerClient client = _service.GetBlobContainerClient(container);
+        var pages = client.GetBlobsAsync(new GetBlobsOptions { Prefix = prefix }, cancellationToken).AsPages().GetAsyncEnumerator(cancellationToken);
+        try
+        {
+            while (true)
+            {
+                Page<BlobItem> page;
+                try
+                {
+                    if (!await pages.MoveNextAsync().ConfigureAwait(false))
+                    {
+                        yield break;
+                    }
+
+                    page = pages.Current;
+                }
+                catch (RequestFailedException e) when (e.Status == 404)
+                {
+                    yield break;
+                }
+
+                foreach (BlobItem item in page.Values)
+                {
+                    yield return new BlobListing($"{container}/{item.Name}", Quoted(item.Properties.ETag?.ToString()), item.Properties.ContentLength ?? 0);
+                }
+            }
+        }
+        finally
+        {
+            await pages.DisposeAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <inheritdoc />
     public async Task<bool> DeleteAsync(string key, CancellationToken cancellationToken = default)
     {
         BlobClient blob = GetBlob(key);
@@ -148,6 +184,9 @@ public sealed class AzureBlobStore : IBlobStore
             async token => (await blob.DeleteIfExistsAsync(cancellationToken: token).ConfigureAwait(false)).Value,
             cancellationToken).ConfigureAwait(false);
     }
+
+    // Listings carry ETags without the quotes that response headers have; versions compare as quoted strings.
+    private static string Quoted(string? etag) => etag is null or "" ? string.Empty : etag.StartsWith('"') ? etag : $"\"{etag}\"";
 
     private BlobClient GetBlob(string key)
     {

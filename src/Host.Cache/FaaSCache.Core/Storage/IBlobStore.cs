@@ -21,6 +21,12 @@ public readonly record struct FetchResult<T>(FetchStatus Status, string? ETag, l
 /// <param name="cancellationToken">Cancellation.</param>
 public delegate Task<T> BlobBodyConsumer<T>(long length, string etag, Stream content, CancellationToken cancellationToken);
 
+/// <summary>One blob of a listing.</summary>
+/// <param name="Key">The key, <c>container/blob</c>.</param>
+/// <param name="ETag">The version.</param>
+/// <param name="Length">The size in bytes.</param>
+public readonly record struct BlobListing(string Key, string ETag, long Length);
+
 /// <summary>A narrow blob storage API: conditional fetch, upload, version query, delete.</summary>
 public interface IBlobStore
 {
@@ -38,6 +44,9 @@ public interface IBlobStore
 
     /// <summary>Returns the current ETag, or null when the blob does not exist.</summary>
     Task<string?> GetVersionAsync(string key, CancellationToken cancellationToken = default);
+
+    /// <summary>Lists the blobs of <paramref name="container"/> whose names start with <paramref name="prefix"/>, with their versions; empty when the container does not exist.</summary>
+    IAsyncEnumerable<BlobListing> ListAsync(string container, string? prefix = null, CancellationToken cancellationToken = default);
 
     /// <summary>Deletes the blob; false when it did not exist.</summary>
     Task<bool> DeleteAsync(string key, CancellationToken cancellationToken = default);
