@@ -1,4 +1,5 @@
 using FaaSCache.Host.Demo;
+using FaaSCache.Host.Start;
 
 namespace FaaSCache.Host;
 
@@ -18,7 +19,9 @@ public static class Program
         {
             return args[0] switch
             {
+                "start" => await StartCommand.RunAsync(args[1..]),
                 "demo" => await DemoCommand.RunAsync(args[1..]),
+                "blob" => await BlobCommand.RunAsync(args[1..]),
                 _ => Unknown(args[0]),
             };
         }
@@ -38,8 +41,15 @@ public static class Program
             usage: FaaSCache.Host <command> [options]
 
             commands:
+              start [--script-root <app folder>] [--port <p>] [--cache on|off] [--instance-id <id>]
+                    [--workers-dir <dir>] [--blob-poll-interval <seconds>]
+                   Runs a function app (host.json, local.settings.json, one folder per function with
+                   function.json) as `func start` does: HTTP triggers on http://127.0.0.1:<p>/api/<function>
+                   (default port 7071), blob triggers, blob bindings served through the cache.
               demo --connection <storage connection string> [--host-json <path>] [--shm <dir>]
                    Reads and writes blobs through a cachelet and prints where each read was served from.
+              blob put <container/blob> <file|-> | blob get <container/blob> [file] | blob ls <container>
+                   [--connection <storage connection string>]   (default: $AzureWebJobsStorage)
             """);
     }
 }

@@ -1,0 +1,54 @@
+using System.Text.Json.Nodes;
+
+namespace FaaSCache.Host.AppModel;
+
+/// <summary>Direction of a binding, as function.json says it.</summary>
+public enum BindingDirection
+{
+    /// <summary>Input (or trigger).</summary>
+    In,
+    /// <summary>Output.</summary>
+    Out,
+    /// <summary>Both.</summary>
+    InOut,
+}
+
+/// <summary>One entry of function.json's <c>bindings</c>.</summary>
+public sealed class BindingDefinition
+{
+    /// <summary>Gets the binding name (<c>$return</c> binds the return value).</summary>
+    public required string Name { get; init; }
+
+    /// <summary>Gets the type: <c>httpTrigger</c>, <c>http</c>, <c>blob</c>, <c>blobTrigger</c>, ...</summary>
+    public required string Type { get; init; }
+
+    /// <summary>Gets the direction.</summary>
+    public required BindingDirection Direction { get; init; }
+
+    /// <summary>Gets function.json's <c>dataType</c> (<c>string</c>, <c>binary</c>, <c>stream</c>), if any.</summary>
+    public string? DataType { get; init; }
+
+    /// <summary>Gets the blob path template (<c>container/{name}</c>), for blob bindings.</summary>
+    public string? Path { get; init; }
+
+    /// <summary>Gets the connection setting name (default <c>AzureWebJobsStorage</c>).</summary>
+    public string? Connection { get; init; }
+
+    /// <summary>Gets the whole JSON object, for the worker's raw bindings.</summary>
+    public required JsonObject Raw { get; init; }
+
+    /// <summary>Gets a value indicating whether this binding is the function's trigger.</summary>
+    public bool IsTrigger => Type.EndsWith("Trigger", StringComparison.OrdinalIgnoreCase);
+
+    /// <summary>Gets a value indicating whether this is a blob input, output or trigger.</summary>
+    public bool IsBlob => Type.Equals("blob", StringComparison.OrdinalIgnoreCase) || Type.Equals("blobTrigger", StringComparison.OrdinalIgnoreCase);
+
+    /// <summary>Gets a value indicating whether this is an HTTP trigger.</summary>
+    public bool IsHttpTrigger => Type.Equals("httpTrigger", StringComparison.OrdinalIgnoreCase);
+
+    /// <summary>Gets a value indicating whether this is an HTTP output.</summary>
+    public bool IsHttpOutput => Type.Equals("http", StringComparison.OrdinalIgnoreCase) && Direction == BindingDirection.Out;
+
+    /// <summary>Gets a string property of the raw JSON, or null.</summary>
+    public string? Property(string name) => Raw.TryGetPropertyValue(name, out JsonNode? v) && v is JsonValue value && value.TryGetValue(out string? s) ? s : null;
+}

@@ -1,0 +1,51 @@
+namespace FaaSCache.Host.Invocation;
+
+/// <summary>How one input reached the worker.</summary>
+/// <param name="Binding">The binding name.</param>
+/// <param name="Key">The blob key.</param>
+/// <param name="Source">lh, lm, rh, rm, bypass, storage (cache off) or missing.</param>
+/// <param name="MapName">The shared-memory map handed to the worker, if any.</param>
+/// <param name="Bytes">The content length.</param>
+/// <param name="BytesCopied">Bytes the host wrote in memory to deliver it (0 for a local hit).</param>
+public sealed record InputRecord(string Binding, string Key, string Source, string? MapName, long Bytes, long BytesCopied);
+
+/// <summary>What happened to one output.</summary>
+/// <param name="Binding">The binding name.</param>
+/// <param name="Key">The blob key.</param>
+/// <param name="MapName">The worker's map, when the output came over shared memory.</param>
+/// <param name="Bytes">The content length.</param>
+/// <param name="Adopted">True when the cache took the worker's map as it was (no copy).</param>
+/// <param name="Persisted">True when storage had it when the invocation ended.</param>
+/// <param name="BytesCopied">Bytes the host copied to store it.</param>
+public sealed record OutputRecord(string Binding, string Key, string? MapName, long Bytes, bool Adopted, bool Persisted, long BytesCopied);
+
+/// <summary>One invocation, as the host's admin endpoint reports it.</summary>
+public sealed class InvocationRecord
+{
+    /// <summary>Gets the invocation id.</summary>
+    public required string InvocationId { get; init; }
+
+    /// <summary>Gets the function name.</summary>
+    public required string Function { get; init; }
+
+    /// <summary>Gets what triggered it (http, blob, cache).</summary>
+    public required string Trigger { get; init; }
+
+    /// <summary>Gets the start time.</summary>
+    public DateTimeOffset StartedAt { get; init; } = DateTimeOffset.UtcNow;
+
+    /// <summary>Gets or sets the duration in milliseconds.</summary>
+    public double DurationMs { get; set; }
+
+    /// <summary>Gets or sets the outcome: running, succeeded, failed.</summary>
+    public string Status { get; set; } = "running";
+
+    /// <summary>Gets or sets the error message of a failed invocation.</summary>
+    public string? Error { get; set; }
+
+    /// <summary>Gets the inputs.</summary>
+    public List<InputRecord> Inputs { get; } = [];
+
+    /// <summary>Gets the outputs.</summary>
+    public List<OutputRecord> Outputs { get; } = [];
+}

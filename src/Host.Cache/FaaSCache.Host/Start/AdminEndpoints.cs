@@ -1,0 +1,34 @@
+using FaaSCache.Caching;
+using FaaSCache.Host.AppModel;
+using FaaSCache.Host.Invocation;
+using FaaSCache.Host.Workers;
+using FaaSCache.SharedMemory;
+
+namespace FaaSCache.Host.Start;
+
+/// <summary>Read-only admin endpoints: host status with cache counters, and the recent invocations.</summary>
+public static class AdminEndpoints
+{
+    /// <summary>Maps <c>/admin/host/status</c> and <c>/admin/invocations</c>.</summary>
+    public static void Map(WebApplication web)
+    {
+        web.MapGet("/admin/host/status", (FunctionApp app, HostSettings settings, InvocationLog log, SharedMemoryStore shm, IReadOnlyDictionary<string, LanguageWorkerManager> workers, IServiceProvider sp) =>
+        {
+            Cachelet? cachelet = sp.GetService<Cachelet>();
+            return Results.Json(new
+            {
+                app = app.Name,
+                instanceId = settings.InstanceId,
+                state = "Running",
+                cache = settings.CacheEnabled ? "on" : "off",
+                functions = app.Functions.Select(f => f.Name),
+                workers = workers.Values.Select(w => new { language = w.Language, pid = w.ProcessId, restarts = w.Restarts }),
+                invocations = new { succeeded = log.Succeeded, failed = log.Failed, bytesCopied = log.BytesCopied },
+                sharedMemory = new { directory = shm.MapDirectory, maps = shm.MapCount },
+                counters = cachelet?.Metrics.Snapshot(),
+                pendingWrites = cachelet?.PendingWrites ?? 0,
+            });
+        });
+        web.MapGet("/admin/invocations", (InvocationLog log, string? function) => Results.Json(log.Recent(function)));
+    }
+}

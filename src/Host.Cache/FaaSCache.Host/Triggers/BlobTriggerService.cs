@@ -1,0 +1,192 @@
+using System.Collections.Concurrent;
+using System.Text.Json;
+using FaaSCache.Caching;
+using FaaSCache.Host.AppModel;
+using FaaSCache.Host.Bindings;
+using FaaSCache.Host.Invocation;
+using FaaSCache.Storage;
+using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
+
+namespace FaaSCache.Host.Triggers;
+
+/// <summary>
+/// Blob triggers. A write through the cache fires matching functions at once (the paper's cache
+/// triggers); writes made by others are found by polling the trigger containers. A version fires once.
+/// </summary>
+public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
+{
+    private readonly List<(FunctionDefinition Function, BindingTemplate Path)> _triggers;
+    private readonly FunctionInvoker _invoker;
+    private readonly Cachelet? _cachelet;
+    private readonly IBlobStore _storage;
+    private readonly HostSettings _settings;
+    private readonly ILogger _logger;
+    private readonly ConcurrentDictionary<string, string> _known = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<string, byte> _awaitingPersistence = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<Task, byte> _running = new();
+    private readonly CancellationTokenSource _stopping = new();
+    private readonly SemaphoreSlim _concurrency = new(8);
+    private Task? _poller;
+
+    /// <summary>Initializes a new instance of the <see cref="BlobTriggerService"/> class.</summary>
+    public BlobTriggerService(FunctionApp app, FunctionInvoker invoker, IBlobStore storage, HostSettings settings, ILogger<BlobTriggerService> logger, Cachelet? cachelet = null)
+    {
+        _invoker = invoker;
+        _cachelet = cachelet;
+        _storage = storage;
+        _settings = settings;
+        _logger = logger;
+        _triggers = app.Functions.Where(f => f.Trigger.Type.Equals("blobTrigger", StringComparison.OrdinalIgnoreCase))
+            .Select(f => (f, invoker.TemplateOf(f.Trigger))).ToList();
+    }
+
+    /// <inheritdoc />
+    public async Task StartAsync(CancellationToken cancellationToken)
+    {
+        if (_triggers.Count == 0)
+        {
+            return;
+        }
+
+        if (_cachelet is not null)
+        {
+            _cachelet.Written += OnCacheWrite;
+            _cachelet.Persisted += OnPersisted;
+        }
+
+        // What is in storage at start-up is the baseline: only later writes fire.
+        await ScanAsync(fire: false, cancellationToken).ConfigureAwait(false);
+        _poller = Task.Run(PollAsync, CancellationToken.None);
+    }
+
+    /// <inheritdoc />
+    public async Task StopAsync(CancellationToken cancellationToken)
+    {
+        if (_cachelet is not null)
+        {
+            _cachelet.Written -= OnCacheWrite;
+            _cachelet.Persisted -= OnPersisted;
+        }
+
+        await _stopping.CancelAsync().ConfigureAwait(false);
+        if (_poller is not null)
+        {
+            await _poller.ConfigureAwait(false);
+        }
+
+        await Task.WhenAll(_running.Keys).WaitAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    private void OnCacheWrite(object? sender, BlobWrittenEventArgs e)
+    {
+        if (!e.Version.StartsWith('"'))
+        {
+            // Not in storage yet (async persistence): polling must not fire it a second time when it lands.
+            _awaitingPersistence[e.Key] = 0;
+        }
+
+        _known[e.Key] = e.Version;
+        Fire(e.Key, e.Version, "cache");
+    }
+
+    private void OnPersisted(object? sender, BlobWrittenEventArgs e)
+    {
+        _known[e.Key] = e.Version;
+        _awaitingPersistence.TryRemove(e.Key, out _);
+    }
+
+    private async Task PollAsync()
+    {
+        while (!_stopping.IsCancellationRequested)
+        {
+            try
+            {
+                await Task.Delay(_settings.BlobPollInterval, _stopping.Token).ConfigureAwait(false);
+                await ScanAsync(fire: true, _stopping.Token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException) when (_stopping.IsCancellationRequested)
+            {
+                break;
+            }
+            catch (Exception e)
+            {
+                _logger.LogWarning("Polling blob-trigger containers failed: {Message}", e.Message);
+            }
+        }
+    }
+
+    private async Task ScanAsync(bool fire, CancellationToken cancellationToken)
+    {
+        foreach (string container in _triggers.Select(t => t.Path.LiteralContainer).OfType<string>().Distinct(StringComparer.Ordinal))
+        {
+            await foreach (BlobListing blob in _storage.ListAsync(container, cancellationToken: cancellationToken).ConfigureAwait(false))
+            {
+                if (_awaitingPersistence.ContainsKey(blob.Key) || (_known.TryGetValue(blob.Key, out string? seen) && seen == blob.ETag))
+                {
+                    continue;
+                }
+
+                _known[blob.Key] = blob.ETag;
+                if (fire)
+                {
+                    Fire(blob.Key, blob.ETag, "blob");
+                }
+            }
+        }
+    }
+
+    private void Fire(string key, string version, string kind)
+    {
+        foreach ((FunctionDefinition function, BindingTemplate path) in _triggers)
+        {
+            if (path.Match(key) is not { } captures)
+            {
+                continue;
+            }
+
+            Task run = RunAsync(function, key, version, kind, captures);
+            _running[run] = 0;
+            _ = run.ContinueWith(t => _running.TryRemove(t, out _), TaskScheduler.Default);
+        }
+    }
+
+    private async Task RunAsync(FunctionDefinition function, string key, string version, string kind, Dictionary<string, string> captures)
+    {
+        await _concurrency.WaitAsync(_stopping.Token).ConfigureAwait(false);
+        try
+        {
+            var metadata = new Dictionary<string, TypedData>(StringComparer.Ordinal)
+            {
+                ["BlobTrigger"] = new() { String = key },
+                ["Uri"] = new() { String = new Uri(_storage.AccountUri, Uri.EscapeDataString(key).Replace("%2F", "/", StringComparison.Ordinal)).ToString() },
+                ["Properties"] = new() { Json = JsonSerializer.Serialize(new { ETag = version }) },
+            };
+            foreach ((string name, string value) in captures)
+            {
+                metadata[name] = new TypedData { String = value };
+            }
+
+            _logger.LogInformation("Executing '{Function}' (reason: {Kind} trigger on {Key})", function.Name, kind, key);
+            await _invoker.InvokeAsync(function, null, key, kind, captures, metadata, _stopping.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (_stopping.IsCancellationRequested)
+        {
+        }
+        catch (Exception e)
+        {
+            _logger.LogError("Blob-triggered '{Function}' on {Key} failed: {Message}", function.Name, key, e.Message);
+        }
+        finally
+        {
+            _concurrency.Release();
+        }
+    }
+
+    /// <inheritdoc />
+    public ValueTask DisposeAsync()
+    {
+        _stopping.Dispose();
+        _concurrency.Dispose();
+        return ValueTask.CompletedTask;
+    }
+}

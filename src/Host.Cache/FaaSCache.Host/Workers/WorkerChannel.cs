@@ -1,0 +1,329 @@
+using System.Collections.Concurrent;
+using System.Threading.Channels;
+using FaaSCache.Host.AppModel;
+using Grpc.Core;
+using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
+using GrpcException = Grpc.Core.RpcException;
+
+namespace FaaSCache.Host.Workers;
+
+/// <summary>
+/// One worker process's FunctionRpc stream: the handshake (WorkerInit, FunctionLoad), invocations in
+/// flight, logs. When the stream ends every invocation in flight fails with a clear error.
+/// </summary>
+public sealed class WorkerChannel
+{
+    private readonly Channel<StreamingMessage> _outbound = Channel.CreateUnbounded<StreamingMessage>(new UnboundedChannelOptions { SingleReader = true });
+    private readonly ConcurrentDictionary<string, (TaskCompletionSource<InvocationResponse> Done, FunctionDefinition Function)> _inflight = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<string, string> _loadErrors = new(StringComparer.Ordinal);
+    private readonly TaskCompletionSource _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly IReadOnlyList<FunctionDefinition> _functions;
+    private readonly WorkerDescription _worker;
+    private readonly string _appDirectory;
+    private readonly IReadOnlyDictionary<string, string> _hostCapabilities;
+    private readonly ILogger _logger;
+    private readonly ILoggerFactory _loggers;
+    private int _pendingLoads;
+    private string _requestId = string.Empty;
+
+    /// <summary>Initializes a new instance of the <see cref="WorkerChannel"/> class.</summary>
+    public WorkerChannel(
+        string workerId,
+        WorkerDescription worker,
+        string appDirectory,
+        IReadOnlyList<FunctionDefinition> functions,
+        IReadOnlyDictionary<string, string> hostCapabilities,
+        ILoggerFactory loggers)
+    {
+        WorkerId = workerId;
+        _worker = worker;
+        _appDirectory = appDirectory;
+        _functions = functions;
+        _hostCapabilities = hostCapabilities;
+        _loggers = loggers;
+        _logger = loggers.CreateLogger($"Worker.{worker.Language}");
+    }
+
+    /// <summary>Gets the worker id given on the command line.</summary>
+    public string WorkerId { get; }
+
+    /// <summary>Gets or sets the worker's process id.</summary>
+    public int ProcessId { get; set; }
+
+    /// <summary>Gets the capabilities the worker advertised.</summary>
+    public IReadOnlyDictionary<string, string> WorkerCapabilities { get; private set; } = new Dictionary<string, string>();
+
+    /// <summary>Gets a task that completes when the worker has loaded its functions (or faults).</summary>
+    public Task Ready => _ready.Task;
+
+    /// <summary>Gets a value indicating whether the stream is attached.</summary>
+    public bool IsConnected { get; private set; }
+
+    /// <summary>Gets a value indicating whether the worker behind this channel is gone for good.</summary>
+    public bool IsClosed { get; private set; }
+
+    /// <summary>Gets the number of invocations in flight.</summary>
+    public int InFlight => _inflight.Count;
+
+    /// <summary>Runs the stream until the worker closes it; called by the gRPC service.</summary>
+    public async Task RunAsync(string requestId, IAsyncStreamReader<StreamingMessage> input, IServerStreamWriter<StreamingMessage> output, CancellationToken cancellationToken)
+    {
+        _requestId = requestId;
+        IsConnected = true;
+        Task writer = PumpAsync(output, cancellationToken);
+        var init = new WorkerInitRequest
+        {
+            HostVersion = typeof(WorkerChannel).Assembly.GetName().Version?.ToString() ?? "1.0",
+            WorkerDirectory = _worker.WorkerDirectory,
+            FunctionAppDirectory = _appDirectory,
+        };
+        foreach ((string name, string value) in _hostCapabilities)
+        {
+            init.Capabilities[name] = value;
+        }
+        Send(new StreamingMessage { WorkerInitRequest = init });
+        try
+        {
+            while (await input.MoveNext(cancellationToken).ConfigureAwait(false))
+            {
+                Handle(input.Current);
+            }
+
+            Fail($"The {_worker.Language} worker (pid {ProcessId}) closed its stream");
+        }
+        catch (Exception e) when (e is IOException or OperationCanceledException or GrpcException)
+        {
+            Fail($"The {_worker.Language} worker (pid {ProcessId}) disconnected ({e.Message.TrimEnd('.')})");
+        }
+        finally
+        {
+            IsConnected = false;
+            _outbound.Writer.TryComplete();
+            await writer.ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Sends an invocation and waits for its response.</summary>
+    public async Task<InvocationResponse> InvokeAsync(InvocationRequest request, FunctionDefinition function, CancellationToken cancellationToken)
+    {
+        await Ready.WaitAsync(cancellationToken).ConfigureAwait(false);
+        if (_loadErrors.TryGetValue(function.FunctionId, out string? loadError))
+        {
+            throw new WorkerFailedException($"Function '{function.Name}' failed to load in the {_worker.Language} worker: {loadError}");
+        }
+
+        var done = new TaskCompletionSource<InvocationResponse>(TaskCreationOptions.RunContinuationsAsynchronously);
+        _inflight[request.InvocationId] = (done, function);
+        try
+        {
+            if (Ready.IsFaulted || !_outbound.Writer.TryWrite(new StreamingMessage { RequestId = _requestId, InvocationRequest = request }))
+            {
+                throw new WorkerFailedException($"The {_worker.Language} worker (pid {ProcessId}) is not running; invocation {request.InvocationId} of '{function.Name}' was not sent.");
+            }
+
+            return await done.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            _inflight.TryRemove(request.InvocationId, out _);
+        }
+    }
+
+    /// <summary>Tells the worker it may release the maps it created for outputs.</summary>
+    public void CloseSharedMemory(IEnumerable<string> mapNames)
+    {
+        var request = new CloseSharedMemoryResourcesRequest();
+        request.MapNames.Add(mapNames);
+        if (request.MapNames.Count > 0)
+        {
+            Send(new StreamingMessage { CloseSharedMemoryResourcesRequest = request });
+        }
+    }
+
+    /// <summary>Asks the worker to exit after <paramref name="grace"/>.</summary>
+    public void Terminate(TimeSpan grace)
+        => Send(new StreamingMessage { WorkerTerminate = new WorkerTerminate { GracePeriod = Google.Protobuf.WellKnownTypes.Duration.FromTimeSpan(grace) } });
+
+    /// <summary>Fails the handshake and every invocation in flight.</summary>
+    public void Fail(string reason)
+    {
+        IsClosed = true;
+        _ready.TrySetException(new WorkerFailedException($"{reason}; it had not finished starting."));
+        _ = _ready.Task.Exception;
+        foreach ((string id, (TaskCompletionSource<InvocationResponse> done, FunctionDefinition function)) in _inflight)
+        {
+            done.TrySetException(new WorkerFailedException($"{reason} while invocation {id} of function '{function.Name}' was running; the worker is being restarted."));
+        }
+    }
+
+    private void Send(StreamingMessage message)
+    {
+        message.RequestId = _requestId;
+        _outbound.Writer.TryWrite(message);
+    }
+
+    private async Task PumpAsync(IServerStreamWriter<StreamingMessage> output, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await foreach (StreamingMessage message in _outbound.Reader.ReadAllAsync(cancellationToken).ConfigureAwait(false))
+            {
+                await output.WriteAsync(message, cancellationToken).ConfigureAwait(false);
+            }
+        }
+        catch (Exception e) when (e is IOException or OperationCanceledException or InvalidOperationException or GrpcException)
+        {
+            _logger.LogDebug(e, "Stream to worker {WorkerId} closed", WorkerId);
+        }
+    }
+
+    private void Handle(StreamingMessage message)
+    {
+        switch (message.ContentCase)
+        {
+            case StreamingMessage.ContentOneofCase.WorkerInitResponse:
+                OnInit(message.WorkerInitResponse);
+                break;
+            case StreamingMessage.ContentOneofCase.FunctionLoadResponse:
+                OnLoaded(message.FunctionLoadResponse);
+                break;
+            case StreamingMessage.ContentOneofCase.InvocationResponse:
+                if (_inflight.TryGetValue(message.InvocationResponse.InvocationId, out var call))
+                {
+                    call.Done.TrySetResult(message.InvocationResponse);
+                }
+
+                break;
+            case StreamingMessage.ContentOneofCase.RpcLog:
+                OnLog(message.RpcLog);
+                break;
+            case StreamingMessage.ContentOneofCase.CloseSharedMemoryResourcesResponse:
+                foreach ((string map, bool closed) in message.CloseSharedMemoryResourcesResponse.CloseMapResults.Where(r => !r.Value))
+                {
+                    _logger.LogWarning("Worker {WorkerId} could not close shared-memory map {Map}", WorkerId, map);
+                }
+
+                break;
+            default:
+                _logger.LogDebug("Ignoring {Message} from worker {WorkerId}", message.ContentCase, WorkerId);
+                break;
+        }
+    }
+
+    private void OnInit(WorkerInitResponse response)
+    {
+        if (response.Result?.Status == StatusResult.Types.Status.Failure)
+        {
+            Fail($"The {_worker.Language} worker (pid {ProcessId}) failed to initialize: {Describe(response.Result)}");
+            return;
+        }
+
+        WorkerCapabilities = new Dictionary<string, string>(response.Capabilities);
+        _logger.LogInformation(
+            "{Language} worker {WorkerId} (pid {Pid}) ready: {Runtime} {Version}; capabilities {Capabilities}",
+            _worker.Language,
+            WorkerId,
+            ProcessId,
+            response.WorkerMetadata?.RuntimeName,
+            response.WorkerMetadata?.RuntimeVersion,
+            string.Join(", ", response.Capabilities.Select(c => $"{c.Key}={c.Value}")));
+        _pendingLoads = _functions.Count;
+        if (_pendingLoads == 0)
+        {
+            _ready.TrySetResult();
+        }
+
+        foreach (FunctionDefinition f in _functions)
+        {
+            Send(new StreamingMessage { FunctionLoadRequest = new FunctionLoadRequest { FunctionId = f.FunctionId, Metadata = ToMetadata(f) } });
+        }
+    }
+
+    private void OnLoaded(FunctionLoadResponse response)
+    {
+        if (response.Result?.Status == StatusResult.Types.Status.Failure)
+        {
+            string error = Describe(response.Result);
+            _loadErrors[response.FunctionId] = error;
+            string name = _functions.FirstOrDefault(f => f.FunctionId == response.FunctionId)?.Name ?? response.FunctionId;
+            _logger.LogError("Function '{Function}' failed to load: {Error}", name, error);
+        }
+
+        if (Interlocked.Decrement(ref _pendingLoads) == 0)
+        {
+            _ready.TrySetResult();
+        }
+    }
+
+    private void OnLog(RpcLog log)
+    {
+        string category = _inflight.TryGetValue(log.InvocationId, out var call) ? $"Function.{call.Function.Name}" : $"Worker.{_worker.Language}";
+        LogLevel level = log.Level switch
+        {
+            RpcLog.Types.Level.Trace => LogLevel.Trace,
+            RpcLog.Types.Level.Debug => LogLevel.Debug,
+            RpcLog.Types.Level.Information => LogLevel.Information,
+            RpcLog.Types.Level.Warning => LogLevel.Warning,
+            RpcLog.Types.Level.Error => LogLevel.Error,
+            RpcLog.Types.Level.Critical => LogLevel.Critical,
+            _ => LogLevel.None,
+        };
+        ILogger logger = _loggers.CreateLogger(category);
+        if (log.Exception is { } e && !string.IsNullOrEmpty(e.Message))
+        {
+            logger.Log(level, "{Message} ({Exception})", log.Message, e.Message);
+        }
+        else
+        {
+            logger.Log(level, "{Message}", log.Message);
+        }
+    }
+
+    private static string Describe(StatusResult result)
+        => result.Exception is { } e ? $"{e.Message}{(string.IsNullOrEmpty(e.StackTrace) ? string.Empty : Environment.NewLine + e.StackTrace)}" : result.Result;
+
+    private static RpcFunctionMetadata ToMetadata(FunctionDefinition f)
+    {
+        var metadata = new RpcFunctionMetadata
+        {
+            Name = f.Name,
+            Directory = f.Directory,
+            ScriptFile = f.ScriptFile,
+            EntryPoint = f.EntryPoint,
+            FunctionId = f.FunctionId,
+            Language = f.Language,
+        };
+        foreach (BindingDefinition b in f.Bindings)
+        {
+            var info = new BindingInfo
+            {
+                Type = b.Type,
+                Direction = b.Direction switch
+                {
+                    BindingDirection.Out => BindingInfo.Types.Direction.Out,
+                    BindingDirection.InOut => BindingInfo.Types.Direction.Inout,
+                    _ => BindingInfo.Types.Direction.In,
+                },
+                DataType = b.DataType?.ToLowerInvariant() switch
+                {
+                    "string" => BindingInfo.Types.DataType.String,
+                    "binary" => BindingInfo.Types.DataType.Binary,
+                    "stream" => BindingInfo.Types.DataType.Stream,
+                    _ => BindingInfo.Types.DataType.Undefined,
+                },
+            };
+            foreach ((string key, System.Text.Json.Nodes.JsonNode? value) in b.Raw)
+            {
+                if (value is System.Text.Json.Nodes.JsonValue v && v.TryGetValue(out string? s))
+                {
+                    info.Properties[key] = s;
+                }
+            }
+
+            metadata.Bindings[b.Name] = info;
+            metadata.RawBindings.Add(b.Raw.ToJsonString());
+        }
+
+        return metadata;
+    }
+}

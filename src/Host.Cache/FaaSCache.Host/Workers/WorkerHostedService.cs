@@ -1,0 +1,44 @@
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+
+namespace FaaSCache.Host.Workers;
+
+/// <summary>
+/// Starts the language workers once the server listens (<see cref="StartedAsync"/>) and ends them as soon
+/// as the host begins to stop (<see cref="StoppingAsync"/>, before the web server closes), so each worker
+/// gets WorkerTerminate on a live stream.
+/// </summary>
+public sealed class WorkerHostedService(IReadOnlyDictionary<string, LanguageWorkerManager> workers, IServer server, HostSettings settings) : IHostedLifecycleService
+{
+    /// <summary>Gets the FunctionRpc endpoint the workers were given.</summary>
+    public Uri? GrpcUri { get; private set; }
+
+    /// <inheritdoc />
+    public Task StartingAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    /// <inheritdoc />
+    public Task StartAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    /// <inheritdoc />
+    public Task StartedAsync(CancellationToken cancellationToken)
+    {
+        var addresses = server.Features.Get<IServerAddressesFeature>()!.Addresses.Select(a => new Uri(a)).ToList();
+        GrpcUri = addresses.First(a => a.Port != settings.Port || addresses.Count == 1);
+        foreach (LanguageWorkerManager manager in workers.Values)
+        {
+            manager.Start(GrpcUri);
+        }
+
+        return Task.CompletedTask;
+    }
+
+    /// <inheritdoc />
+    public async Task StoppingAsync(CancellationToken cancellationToken)
+        => await Task.WhenAll(workers.Values.Select(w => w.DisposeAsync().AsTask())).ConfigureAwait(false);
+
+    /// <inheritdoc />
+    public Task StopAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    /// <inheritdoc />
+    public Task StoppedAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+}
