@@ -12,7 +12,13 @@ public sealed partial class Cachelet
     /// Under <c>strong</c> a cached copy costs one conditional request (304, no download).
     /// Throws <see cref="BlobNotFoundException"/> when the blob does not exist.
     /// </summary>
-    public async Task<ObjectLease> ReadAsync(string key, CancellationToken cancellationToken = default)
+    public Task<ObjectLease> ReadAsync(string key, CancellationToken cancellationToken = default) => ReadCoreAsync(key, forward: true, cancellationToken);
+
+    /// <summary>
+    /// Reads as the cache of the paper's Figure 6. <paramref name="forward"/> false serves a peer: never ask
+    /// another member (the caller already decided this cachelet is the one to ask).
+    /// </summary>
+    private async Task<ObjectLease> ReadCoreAsync(string key, bool forward, CancellationToken cancellationToken)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
         BlobKey.Parse(key);
@@ -41,10 +47,6 @@ public sealed partial class Cachelet
                         entry.RefCount++;
                         TouchLocked(entry);
                         hit = entry;
-                        if (!ChecksStorageVersion)
-                        {
-                            RecordAccessLocked(key, ReadSource.LocalHit, entry.Owned);
-                        }
                     }
                 }
 
@@ -63,13 +65,19 @@ public sealed partial class Cachelet
 
             if (hit is not null)
             {
-                if (!ChecksStorageVersion)
+                if (ChecksStorageVersion)
                 {
-                    Metrics.Read(ReadSource.LocalHit, hit.Size);
-                    return new ObjectLease(this, hit, hit.Map, key, hit.Version, ReadSource.LocalHit);
+                    return await ValidateAsync(hit, cancellationToken).ConfigureAwait(false);
                 }
 
-                return await ValidateAsync(hit, cancellationToken).ConfigureAwait(false);
+                if (MustAskOwner(hit, forward))
+                {
+                    // Read target "owner": the local copy serves only if the owner holds the same version.
+                    return await ConfirmWithOwnerAsync(hit, cancellationToken).ConfigureAwait(false)
+                        ?? await MissAsync(key, forward, cancellationToken).ConfigureAwait(false);
+                }
+
+                return HitLease(hit);
             }
 
             if (inflight is not null)
@@ -94,7 +102,7 @@ public sealed partial class Cachelet
             ObjectLease lease;
             try
             {
-                lease = await FetchAsync(key, MissSource(key), cache: true, cancellationToken).ConfigureAwait(false);
+                lease = await MissAsync(key, forward, cancellationToken).ConfigureAwait(false);
             }
             catch (Exception e)
             {
@@ -110,6 +118,18 @@ public sealed partial class Cachelet
         }
     }
 
+    /// <summary>A lease on an entry whose reference is already taken, counted as a local hit.</summary>
+    private ObjectLease HitLease(CacheEntry hit)
+    {
+        lock (_gate)
+        {
+            RecordAccessLocked(hit.Key, ReadSource.LocalHit, hit.Owned);
+        }
+
+        Metrics.Read(ReadSource.LocalHit, hit.Size);
+        return new ObjectLease(this, hit, hit.Map, hit.Key, hit.Version, ReadSource.LocalHit);
+    }
+
     private void EndInflight(string key)
     {
         lock (_gate)
@@ -117,9 +137,6 @@ public sealed partial class Cachelet
             _inflight.Remove(key);
         }
     }
-
-    // With one instance every miss is local; remote hits and misses come with the peer service.
-    private static ReadSource MissSource(string key) => string.IsNullOrEmpty(key) ? ReadSource.Bypass : ReadSource.LocalMiss;
 
     /// <summary>Strong reads: one conditional GET; 304 is a local hit, 200 brings the new version in the same response.</summary>
     private async Task<ObjectLease> ValidateAsync(CacheEntry hit, CancellationToken cancellationToken)
@@ -146,17 +163,11 @@ public sealed partial class Cachelet
 
         if (result.Status == FetchStatus.NotModified)
         {
-            lock (_gate)
-            {
-                RecordAccessLocked(hit.Key, ReadSource.LocalHit, hit.Owned);
-            }
-
-            Metrics.Read(ReadSource.LocalHit, hit.Size);
-            return new ObjectLease(this, hit, hit.Map, hit.Key, hit.Version, ReadSource.LocalHit);
+            return HitLease(hit);
         }
 
         Release(hit);
-        return Admit(hit.Key, result.ETag!, result.Value!, MissSource(hit.Key));
+        return Admit(hit.Key, result.ETag!, result.Value!, ReadSource.LocalMiss);
     }
 
     private async Task<ObjectLease> FetchAsync(string key, ReadSource source, bool cache, CancellationToken cancellationToken)

@@ -33,7 +33,7 @@ public sealed partial class Cachelet
             throw;
         }
 
-        return await CommitAsync(key, map, cancellationToken).ConfigureAwait(false);
+        return await CommitAsync(key, map, forward: true, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Writes the rest of <paramref name="data"/> to <paramref name="key"/>, streaming into shared memory.</summary>
@@ -60,7 +60,7 @@ public sealed partial class Cachelet
             throw;
         }
 
-        return await CommitAsync(key, map, cancellationToken).ConfigureAwait(false);
+        return await CommitAsync(key, map, forward: true, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Writes the content of a map another process created (a worker's output) without copying it: the cache adopts the file.</summary>
@@ -69,16 +69,25 @@ public sealed partial class Cachelet
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
         BlobKey.Parse(key);
         SharedMemoryMap map = _shm.Adopt(mapName);
-        return await CommitAsync(key, map, cancellationToken).ConfigureAwait(false);
+        return await CommitAsync(key, map, forward: true, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Waits until every asynchronous write made so far is in storage.</summary>
     public Task FlushAsync(CancellationToken cancellationToken = default) => WaitForWriteBackAsync(cancellationToken);
 
     /// <summary>Takes ownership of <paramref name="map"/> (not yet in the index) and applies the persistence mode.</summary>
-    private async Task<WriteReceipt> CommitAsync(string key, SharedMemoryMap map, CancellationToken cancellationToken)
+    private async Task<WriteReceipt> CommitAsync(string key, SharedMemoryMap map, bool forward, CancellationToken cancellationToken)
     {
+        Metrics.Write();
+        if (forward && _peers is not null && WritesToOwner && !_doNotCache.IsMatch(key)
+            && await ForwardWriteAsync(key, map, cancellationToken).ConfigureAwait(false) is { } forwarded)
+        {
+            // The owner committed it (and raises the events there: one cache trigger per write).
+            return forwarded;
+        }
+
         WriteReceipt receipt = await CommitCoreAsync(key, map, cancellationToken).ConfigureAwait(false);
+        BroadcastInvalidation(receipt.Key, receipt.Version);
         var args = new BlobWrittenEventArgs(receipt.Key, receipt.Version);
         if (receipt.Persisted)
         {
@@ -91,7 +100,6 @@ public sealed partial class Cachelet
 
     private async Task<WriteReceipt> CommitCoreAsync(string key, SharedMemoryMap map, CancellationToken cancellationToken)
     {
-        Metrics.Write();
         if (_doNotCache.IsMatch(key))
         {
             try

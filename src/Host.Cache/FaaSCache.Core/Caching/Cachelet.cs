@@ -1,6 +1,7 @@
 using FaaSCache.Diagnostics;
 using FaaSCache.Membership;
 using FaaSCache.Options;
+using FaaSCache.Peers;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
 using Microsoft.Extensions.Logging;
@@ -38,6 +39,7 @@ public sealed partial class Cachelet : IAsyncDisposable, IDisposable
     /// <param name="time">Clock (tests pass a fake one).</param>
     /// <param name="logger">Logger.</param>
     /// <param name="ownsSharedMemory">Dispose <paramref name="sharedMemory"/> with the cachelet.</param>
+    /// <param name="peers">The other cachelets of the app; null for a single instance.</param>
     public Cachelet(
         FaaSCacheOptions options,
         IBlobStore storage,
@@ -45,7 +47,8 @@ public sealed partial class Cachelet : IAsyncDisposable, IDisposable
         IOwnerLocator? owners = null,
         TimeProvider? time = null,
         ILogger<Cachelet>? logger = null,
-        bool ownsSharedMemory = true)
+        bool ownsSharedMemory = true,
+        IPeerClient? peers = null)
     {
         ValidateOptionsResult validation = new FaaSCacheOptionsValidator().Validate(null, options);
         if (validation.Failed)
@@ -61,6 +64,12 @@ public sealed partial class Cachelet : IAsyncDisposable, IDisposable
         _time = time ?? TimeProvider.System;
         _logger = (ILogger?)logger ?? NullLogger.Instance;
         _doNotCache = new KeyGlob(options.DoNotCache);
+        _peers = peers;
+        if (_owners is RingOwnerLocator ring)
+        {
+            ring.RingChanged += OnRingChanged;
+        }
+
         CapacityBytes = options.EffectiveCapacityBytes;
         Metrics = new CacheletMetrics(sharedMemory.InstanceId, () => Interlocked.Read(ref _bytesCached), () => Count);
         _writeBack = StartWriteBack();

@@ -17,7 +17,10 @@ public sealed record CacheletCounters(
     long Evictions,
     long Writes,
     long BytesCached,
-    long ObjectsCached);
+    long ObjectsCached,
+    long OwnerUnreachable = 0,
+    long PeerServed = 0,
+    long Invalidations = 0);
 
 /// <summary>
 /// The cachelet's instruments on the <c>FaaSCache</c> meter (readable with
@@ -38,10 +41,13 @@ public sealed class CacheletMetrics : IDisposable
     private readonly Counter<long> _bytesWritten;
     private readonly Counter<long> _evictions;
     private readonly Counter<long> _writes;
+    private readonly Counter<long> _ownerUnreachable;
+    private readonly Counter<long> _peerServed;
+    private readonly Counter<long> _invalidations;
     private readonly KeyValuePair<string, object?> _instance;
     private readonly KeyValuePair<string, object?> _local = new("type", "local");
     private readonly KeyValuePair<string, object?> _remote = new("type", "remote");
-    private long _localHits, _localMisses, _remoteHits, _remoteMisses, _bypassCount, _checks, _served, _fetched, _written, _evicted, _writeCount;
+    private long _localHits, _localMisses, _remoteHits, _remoteMisses, _bypassCount, _checks, _served, _fetched, _written, _evicted, _writeCount, _unreachable, _peerServedCount, _invalidated;
 
     /// <summary>Initializes a new instance of the <see cref="CacheletMetrics"/> class.</summary>
     /// <param name="instanceId">Tagged on every measurement.</param>
@@ -61,6 +67,9 @@ public sealed class CacheletMetrics : IDisposable
         _bytesWritten = _meter.CreateCounter<long>("faascache.bytes_written", "By", "Bytes uploaded to storage");
         _evictions = _meter.CreateCounter<long>("faascache.evictions", "{object}", "Objects evicted to make room or expired");
         _writes = _meter.CreateCounter<long>("faascache.writes", "{write}", "Writes through the cache");
+        _ownerUnreachable = _meter.CreateCounter<long>("faascache.owner_unreachable", "{call}", "Reads or writes that fell back to storage because the owner could not be reached");
+        _peerServed = _meter.CreateCounter<long>("faascache.peer_served", "{call}", "Gets served to other cachelets");
+        _invalidations = _meter.CreateCounter<long>("faascache.invalidations", "{object}", "Stale copies dropped on the owner's word");
         _meter.CreateObservableGauge("faascache.bytes_cached", () => new Measurement<long>(bytesCached(), _instance), "By", "Bytes cached now");
         _meter.CreateObservableGauge("faascache.objects_cached", () => new Measurement<long>(objectsCached(), _instance), "{object}", "Objects cached now");
         BytesCached = bytesCached;
@@ -130,6 +139,27 @@ public sealed class CacheletMetrics : IDisposable
         _writes.Add(1, _instance);
     }
 
+    /// <summary>Records a fallback to storage because the owner was unreachable.</summary>
+    public void OwnerUnreachable()
+    {
+        Interlocked.Increment(ref _unreachable);
+        _ownerUnreachable.Add(1, _instance);
+    }
+
+    /// <summary>Records a get served to a peer.</summary>
+    public void PeerServed()
+    {
+        Interlocked.Increment(ref _peerServedCount);
+        _peerServed.Add(1, _instance);
+    }
+
+    /// <summary>Records a stale copy dropped on invalidation.</summary>
+    public void Invalidated()
+    {
+        Interlocked.Increment(ref _invalidated);
+        _invalidations.Add(1, _instance);
+    }
+
     /// <summary>Records evictions.</summary>
     public void Evicted(int count)
     {
@@ -154,7 +184,10 @@ public sealed class CacheletMetrics : IDisposable
         Interlocked.Read(ref _evicted),
         Interlocked.Read(ref _writeCount),
         BytesCached(),
-        ObjectsCached());
+        ObjectsCached(),
+        Interlocked.Read(ref _unreachable),
+        Interlocked.Read(ref _peerServedCount),
+        Interlocked.Read(ref _invalidated));
 
     /// <inheritdoc />
     public void Dispose() => _meter.Dispose();

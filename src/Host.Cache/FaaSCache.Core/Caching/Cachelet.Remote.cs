@@ -1,0 +1,258 @@
+using FaaSCache.Membership;
+using FaaSCache.Options;
+using FaaSCache.Peers;
+using FaaSCache.SharedMemory;
+using Microsoft.Extensions.Logging;
+
+namespace FaaSCache.Caching;
+
+/// <summary>§3.2 with peers: remote hits and misses through the owner, writes through the owner, invalidation.</summary>
+public sealed partial class Cachelet
+{
+    private readonly IPeerClient? _peers;
+    private volatile ConsistentHashRing? _previousRing;
+
+    /// <summary>Gets a value indicating whether this cachelet talks to peers.</summary>
+    public bool HasPeers => _peers is not null;
+
+    private bool ReadsFromOwner => _options.Consistency is ConsistencyPreset.Owner or ConsistencyPreset.OwnerAsync;
+
+    private bool WritesToOwner => _options.Consistency is ConsistencyPreset.Strong or ConsistencyPreset.Owner or ConsistencyPreset.OwnerAsync or ConsistencyPreset.OwnerLocalRead;
+
+    /// <summary>
+    /// Serves a peer's get: with <paramref name="fetchIfMissing"/> (this cachelet is the owner) a miss is fetched
+    /// from storage (a remote miss for the caller); without, null when not cached. <c>Hit</c> tells which.
+    /// </summary>
+    public async Task<(ObjectLease Lease, bool Hit)?> ServePeerGetAsync(string key, bool fetchIfMissing, CancellationToken cancellationToken = default)
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        Metrics.PeerServed();
+        if (fetchIfMissing)
+        {
+            ObjectLease lease = await ReadCoreAsync(key, forward: false, cancellationToken).ConfigureAwait(false);
+            return (lease, lease.Source == ReadSource.LocalHit);
+        }
+
+        lock (_gate)
+        {
+            if (!_index.TryGetValue(key, out CacheEntry? entry) || IsExpiredLocked(entry))
+            {
+                return null;
+            }
+
+            entry.RefCount++;
+            TouchLocked(entry);
+            return (new ObjectLease(this, entry, entry.Map, key, entry.Version, ReadSource.LocalHit), true);
+        }
+    }
+
+    /// <summary>Serves a peer's write: this cachelet is the owner and commits it under the app's preset.</summary>
+    public async Task<PeerWriteResult> AcceptPeerWriteAsync(string key, Stream content, long length, CancellationToken cancellationToken = default)
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        FaaSCache.Storage.BlobKey.Parse(key);
+        SharedMemoryMap map = _shm.Create(length);
+        try
+        {
+            await StreamCopy.FillAsync(content, map, cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            _shm.Delete(map);
+            throw;
+        }
+
+        WriteReceipt receipt = await CommitAsync(key, map, forward: false, cancellationToken).ConfigureAwait(false);
+        return new PeerWriteResult(receipt.Version, receipt.Persisted);
+    }
+
+    /// <summary>Serves a peer's version query: the cached version, else storage's (null when the blob does not exist).</summary>
+    public async Task<string?> GetOwnerVersionAsync(string key, CancellationToken cancellationToken = default)
+    {
+        lock (_gate)
+        {
+            if (_index.TryGetValue(key, out CacheEntry? entry) && !IsExpiredLocked(entry))
+            {
+                return entry.Version;
+            }
+        }
+
+        return await _storage.GetVersionAsync(key, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>Drops a cached copy of <paramref name="key"/> whose version is not <paramref name="version"/> (the owner wrote a new one).</summary>
+    public bool Invalidate(string key, string version)
+    {
+        var dead = new List<CacheEntry>();
+        bool dropped;
+        lock (_gate)
+        {
+            dropped = _index.TryGetValue(key, out CacheEntry? entry) && entry.Version != version && !entry.Dirty;
+            if (dropped)
+            {
+                DetachLocked(entry!, dead);
+            }
+        }
+
+        DeleteMaps(dead);
+        if (dropped)
+        {
+            Metrics.Invalidated();
+        }
+
+        return dropped;
+    }
+
+    private bool MustAskOwner(CacheEntry hit, bool forward) => forward && _peers is not null && ReadsFromOwner && !_owners.IsLocalOwner(hit.Key);
+
+    /// <summary>Read target "owner": one version query; a lease when the owner holds the same version, null (reference dropped) when not.</summary>
+    private async Task<ObjectLease?> ConfirmWithOwnerAsync(CacheEntry hit, CancellationToken cancellationToken)
+    {
+        string owner = _owners.GetOwner(hit.Key);
+        string? version;
+        try
+        {
+            version = await _peers!.GetVersionAsync(owner, hit.Key, cancellationToken).ConfigureAwait(false);
+        }
+        catch (PeerUnavailableException e)
+        {
+            // Without the owner, storage is the truth: one conditional request.
+            OwnerUnreachable(owner, hit.Key, e);
+            return await ValidateAsync(hit, cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            Release(hit);
+            throw;
+        }
+
+        if (version == hit.Version)
+        {
+            return HitLease(hit);
+        }
+
+        Release(hit);
+        return null;
+    }
+
+    /// <summary>A miss: the owner (remote hit or miss), or a previous owner after a membership change, else storage.</summary>
+    private async Task<ObjectLease> MissAsync(string key, bool forward, CancellationToken cancellationToken)
+    {
+        if (forward && _peers is not null)
+        {
+            string owner = _owners.GetOwner(key);
+            if (owner != _owners.SelfId)
+            {
+                try
+                {
+                    PeerFetchResult<Received>? fetched = await _peers.GetAsync(owner, key, true, (length, _, content, token) => ReceiveAsync(length, content, cache: true, token), cancellationToken)
+                        .ConfigureAwait(false);
+                    if (fetched is { } got)
+                    {
+                        return Admit(key, got.Version, got.Value, got.OwnerHit ? ReadSource.RemoteHit : ReadSource.RemoteMiss);
+                    }
+                }
+                catch (PeerUnavailableException e)
+                {
+                    OwnerUnreachable(owner, key, e);
+                }
+            }
+            else if (PreviousOwner(key) is { } previous)
+            {
+                // The key moved to us: take the old owner's copy if it has one (no storage traffic).
+                try
+                {
+                    PeerFetchResult<Received>? moved = await _peers.GetAsync(previous, key, false, (length, _, content, token) => ReceiveAsync(length, content, cache: true, token), cancellationToken)
+                        .ConfigureAwait(false);
+                    if (moved is { } got)
+                    {
+                        return Admit(key, got.Version, got.Value, ReadSource.RemoteHit);
+                    }
+                }
+                catch (PeerUnavailableException e)
+                {
+                    _logger.LogDebug(e, "Previous owner {Member} of {Key} could not hand it over", previous, key);
+                }
+            }
+        }
+
+        return await FetchAsync(key, ReadSource.LocalMiss, cache: true, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>Forwards a write to the owner; null when this cachelet must commit it itself.</summary>
+    private async Task<WriteReceipt?> ForwardWriteAsync(string key, SharedMemoryMap map, CancellationToken cancellationToken)
+    {
+        string owner = _owners.GetOwner(key);
+        if (owner == _owners.SelfId)
+        {
+            return null;
+        }
+
+        PeerWriteResult result;
+        try
+        {
+            await using Stream content = map.OpenRead();
+            result = await _peers!.PutAsync(owner, key, content, map.ContentLength, cancellationToken).ConfigureAwait(false);
+        }
+        catch (PeerUnavailableException e)
+        {
+            // The owner is gone: commit here with synchronous persistence, so the write is safe in storage.
+            OwnerUnreachable(owner, key, e);
+            return null;
+        }
+
+        // Keep a local (not owned) copy: the writer reads its own write without a remote hit.
+        bool cached = TryInsertWritten(key, result.Version, map, dirty: false);
+        if (!cached)
+        {
+            _shm.Delete(map);
+        }
+
+        return new WriteReceipt(key, result.Version, cached, result.Persisted, _options.EffectivePersist);
+    }
+
+    /// <summary>After the owner committed a write under strong/owner presets: other members drop older copies (best effort).</summary>
+    private void BroadcastInvalidation(string key, string version)
+    {
+        if (_peers is null || _owners is not RingOwnerLocator ring || _options.Consistency is not (ConsistencyPreset.Strong or ConsistencyPreset.Owner or ConsistencyPreset.OwnerAsync))
+        {
+            return;
+        }
+
+        foreach (string member in ring.Current.Members.Where(m => m != _owners.SelfId))
+        {
+            _ = InvalidateMemberAsync(member, key, version);
+        }
+    }
+
+    private async Task InvalidateMemberAsync(string member, string key, string version)
+    {
+        try
+        {
+            await _peers!.InvalidateAsync(member, key, version).ConfigureAwait(false);
+        }
+        catch (Exception e)
+        {
+            _logger.LogDebug(e, "Invalidating {Key} on {Member} failed", key, member);
+        }
+    }
+
+    private string? PreviousOwner(string key)
+    {
+        if (_previousRing is not { IsEmpty: false } previous || _owners is not RingOwnerLocator ring)
+        {
+            return null;
+        }
+
+        string owner = previous.GetOwner(key);
+        return owner != _owners.SelfId && ring.Current.Contains(owner) ? owner : null;
+    }
+
+    private void OnRingChanged(object? sender, RingChangedEventArgs e) => _previousRing = e.Previous;
+
+    private void OwnerUnreachable(string owner, string key, Exception e)
+    {
+        Metrics.OwnerUnreachable();
+        _logger.LogWarning("Owner {Owner} of {Key} is unreachable ({Reason}); using storage instead", owner, key, e.Message);
+    }
+}

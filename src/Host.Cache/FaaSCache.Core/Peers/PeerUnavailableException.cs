@@ -1,0 +1,25 @@
+namespace FaaSCache.Peers;
+
+/// <summary>A peer cannot be reached, refused the call, or a transfer from it failed.</summary>
+public sealed class PeerUnavailableException : Exception
+{
+    /// <summary>Initializes a new instance of the <see cref="PeerUnavailableException"/> class.</summary>
+    public PeerUnavailableException()
+    {
+    }
+
+    /// <summary>Initializes a new instance of the <see cref="PeerUnavailableException"/> class.</summary>
+    public PeerUnavailableException(string message)
+        : base(message)
+    {
+    }
+
+    /// <summary>Initializes a new instance of the <see cref="PeerUnavailableException"/> class.</summary>
+    public PeerUnavailableException(string message, Exception inner)
+        : base(message, inner)
+    {
+    }
+
+    /// <summary>Gets the member that failed.</summary>
+    public string? MemberId { get; init; }
+}
