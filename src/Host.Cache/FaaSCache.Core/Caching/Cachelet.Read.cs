@@ -178,7 +178,7 @@ public sealed partial class Cachelet
     }
 
     /// <summary>Streams a body straight into a new map (no intermediate copy of the object); leaves nothing behind on failure.</summary>
-    private async Task<Received> ReceiveAsync(long length, Stream content, bool cache, CancellationToken cancellationToken)
+    private async Task<Received> ReceiveAsync(long length, Stream content, bool cache, CancellationToken cancellationToken, bool fromPeer = false)
     {
         bool reserved = false;
         if (cache)
@@ -197,7 +197,15 @@ public sealed partial class Cachelet
         {
             map = _shm.Create(length);
             await StreamCopy.FillAsync(content, map, cancellationToken).ConfigureAwait(false);
-            Metrics.Fetched(length);
+            if (fromPeer)
+            {
+                Metrics.FromPeer(length);
+            }
+            else
+            {
+                Metrics.Fetched(length);
+            }
+
             return new Received(map, reserved);
         }
         catch

@@ -145,7 +145,7 @@ public sealed partial class Cachelet
             {
                 try
                 {
-                    PeerFetchResult<Received>? fetched = await _peers.GetAsync(owner, key, true, (length, _, content, token) => ReceiveAsync(length, content, cache: true, token), cancellationToken)
+                    PeerFetchResult<Received>? fetched = await _peers.GetAsync(owner, key, true, (length, _, content, token) => ReceiveAsync(length, content, cache: true, token, fromPeer: true), cancellationToken)
                         .ConfigureAwait(false);
                     if (fetched is { } got)
                     {
@@ -162,7 +162,7 @@ public sealed partial class Cachelet
                 // The key moved to us: take the old owner's copy if it has one (no storage traffic).
                 try
                 {
-                    PeerFetchResult<Received>? moved = await _peers.GetAsync(previous, key, false, (length, _, content, token) => ReceiveAsync(length, content, cache: true, token), cancellationToken)
+                    PeerFetchResult<Received>? moved = await _peers.GetAsync(previous, key, false, (length, _, content, token) => ReceiveAsync(length, content, cache: true, token, fromPeer: true), cancellationToken)
                         .ConfigureAwait(false);
                     if (moved is { } got)
                     {

@@ -20,7 +20,8 @@ public sealed record CacheletCounters(
     long ObjectsCached,
     long OwnerUnreachable = 0,
     long PeerServed = 0,
-    long Invalidations = 0);
+    long Invalidations = 0,
+    long BytesFromPeers = 0);
 
 /// <summary>
 /// The cachelet's instruments on the <c>FaaSCache</c> meter (readable with
@@ -44,10 +45,11 @@ public sealed class CacheletMetrics : IDisposable
     private readonly Counter<long> _ownerUnreachable;
     private readonly Counter<long> _peerServed;
     private readonly Counter<long> _invalidations;
+    private readonly Counter<long> _bytesFromPeers;
     private readonly KeyValuePair<string, object?> _instance;
     private readonly KeyValuePair<string, object?> _local = new("type", "local");
     private readonly KeyValuePair<string, object?> _remote = new("type", "remote");
-    private long _localHits, _localMisses, _remoteHits, _remoteMisses, _bypassCount, _checks, _served, _fetched, _written, _evicted, _writeCount, _unreachable, _peerServedCount, _invalidated;
+    private long _localHits, _localMisses, _remoteHits, _remoteMisses, _bypassCount, _checks, _served, _fetched, _written, _evicted, _writeCount, _unreachable, _peerServedCount, _invalidated, _fromPeers;
 
     /// <summary>Initializes a new instance of the <see cref="CacheletMetrics"/> class.</summary>
     /// <param name="instanceId">Tagged on every measurement.</param>
@@ -69,6 +71,7 @@ public sealed class CacheletMetrics : IDisposable
         _writes = _meter.CreateCounter<long>("faascache.writes", "{write}", "Writes through the cache");
         _ownerUnreachable = _meter.CreateCounter<long>("faascache.owner_unreachable", "{call}", "Reads or writes that fell back to storage because the owner could not be reached");
         _peerServed = _meter.CreateCounter<long>("faascache.peer_served", "{call}", "Gets served to other cachelets");
+        _bytesFromPeers = _meter.CreateCounter<long>("faascache.bytes_from_peers", "By", "Bytes received from other cachelets");
         _invalidations = _meter.CreateCounter<long>("faascache.invalidations", "{object}", "Stale copies dropped on the owner's word");
         _meter.CreateObservableGauge("faascache.bytes_cached", () => new Measurement<long>(bytesCached(), _instance), "By", "Bytes cached now");
         _meter.CreateObservableGauge("faascache.objects_cached", () => new Measurement<long>(objectsCached(), _instance), "{object}", "Objects cached now");
@@ -123,6 +126,13 @@ public sealed class CacheletMetrics : IDisposable
     {
         Interlocked.Add(ref _fetched, bytes);
         _bytesFetched.Add(bytes, _instance);
+    }
+
+    /// <summary>Records bytes received from another cachelet.</summary>
+    public void FromPeer(long bytes)
+    {
+        Interlocked.Add(ref _fromPeers, bytes);
+        _bytesFromPeers.Add(bytes, _instance);
     }
 
     /// <summary>Records bytes uploaded to storage.</summary>
@@ -187,7 +197,8 @@ public sealed class CacheletMetrics : IDisposable
         ObjectsCached(),
         Interlocked.Read(ref _unreachable),
         Interlocked.Read(ref _peerServedCount),
-        Interlocked.Read(ref _invalidated));
+        Interlocked.Read(ref _invalidated),
+        Interlocked.Read(ref _fromPeers));
 
     /// <inheritdoc />
     public void Dispose() => _meter.Dispose();

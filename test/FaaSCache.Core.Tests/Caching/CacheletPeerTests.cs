@@ -1,0 +1,252 @@
+using System.Text;
+using Azure.Storage.Blobs;
+using FaaSCache.Caching;
+using FaaSCache.Membership;
+using FaaSCache.Options;
+using FaaSCache.SharedMemory;
+using FaaSCache.Storage;
+using FaaSCache.TestSupport;
+using Xunit;
+
+namespace FaaSCache.Core.Tests.Caching;
+
+/// <summary>Three real cachelets on one Azurite container, joined by an in-process transport.</summary>
+[Collection(AzuriteCollection.Name)]
+public sealed class CacheletPeerTests(AzuriteFixture azurite)
+{
+    private static readonly string[] Members = ["a", "b", "c"];
+
+    [Fact]
+    public async Task AReadOwnedByAnotherMemberIsARemoteMissThenARemoteHitElsewhereThenLocalHits()
+    {
+        await using var cluster = await Cluster.StartAsync(azurite, ConsistencyPreset.OwnerLocalRead);
+        string key = cluster.KeyOwnedBy("b");
+        byte[] content = CacheletHarness.RandomBytes(1_000_000);
+        await cluster.UploadAsync(key, content);
+
+        using (ObjectLease first = await cluster["a"].ReadAsync(key))
+        {
+            Assert.Equal(ReadSource.RemoteMiss, first.Source);
+            Assert.True(first.Span.SequenceEqual(content));
+        }
+
+        Assert.True(cluster["b"].Contains(key));
+        Assert.True(cluster["b"].GetStatistics(key)!.Owned);
+        Assert.False(cluster["a"].GetStatistics(key)!.Owned);
+        using (ObjectLease fromC = await cluster["c"].ReadAsync(key))
+        {
+            Assert.Equal(ReadSource.RemoteHit, fromC.Source);
+        }
+
+        using ObjectLease again = await cluster["a"].ReadAsync(key);
+        Assert.Equal(ReadSource.LocalHit, again.Source);
+        Assert.Equal(content.Length, cluster["b"].Metrics.Snapshot().BytesFetched);
+        Assert.Equal(0, cluster["a"].Metrics.Snapshot().BytesFetched + cluster["c"].Metrics.Snapshot().BytesFetched);
+        Assert.Equal(2L * content.Length, cluster["a"].Metrics.Snapshot().BytesFromPeers + cluster["c"].Metrics.Snapshot().BytesFromPeers);
+    }
+
+    [Fact]
+    public async Task WhenTheOwnerIsDownTheReaderFallsBackToStorageAndCountsIt()
+    {
+        await using var cluster = await Cluster.StartAsync(azurite, ConsistencyPreset.Local);
+        string key = cluster.KeyOwnedBy("b");
+        await cluster.UploadAsync(key, [1, 2, 3]);
+        cluster.Peers.TakeDown("b");
+
+        using ObjectLease lease = await cluster["a"].ReadAsync(key);
+        Assert.Equal(ReadSource.LocalMiss, lease.Source);
+        Assert.Equal([1, 2, 3], lease.Span.ToArray());
+        Assert.Equal(1, cluster["a"].Metrics.Snapshot().OwnerUnreachable);
+    }
+
+    [Theory]
+    [InlineData(ConsistencyPreset.Strong)]
+    [InlineData(ConsistencyPreset.Owner)]
+    public async Task AfterAWriteByOneMemberEveryOtherMemberReadsTheNewValue(ConsistencyPreset preset)
+    {
+        await using var cluster = await Cluster.StartAsync(azurite, preset);
+        string key = cluster.KeyOwnedBy("b");
+        await cluster.UploadAsync(key, Encoding.UTF8.GetBytes("1"));
+        foreach (string m in Members)
+        {
+            (await cluster[m].ReadAsync(key)).Dispose();
+        }
+
+        WriteReceipt receipt = await cluster["a"].WriteAsync(key, Encoding.UTF8.GetBytes("2"));
+        Assert.True(receipt.Persisted);
+        Assert.Equal(1, cluster.Peers.Puts);
+
+        foreach (string m in Members)
+        {
+            using ObjectLease lease = await cluster[m].ReadAsync(key);
+            Assert.Equal("2", Encoding.UTF8.GetString(lease.Span));
+        }
+
+        // The owner told c to drop its stale copy.
+        Assert.Equal(1, cluster["c"].Metrics.Snapshot().Invalidations);
+
+        Assert.Equal("2", Encoding.UTF8.GetString((await cluster.DownloadAsync(key))!));
+    }
+
+    [Fact]
+    public async Task UnderOwnerAStaleCopyIsCaughtByTheVersionQueryEvenWithoutInvalidation()
+    {
+        await using var cluster = await Cluster.StartAsync(azurite, ConsistencyPreset.Owner);
+        string key = cluster.KeyOwnedBy("b");
+        await cluster.UploadAsync(key, Encoding.UTF8.GetBytes("old"));
+        (await cluster["c"].ReadAsync(key)).Dispose();
+        cluster.Peers.DropInvalidations = true;
+
+        await cluster["b"].WriteAsync(key, Encoding.UTF8.GetBytes("new"));
+        Assert.True(cluster["c"].Contains(key));
+
+        using ObjectLease lease = await cluster["c"].ReadAsync(key);
+        Assert.Equal("new", Encoding.UTF8.GetString(lease.Span));
+        Assert.Equal(ReadSource.RemoteHit, lease.Source);
+    }
+
+    [Fact]
+    public async Task UnderLocalAWriteStaysOnTheWriterAndOthersKeepTheirCopy()
+    {
+        await using var cluster = await Cluster.StartAsync(azurite, ConsistencyPreset.Local);
+        string key = cluster.KeyOwnedBy("b");
+        await cluster.UploadAsync(key, Encoding.UTF8.GetBytes("1"));
+        (await cluster["c"].ReadAsync(key)).Dispose();
+
+        await cluster["a"].WriteAsync(key, Encoding.UTF8.GetBytes("2"));
+
+        Assert.Equal(0, cluster.Peers.Puts);
+        using ObjectLease stale = await cluster["c"].ReadAsync(key);
+        Assert.Equal("1", Encoding.UTF8.GetString(stale.Span));
+        Assert.Equal(ReadSource.LocalHit, stale.Source);
+    }
+
+    [Fact]
+    public async Task AForwardedWriteRaisesTheCacheTriggerOnTheOwnerOnly()
+    {
+        await using var cluster = await Cluster.StartAsync(azurite, ConsistencyPreset.Strong);
+        string key = cluster.KeyOwnedBy("c");
+        var fired = Members.ToDictionary(m => m, _ => 0);
+        foreach (string m in Members)
+        {
+            cluster[m].Written += (_, _) => fired[m]++;
+        }
+
+        await cluster["a"].WriteAsync(key, new byte[] { 9 });
+
+        Assert.Equal(new Dictionary<string, int> { ["a"] = 0, ["b"] = 0, ["c"] = 1 }, fired);
+        Assert.True(cluster["c"].Contains(key));
+        Assert.True(cluster["a"].Contains(key));
+    }
+
+    [Fact]
+    public async Task AWriteWhoseOwnerIsDownIsPersistedByTheWriter()
+    {
+        await using var cluster = await Cluster.StartAsync(azurite, ConsistencyPreset.Owner);
+        string key = cluster.KeyOwnedBy("b");
+        cluster.Peers.TakeDown("b");
+
+        WriteReceipt receipt = await cluster["a"].WriteAsync(key, new byte[] { 5 });
+        Assert.True(receipt.Persisted);
+        Assert.Equal([5], await cluster.DownloadAsync(key));
+        Assert.Equal(1, cluster["a"].Metrics.Snapshot().OwnerUnreachable);
+    }
+
+    [Fact]
+    public async Task ANewOwnerTakesAMovedObjectFromThePreviousOwnerInsteadOfStorage()
+    {
+        await using var cluster = await Cluster.StartAsync(azurite, ConsistencyPreset.OwnerLocalRead, members: ["a", "b"]);
+        // A key owned by b now, and by the newcomer c once it joins.
+        string key = cluster.KeyMovingTo("b", "c");
+        await cluster.UploadAsync(key, new byte[1000]);
+        (await cluster["b"].ReadAsync(key)).Dispose();
+
+        await cluster.JoinAsync("c");
+        using ObjectLease lease = await cluster["c"].ReadAsync(key);
+        Assert.Equal(ReadSource.RemoteHit, lease.Source);
+        Assert.Equal(0, cluster["c"].Metrics.Snapshot().BytesFetched);
+    }
+
+    private sealed class Cluster : IAsyncDisposable
+    {
+        private readonly Dictionary<string, (Cachelet Cachelet, RingOwnerLocator Ring, TempShmDirectory Shm)> _members = [];
+        private readonly FaaSCacheOptions _options;
+        private readonly AzuriteFixture _azurite;
+
+        private Cluster(AzuriteFixture azurite, BlobContainerClient container, FaaSCacheOptions options)
+        {
+            _azurite = azurite;
+            Container = container;
+            _options = options;
+        }
+
+        public InProcessPeers Peers { get; } = new();
+
+        public BlobContainerClient Container { get; }
+
+        public Cachelet this[string id] => _members[id].Cachelet;
+
+        public static async Task<Cluster> StartAsync(AzuriteFixture azurite, ConsistencyPreset preset, string[]? members = null)
+        {
+            var cluster = new Cluster(azurite, await azurite.CreateContainerAsync("peers"), new FaaSCacheOptions { Consistency = preset, CapacityBytes = 64L << 20 });
+            members ??= Members;
+            foreach (string id in members)
+            {
+                cluster.AddMember(id, members);
+            }
+
+            return cluster;
+        }
+
+        public Task JoinAsync(string id)
+        {
+            string[] before = [.. _members.Keys];
+            string[] all = [.. before, id];
+            // The newcomer starts from the list it read, then sees itself join: its ring changes like everyone's.
+            AddMember(id, before);
+            foreach ((string _, (Cachelet _, RingOwnerLocator ring, TempShmDirectory _)) in _members)
+            {
+                ring.Update(all);
+            }
+
+            return Task.CompletedTask;
+        }
+
+        public string KeyOwnedBy(string member)
+        {
+            ConsistentHashRing ring = _members.Values.First().Ring.Current;
+            return Enumerable.Range(0, 10_000).Select(i => $"{Container.Name}/k{i}").First(k => ring.GetOwner(k) == member);
+        }
+
+        public string KeyMovingTo(string from, string to)
+        {
+            ConsistentHashRing now = _members.Values.First().Ring.Current;
+            ConsistentHashRing later = now.WithMember(to);
+            return Enumerable.Range(0, 10_000).Select(i => $"{Container.Name}/k{i}").First(k => now.GetOwner(k) == from && later.GetOwner(k) == to);
+        }
+
+        public async Task UploadAsync(string key, byte[] content)
+            => await Container.GetBlobClient(BlobKey.Parse(key).BlobName).UploadAsync(new BinaryData(content), overwrite: true);
+
+        public async Task<byte[]?> DownloadAsync(string key)
+            => (await Container.GetBlobClient(BlobKey.Parse(key).BlobName).DownloadContentAsync()).Value.Content.ToArray();
+
+        public async ValueTask DisposeAsync()
+        {
+            foreach ((Cachelet cachelet, _, TempShmDirectory shm) in _members.Values)
+            {
+                await cachelet.DisposeAsync();
+                shm.Dispose();
+            }
+        }
+
+        private void AddMember(string id, string[] members)
+        {
+            var ring = new RingOwnerLocator(id, members);
+            var shm = new TempShmDirectory();
+            var cachelet = new Cachelet(_options, AzureBlobStore.FromConnectionString(_azurite.ConnectionString), new SharedMemoryStore(id, [shm.Path]), ring, peers: Peers);
+            Peers.Add(id, cachelet);
+            _members[id] = (cachelet, ring, shm);
+        }
+    }
+}
