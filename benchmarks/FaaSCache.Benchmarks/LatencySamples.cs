@@ -1,0 +1,29 @@
+using System.Diagnostics;
+
+namespace FaaSCache.Benchmarks;
+
+/// <summary>Stopwatch-tick latencies of one path, summarised as nearest-rank percentiles in microseconds.</summary>
+internal sealed class LatencySamples(int capacity)
+{
+    private readonly List<long> _ticks = new(capacity);
+
+    public int Count => _ticks.Count;
+
+    public void Add(long ticks) => _ticks.Add(ticks);
+
+    /// <summary>The nearest-rank percentile (<paramref name="percent"/> in 0..100) in microseconds.</summary>
+    public double PercentileMicroseconds(double percent)
+    {
+        if (_ticks.Count == 0)
+        {
+            throw new InvalidOperationException("No samples were taken.");
+        }
+
+        var sorted = _ticks.ToArray();
+        Array.Sort(sorted);
+        int rank = (int)Math.Ceiling(percent / 100 * sorted.Length);
+        return ToMicroseconds(sorted[Math.Clamp(rank - 1, 0, sorted.Length - 1)]);
+    }
+
+    public static double ToMicroseconds(long ticks) => ticks * 1_000_000.0 / Stopwatch.Frequency;
+}

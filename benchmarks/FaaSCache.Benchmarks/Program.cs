@@ -1,0 +1,121 @@
+using System.Runtime.InteropServices;
+using FaaSCache.TestSupport;
+
+namespace FaaSCache.Benchmarks;
+
+/// <summary>
+/// Entry point of every FaaSCache benchmark: <c>FaaSCache.Benchmarks &lt;name&gt; [--quick]</c>
+/// (normally through <c>benchmarks/run</c>). A new benchmark is one more line in <see cref="Benchmarks"/>.
+/// </summary>
+internal static class Program
+{
+    private const int Failed = 1;
+    private const int UsageError = 2;
+    private const int InterruptedExitCode = 130;
+
+    private static readonly BenchmarkDefinition[] Benchmarks =
+    [
+        new("cachelet-read", "cachelet local hit / local miss read latency vs Azurite, Redis and MemoryCache, 1 KB .. 128 MB", CacheletReadBenchmark.RunAsync),
+    ];
+
+    public static async Task<int> Main(string[] args)
+    {
+        if (args.Length == 0 || args.Any(a => a is "-h" or "--help"))
+        {
+            PrintUsage(args.Length == 0 ? Console.Error : Console.Out);
+            return args.Length == 0 ? UsageError : 0;
+        }
+
+        string name = args[0];
+        BenchmarkDefinition? definition = Benchmarks.FirstOrDefault(b => b.Name == name);
+        if (definition is null)
+        {
+            await Console.Error.WriteLineAsync($"Unknown benchmark '{name}'.");
+            PrintUsage(Console.Error);
+            return UsageError;
+        }
+
+        bool quick = false;
+        foreach (string flag in args.Skip(1))
+        {
+            if (flag == "--quick")
+            {
+                quick = true;
+            }
+            else
+            {
+                await Console.Error.WriteLineAsync($"Unknown option '{flag}' (allowed: --quick).");
+                return UsageError;
+            }
+        }
+
+        // The first Ctrl+C / SIGTERM stops the benchmark gracefully (servers stopped, files removed);
+        // a second one ends the process at once (the fixtures' exit hooks still kill the servers).
+        using var stop = new CancellationTokenSource();
+        using PosixSignalRegistration sigint = PosixSignalRegistration.Create(PosixSignal.SIGINT, c => RequestStop(c, stop));
+        using PosixSignalRegistration sigterm = PosixSignalRegistration.Create(PosixSignal.SIGTERM, c => RequestStop(c, stop));
+
+        var context = new BenchmarkContext(
+            quick,
+            Path.Combine(RepositoryRoot.Find(), "benchmarks", "results"),
+            Console.Out,
+            stop.Token);
+        try
+        {
+            await definition.Run(context);
+            return 0;
+        }
+        catch (Exception e) when (Interrupted(stop, e))
+        {
+            await Console.Error.WriteLineAsync("Interrupted: servers stopped and temporary files removed.");
+            return InterruptedExitCode;
+        }
+        catch (Exception e)
+        {
+            // The benchmark's own `await using` blocks have stopped its servers by now.
+            await Console.Error.WriteLineAsync($"{name} failed: {e}");
+            return Failed;
+        }
+    }
+
+    /// <summary>
+    /// True when the run was stopped by Ctrl+C / SIGTERM. A terminal's Ctrl+C also reaches Azurite and
+    /// redis-server (same process group), so a request may fail with "connection refused" a moment before
+    /// our own handler runs: give the signal a second to arrive before calling it a real failure.
+    /// </summary>
+    private static bool Interrupted(CancellationTokenSource stop, Exception e) =>
+        stop.IsCancellationRequested ||
+        (e is not OperationCanceledException && stop.Token.WaitHandle.WaitOne(TimeSpan.FromSeconds(1)));
+
+    private static void RequestStop(PosixSignalContext signal, CancellationTokenSource stop)
+    {
+        if (stop.IsCancellationRequested)
+        {
+            return;
+        }
+
+        signal.Cancel = true;
+        Console.Error.WriteLine($"{signal.Signal}: stopping (again to kill at once)...");
+        stop.Cancel();
+    }
+
+    private static void PrintUsage(TextWriter writer)
+    {
+        writer.WriteLine("usage: benchmarks/run <name> [--quick]");
+        writer.WriteLine();
+        writer.WriteLine("benchmarks:");
+        foreach (BenchmarkDefinition b in Benchmarks)
+        {
+            writer.WriteLine($"  {b.Name,-16} {b.Description}");
+        }
+
+        writer.WriteLine();
+        writer.WriteLine("  --quick          fewer iterations (a smoke run of a few minutes); results are less stable");
+    }
+}
+
+/// <summary>One benchmark the entry point can run.</summary>
+internal sealed record BenchmarkDefinition(string Name, string Description, Func<BenchmarkContext, Task> Run);
+
+/// <summary>What every benchmark gets: mode, where results go, output, and the Ctrl+C token.</summary>
+internal sealed record BenchmarkContext(bool Quick, string ResultsDirectory, TextWriter Output, CancellationToken Cancellation);
