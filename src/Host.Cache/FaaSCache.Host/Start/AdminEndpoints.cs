@@ -9,7 +9,7 @@ namespace FaaSCache.Host.Start;
 /// <summary>Read-only admin endpoints: host status with cache counters, and the recent invocations.</summary>
 public static class AdminEndpoints
 {
-    /// <summary>Maps <c>/admin/host/status</c> and <c>/admin/invocations</c>.</summary>
+    /// <summary>Maps <c>/admin/host/status</c>, <c>/admin/invocations</c> and <c>POST /admin/cache/remove?key=container/blob</c>.</summary>
     public static void Map(WebApplication web)
     {
         web.MapGet("/admin/host/status", (FunctionApp app, HostSettings settings, InvocationLog log, SharedMemoryStore shm, IReadOnlyDictionary<string, LanguageWorkerManager> workers, IServiceProvider sp) =>
@@ -30,5 +30,19 @@ public static class AdminEndpoints
             });
         });
         web.MapGet("/admin/invocations", (InvocationLog log, string? function) => Results.Json(log.Recent(function)));
+
+        // Drops one key from this instance's cache (the next read is a miss): for benchmarks and operators.
+        web.MapPost("/admin/cache/remove", (string? key, IServiceProvider sp) =>
+        {
+            if (string.IsNullOrEmpty(key))
+            {
+                return Results.BadRequest(new { error = "query parameter 'key' (container/blob) is required" });
+            }
+
+            Cachelet? cachelet = sp.GetService<Cachelet>();
+            return cachelet is null
+                ? Results.Conflict(new { error = "the cache is off (--cache off)" })
+                : Results.Json(new { key, removed = cachelet.Remove(key) });
+        });
     }
 }
