@@ -1,0 +1,1 @@
+"""Code shared by the AMBER Alert functions (imported as `from ..shared_code import amber`)."""

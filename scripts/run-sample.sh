@@ -1,0 +1,320 @@
+#!/usr/bin/env bash
+# Runs a sample function app on the FaaSCache host against a private Azurite and shows, request by
+# request, where every blob input came from (LM local miss / LH local hit / storage) and how many bytes
+# the host copied, including the blob-triggered stages the requests set off.
+#
+# usage: scripts/run-sample.sh <amber-alert|thumbnail-node> [--cache on|off] [--requests N] [--no-build]
+#
+#   --cache on|off   run the host with the cache (default) or as the stock host does (bytes over gRPC)
+#   --requests N     HTTP requests to send, one after the other (default 3); the sample seeds two inputs
+#                    (camera-1/2.ppm, photo-1/2.ppm) and request i uses input ((i-1) mod 2)+1: request 1 meets
+#                    a cold cache, request 2 a new input with the models cached, request 3 repeats request 1
+#   --no-build       use the Release build that is there
+#
+# Steps: start Azurite (scripts/azurite.sh) -> build the host (Release) -> seed the sample's blobs
+# (samples/<sample>/seed.sh) -> start the host on a free port -> per request: curl, wait for the
+# blob-triggered stages (bounded), print the invocations from /admin/invocations -> summary -> stop the
+# host with SIGTERM and check it left no process or shared-memory map behind -> stop Azurite.
+# Everything started here is stopped and every temporary file removed on exit, on failure too.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+say() { printf '[run-sample] %s\n' "$*"; }
+die() { printf '[run-sample] error: %s\n' "$*" >&2; exit 1; }
+usage() { sed -n '6,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+
+sample=""
+cache=on
+requests=3
+build=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --cache) cache="${2:-}"; shift 2 || die "--cache needs on or off" ;;
+        --requests) requests="${2:-}"; shift 2 || die "--requests needs a number" ;;
+        --no-build) build=0; shift ;;
+        -h|--help) usage; exit 0 ;;
+        -*) usage >&2; die "unknown option '$1'" ;;
+        *) [ -z "$sample" ] || die "one sample at a time ('$sample' and '$1')"; sample="$1"; shift ;;
+    esac
+done
+[ -n "$sample" ] || { usage >&2; exit 2; }
+[[ "$cache" == on || "$cache" == off ]] || die "--cache must be on or off, not '$cache'"
+[[ "$requests" =~ ^[1-9][0-9]*$ ]] || die "--requests must be a positive number, not '$requests'"
+[ "$requests" -le 100 ] || die "--requests $requests: at most 100 (the host's /admin/invocations keeps the last 500 invocations)"
+
+# What each sample serves: the HTTP function, the route of item k, and the blob-triggered stages.
+case "$sample" in
+    amber-alert)
+        http_function=BoundingBox; route='bounding-box/camera-%d.ppm'; downstream=(People Car)
+        legend="BoundingBox reads a 35 MiB model and writes labelled/<image>; that write fires People (97 MiB model) and Car (5 MiB model)" ;;
+    thumbnail-node)
+        http_function=Thumbnail; route='thumbnail/photo-%d.ppm'; downstream=(IndexThumbnail)
+        legend="Thumbnail reads a 4 MiB photo and writes a 64 KiB thumbnail; that write fires IndexThumbnail"
+        [ -d src/Workers/node/node_modules ] || die "the Node worker is not installed (src/Workers/node/node_modules is missing): run bash scripts/setup.sh" ;;
+    *) usage >&2; die "unknown sample '$sample' (amber-alert, thumbnail-node)" ;;
+esac
+items=2  # inputs seeded by each sample's seed.sh
+app="$root/samples/$sample"
+dll="$root/src/Host.Cache/FaaSCache.Host/bin/Release/net10.0/FaaSCache.Host.dll"
+[ -x node_modules/.bin/azurite-blob ] || die "Azurite is not installed (node_modules/.bin/azurite-blob): run bash scripts/setup.sh"
+
+work="$(mktemp -d /tmp/faascache-run-sample.XXXXXX)"
+host_pid=""
+host_rc=0
+instance="run-sample-$$"
+shm_dir=""
+
+# Removes the maps this run's host created, when the host could not do it itself (it was killed).
+remove_leftover_maps() {
+    [ -n "$shm_dir" ] || return 0
+    local journal left=0 line name
+    journal="$(dirname "$shm_dir")/FaaSCache/$instance.maps"
+    if [ -f "$journal" ]; then
+        # Lines: "pid <pid> <start>", then "+<map>" (created or adopted) and "-<map>" (removed).
+        while read -r line; do
+            name="${line:1}"
+            [[ "$line" == +* && "$name" =~ ^[0-9a-f]{32}$ ]] || continue
+            if [ -e "$shm_dir/$name" ]; then rm -f "$shm_dir/$name"; left=$((left + 1)); fi
+        done <"$journal"
+        rm -f "$journal"
+        say "removed $left shared-memory map(s) and the journal the host left behind"
+    fi
+}
+
+# A worker outlives a host that was killed (its stream ends, it may linger): end the ones this run started.
+stop_orphaned_workers() {
+    local p alive=""
+    for p in ${worker_pids:-}; do
+        if kill -0 "$p" 2>/dev/null && grep -q worker "/proc/$p/cmdline" 2>/dev/null; then alive="$alive $p"; kill -TERM "$p" 2>/dev/null || true; fi
+    done
+    [ -n "$alive" ] || return 0
+    say "stopping worker process(es)$alive left by the host"
+    local _ any
+    for _ in $(seq 1 50); do
+        any=0
+        for p in $alive; do kill -0 "$p" 2>/dev/null && any=1; done
+        [ "$any" -eq 1 ] || return 0
+        sleep 0.1
+    done
+    for p in $alive; do kill -KILL "$p" 2>/dev/null || true; done
+}
+
+stop_host() {
+    [ -n "$host_pid" ] || return 0
+    if kill -0 "$host_pid" 2>/dev/null; then
+        say "stopping the host (SIGTERM to pid $host_pid)"
+        kill -TERM "$host_pid" 2>/dev/null || true
+        for _ in $(seq 1 300); do kill -0 "$host_pid" 2>/dev/null || break; sleep 0.1; done
+        if kill -0 "$host_pid" 2>/dev/null; then
+            say "the host did not stop within 30 s: SIGKILL"
+            kill -KILL "$host_pid" 2>/dev/null || true
+        fi
+    fi
+    set +e
+    wait "$host_pid" 2>/dev/null
+    host_rc=$?
+    set -e
+    host_pid=""
+}
+
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM
+    set +e
+    if [ -n "$host_pid" ]; then
+        stop_host
+        [ "$rc" -ne 0 ] && [ "$rc" -ne 130 ] && [ "$rc" -ne 143 ] && [ -f "$work/host.log" ] && { say "last lines of the host's log:"; tail -n 40 "$work/host.log" | sed 's/^/    /'; }
+        remove_leftover_maps
+        stop_orphaned_workers
+    fi
+    if [ -n "${AZURITE_PID:-}" ]; then
+        say "stopping Azurite (pid $AZURITE_PID)"
+        stop_azurite
+    fi
+    rm -rf "$work"
+    [ "$rc" -eq 0 ] || say "failed (exit code $rc); everything started here has been stopped"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+http_get() {  # http_get <url> <file>: body to file, prints "<HTTP status> <seconds>"
+    curl -sS --max-time 120 -o "$2" -w '%{http_code} %{time_total}\n' "$1"
+}
+
+say "sample '$sample' ($app), cache $cache, $requests request(s); machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
+
+# shellcheck source=scripts/azurite.sh
+source scripts/azurite.sh
+say "starting Azurite"
+start_azurite >"$work/azurite.txt"  # not in a pipe: it sets AZURITE_* in this shell
+sed 's/^/[run-sample] /' "$work/azurite.txt"
+export AzureWebJobsStorage="$AZURITE_CONNECTION"  # the environment wins over local.settings.json's UseDevelopmentStorage=true
+
+if [ "$build" -eq 1 ]; then
+    say "building the host (dotnet build src/Host.Cache/FaaSCache.Host -c Release)"
+    dotnet build src/Host.Cache/FaaSCache.Host -c Release --verbosity quiet -nologo >"$work/build.log" 2>&1 \
+        || { cat "$work/build.log" >&2; die "the host does not build"; }
+fi
+[ -f "$dll" ] || die "$dll not found: build the host first"
+
+say "seeding blobs (samples/$sample/seed.sh)"
+FAASCACHE_HOST_DLL="$dll" bash "$app/seed.sh"
+
+port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
+base="http://127.0.0.1:$port"
+say "starting the host: dotnet FaaSCache.Host.dll start --script-root samples/$sample --port $port --cache $cache --blob-poll-interval 1"
+dotnet "$dll" start --script-root "$app" --port "$port" --cache "$cache" --instance-id "$instance" --blob-poll-interval 1 \
+    >"$work/host.log" 2>&1 &
+host_pid=$!
+
+# Ready: the admin endpoint answers and the worker has loaded every function.
+functions=""
+for _ in $(seq 1 600); do
+    kill -0 "$host_pid" 2>/dev/null || { cat "$work/host.log" >&2; host_pid=""; die "the host exited at start-up"; }
+    if [ -z "$functions" ] && http_get "$base/admin/host/status" "$work/status.json" 2>/dev/null | grep -q '^200 '; then
+        functions="$(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["functions"]))' "$work/status.json")"
+    fi
+    if [ -n "$functions" ]; then
+        grep -q "failed to load" "$work/host.log" && die "a function failed to load (see the log below)"
+        loaded=0
+        for f in $functions; do grep -q "loaded function $f " "$work/host.log" && loaded=$((loaded + 1)); done
+        [ "$loaded" -eq "$(wc -w <<<"$functions")" ] && break
+    fi
+    sleep 0.1
+done
+[ -n "$functions" ] && [ "$loaded" -eq "$(wc -w <<<"$functions")" ] || die "the host was not ready within 60 s"
+sed -n '/^FaaSCache host: app/,/^$/p' "$work/host.log" | sed '/^$/d; s/^/    /'
+shm_dir="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sharedMemory"]["directory"])' "$work/status.json")"
+worker_pids="$(curl -sS "$base/admin/host/status" | python3 -c 'import json,sys; print(" ".join(str(w["pid"]) for w in json.load(sys.stdin)["workers"]))')"
+say "host pid $host_pid ready, worker pid(s) $worker_pids, log $work/host.log"
+mode="$(grep -m1 -o 'shared-memory inputs: .*' "$work/host.log" || true)"
+[ -z "$mode" ] || say "node worker: $mode"
+
+# The per-request report, from /admin/invocations.
+report() {  # report <request> <requests> <status> <ms> <path> <response file> <invocations file> <http fn> <downstream...>
+    python3 - "$@" <<'PY'
+import json, sys
+i, n, status, ms, path, resp, inv, http_fn, *down = sys.argv[1:]
+i = int(i)
+records = json.load(open(inv))
+def nth(fn, k):
+    rs = [r for r in records if r["function"] == fn]
+    return rs[k - 1] if len(rs) >= k else None
+def num(v):
+    return f"{v:,}"
+body = open(resp, "rb").read().decode("utf-8", "replace").strip()
+print(f"request {i}/{n}: GET /api/{path} -> HTTP {status} in {float(ms):.1f} ms")
+print(f"  response: {body[:200]}{'...' if len(body) > 200 else ''}")
+print(f"  {'function':<15}{'trigger':<9}{'status':<8}{'ms':>9}  {'binding':<10}{'blob':<33}{'source':<19}{'bytes':>12}{'copied':>13}")
+for fn in [http_fn] + down:
+    r = nth(fn, i)
+    if r is None:
+        print(f"  {fn:<15}(no invocation recorded)")
+        continue
+    head = f"  {fn:<15}{r['trigger']:<9}{('ok' if r['status'] == 'succeeded' else r['status']):<8}{r['durationMs']:>9.1f}  "
+    rows = []
+    for x in r["inputs"]:
+        rows.append((x["binding"], x["key"], x["source"].upper(), x["bytes"], x["bytesCopied"]))
+    for x in r["outputs"]:
+        how = "out " + ("adopted" if x["adopted"] else "copied") + (",stored" if x["persisted"] else "")
+        rows.append((x["binding"], x["key"], how, x["bytes"], x["bytesCopied"]))
+    for k, (b, key, src, size, copied) in enumerate(rows or [("-", "-", "-", 0, 0)]):
+        print(f"{head if k == 0 else ' ' * len(head)}{b:<10}{key:<33}{src:<19}{num(size):>12}{num(copied):>13}")
+    if r.get("error"):
+        print(f"  {'':<15}error: {r['error'][:300]}")
+PY
+}
+
+summary() {  # summary <requests> <invocations file> <status file> <cache> <http fn> <downstream...>
+    python3 - "$@" <<'PY'
+import json, statistics, sys
+n, inv, status, cache, *fns = sys.argv[1:]
+n = int(n)
+records = json.load(open(inv))
+st = json.load(open(status))
+print(f"summary: {n} request(s), cache {cache}")
+print(f"  {'function':<15}{'invocations':>12}{'first ms':>11}{'later ms (mean)':>17}{'copied, first':>16}{'copied, later (mean)':>22}")
+for fn in fns:
+    rs = [r for r in records if r["function"] == fn][:n]
+    if not rs:
+        continue
+    copied = [sum(x["bytesCopied"] for x in r["inputs"] + r["outputs"]) for r in rs]
+    later_ms = f"{statistics.mean(r['durationMs'] for r in rs[1:]):.1f}" if len(rs) > 1 else "-"
+    later_copied = f"{round(statistics.mean(copied[1:])):,}" if len(rs) > 1 else "-"
+    print(f"  {fn:<15}{len(rs):>12}{rs[0]['durationMs']:>11.1f}{later_ms:>17}{copied[0]:>16,}{later_copied:>22}")
+c = st.get("counters")
+inv_totals = st["invocations"]
+print(f"  host: {inv_totals['succeeded']} invocations succeeded, {inv_totals['failed']} failed, {inv_totals['bytesCopied']:,} bytes copied in all")
+if c:
+    print(f"  cachelet: {c['localHits']} local hits, {c['localMisses']} local misses, {c['bytesFetched']:,} bytes fetched from storage, "
+          f"{c['bytesServed']:,} bytes served, {c['writes']} writes, {c['bytesCached']:,} bytes in {c['objectsCached']} objects cached")
+PY
+}
+
+say "legend: $legend"
+say "        source LM = local miss (the cachelet fetched the blob from storage into shared memory), LH = local hit (the worker"
+say "        maps the cachelet's copy: nothing copied), STORAGE = cache off (downloaded, sent inside the gRPC message);"
+say "        out adopted = the cache took the worker's output map as it is; stored = in storage when the invocation ended;"
+say "        copied = bytes the host copied in memory for that input or output; trigger cache = fired by a write through"
+say "        the cache, blob = found by polling storage"
+failed=0
+for i in $(seq 1 "$requests"); do
+    path="$(printf "$route" $(( (i - 1) % items + 1 )))"
+    echo
+    say "request $i/$requests: curl $base/api/$path"
+    read -r status seconds < <(http_get "$base/api/$path" "$work/response.json" || true)
+    ms="$(python3 -c 'import sys; print(float(sys.argv[1]) * 1000)' "${seconds:-0}")"
+    [ "$status" = 200 ] || failed=1
+    say "waiting for the blob-triggered stage(s): ${downstream[*]} (up to 30 s)"
+    deadline=$(( $(date +%s) + 30 ))
+    while :; do
+        curl -sS "$base/admin/invocations" -o "$work/invocations.json"
+        missing="$(python3 -c '
+import json, sys
+records = json.load(open(sys.argv[1])); i = int(sys.argv[2])
+print(" ".join(f for f in sys.argv[3:] if sum(r["function"] == f and r["status"] != "running" for r in records) < i))' \
+            "$work/invocations.json" "$i" "${downstream[@]}")"
+        [ -z "$missing" ] && break
+        if [ "$(date +%s)" -ge "$deadline" ]; then say "no invocation of $missing after 30 s"; failed=1; break; fi
+        sleep 0.1
+    done
+    report "$i" "$requests" "$status" "$ms" "$path" "$work/response.json" "$work/invocations.json" "$http_function" "${downstream[@]}"
+done
+echo
+curl -sS "$base/admin/invocations" -o "$work/invocations.json"
+curl -sS "$base/admin/host/status" -o "$work/status.json"
+summary "$requests" "$work/invocations.json" "$work/status.json" "$cache" "$http_function" "${downstream[@]}"
+python3 -c '
+import json, sys
+rs = json.load(open(sys.argv[1]))
+extra = {f: n for f in sys.argv[3:] if (n := sum(r["function"] == f for r in rs)) > int(sys.argv[2])}
+for f, n in extra.items(): print(f"[run-sample] warning: {f} ran {n} times for {sys.argv[2]} requests (a write fired it twice)")
+print(sum(r["status"] == "failed" for r in rs))' "$work/invocations.json" "$requests" "${downstream[@]}" >"$work/check.txt"
+grep '^\[run-sample\]' "$work/check.txt" || true
+[ "$(tail -n 1 "$work/check.txt")" = 0 ] || { say "$(tail -n 1 "$work/check.txt") invocation(s) failed"; failed=1; }
+
+# Stop the host and check what it left: processes, shared-memory maps (every map named in the
+# invocation records), its journal.
+echo
+maps="$(python3 -c '
+import json, sys
+print(" ".join(sorted({x["mapName"] for r in json.load(open(sys.argv[1])) for x in r["inputs"] + r["outputs"] if x.get("mapName")})))' "$work/invocations.json")"
+pid_was=$host_pid
+stop_host
+if [ "$host_rc" -eq 0 ]; then say "the host (pid $pid_was) exited with code 0"; else say "the host (pid $pid_was) exited with code $host_rc"; failed=1; fi
+alive=""
+for p in $worker_pids; do kill -0 "$p" 2>/dev/null && alive="$alive $p"; done
+left=0
+for m in $maps; do [ -e "$shm_dir/$m" ] && left=$((left + 1)); done
+journal="$(dirname "$shm_dir")/FaaSCache/$instance.maps"
+say "after exit: worker process(es) still running: ${alive:-none}; shared-memory maps left in $shm_dir: $left of $(wc -w <<<"$maps"); journal $( [ -e "$journal" ] && echo present || echo removed )"
+if [ -n "$alive" ] || [ "$left" -ne 0 ] || [ -e "$journal" ]; then
+    failed=1
+    stop_orphaned_workers
+    remove_leftover_maps
+fi
+[ "$failed" -eq 0 ] || exit 1
+say "done"
