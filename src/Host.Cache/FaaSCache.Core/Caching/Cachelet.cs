@@ -26,7 +26,11 @@ public sealed partial class Cachelet : IAsyncDisposable, IDisposable
     private readonly IOwnerLocator _owners;
     private readonly TimeProvider _time;
     private readonly ILogger _logger;
+    private const long BackgroundDeleteThreshold = 8L << 20;
     private readonly KeyGlob _doNotCache;
+    private readonly System.Threading.Channels.Channel<SharedMemoryMap> _deletions =
+        System.Threading.Channels.Channel.CreateUnbounded<SharedMemoryMap>(new System.Threading.Channels.UnboundedChannelOptions { SingleReader = true });
+    private readonly Task _deleter;
     private long _bytesCached;
     private long _localVersion;
     private int _disposed;
@@ -73,6 +77,7 @@ public sealed partial class Cachelet : IAsyncDisposable, IDisposable
         CapacityBytes = options.EffectiveCapacityBytes;
         Metrics = new CacheletMetrics(sharedMemory.InstanceId, () => Interlocked.Read(ref _bytesCached), () => Count);
         _writeBack = StartWriteBack();
+        _deleter = Task.Run(DeleteInBackgroundAsync);
     }
 
     /// <summary>Gets the options in force.</summary>
@@ -152,12 +157,29 @@ public sealed partial class Cachelet : IAsyncDisposable, IDisposable
 
         if (delete)
         {
-            _shm.Delete(entry.Map);
+            DeleteMap(entry.Map);
         }
     }
 
     /// <summary>Deletes a private map that never entered the cache.</summary>
-    internal void DeleteTransient(SharedMemoryMap map) => _shm.Delete(map);
+    internal void DeleteTransient(SharedMemoryMap map) => DeleteMap(map);
+
+    /// <summary>Large maps are unmapped and unlinked in the background (tens of ms at 128 MB), off the reader's path.</summary>
+    private void DeleteMap(SharedMemoryMap map)
+    {
+        if (map.ContentLength < BackgroundDeleteThreshold || _disposed != 0 || !_deletions.Writer.TryWrite(map))
+        {
+            _shm.Delete(map);
+        }
+    }
+
+    private async Task DeleteInBackgroundAsync()
+    {
+        await foreach (SharedMemoryMap map in _deletions.Reader.ReadAllAsync().ConfigureAwait(false))
+        {
+            _shm.Delete(map);
+        }
+    }
 
     private string NextLocalVersion(string prefix) => $"{prefix}-{_shm.InstanceId}-{Interlocked.Increment(ref _localVersion)}";
 
@@ -165,7 +187,7 @@ public sealed partial class Cachelet : IAsyncDisposable, IDisposable
     {
         foreach (CacheEntry e in dead)
         {
-            _shm.Delete(e.Map);
+            DeleteMap(e.Map);
         }
     }
 
@@ -178,6 +200,8 @@ public sealed partial class Cachelet : IAsyncDisposable, IDisposable
         }
 
         await StopWriteBackAsync().ConfigureAwait(false);
+        _deletions.Writer.TryComplete();
+        await _deleter.ConfigureAwait(false);
         var all = new List<CacheEntry>();
         lock (_gate)
         {

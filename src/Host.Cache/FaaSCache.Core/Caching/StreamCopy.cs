@@ -5,7 +5,24 @@ namespace FaaSCache.Caching;
 /// <summary>Copies a stream into a map, reading straight into the mapped pages.</summary>
 internal static class StreamCopy
 {
+    /// <summary>Objects from this size up get their pages populated on another core while the bytes arrive.</summary>
+    public const long PrefaultThreshold = 4L << 20;
+
     public static async Task FillAsync(Stream source, SharedMemoryMap map, CancellationToken cancellationToken)
+    {
+        Task prefault = map.ContentLength >= PrefaultThreshold ? map.PrefaultAsync() : Task.CompletedTask;
+        try
+        {
+            await CopyAsync(source, map, cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            // The map must outlive the populating thread, whatever happened to the copy.
+            await prefault.ConfigureAwait(false);
+        }
+    }
+
+    private static async Task CopyAsync(Stream source, SharedMemoryMap map, CancellationToken cancellationToken)
     {
         long length = map.ContentLength;
         if (length <= int.MaxValue)

@@ -9,7 +9,7 @@ namespace FaaSCache.SharedMemory;
 /// bytes 1..8 = content length (little-endian int64), content from byte 9.
 /// Disposing unmaps it; deleting the file is the <see cref="SharedMemoryStore"/>'s job.
 /// </summary>
-public sealed unsafe class SharedMemoryMap : IDisposable
+public sealed unsafe partial class SharedMemoryMap : IDisposable
 {
     /// <summary>Bytes before the content.</summary>
     public const int HeaderSize = 9;
@@ -145,6 +145,23 @@ public sealed unsafe class SharedMemoryMap : IDisposable
             throw;
         }
     }
+
+    /// <summary>
+    /// Starts populating the map's pages on another thread (Linux MADV_POPULATE_WRITE), so a writer that
+    /// fills the map from the network finds them ready instead of faulting each one in. Best effort:
+    /// the task completes quietly where the kernel lacks it. Await it before disposing the map.
+    /// </summary>
+    internal Task PrefaultAsync()
+    {
+        nint start = (nint)_base;
+        nuint length = (nuint)(HeaderSize + ContentLength);
+        return Task.Run(() => _ = Madvise(start, length, MadvPopulateWrite));
+    }
+
+    private const int MadvPopulateWrite = 23;
+
+    [System.Runtime.InteropServices.LibraryImport("libc", EntryPoint = "madvise", SetLastError = true)]
+    private static partial int Madvise(nint address, nuint length, int advice);
 
     private void WriteHeader()
     {
