@@ -26,9 +26,11 @@ public static class StartCommand
         Dictionary<string, string> o = CommandLineException.ParseOptions(args, "--script-root", "--port", "--cache", "--instance-id", "--workers-dir", "--blob-poll-interval");
         string root = Path.GetFullPath(o.GetValueOrDefault("--script-root") ?? Directory.GetCurrentDirectory());
         int port = 7071;
-        if (o.TryGetValue("--port", out string? p) && (!int.TryParse(p, CultureInfo.InvariantCulture, out port) || port is < 0 or > 65535))
+        // Port 0 is refused: the FunctionRpc listener also takes an ephemeral port, and with both ephemeral the
+        // host cannot tell them apart (it handed workers the HTTP/1 address, so they never connected).
+        if (o.TryGetValue("--port", out string? p) && (!int.TryParse(p, CultureInfo.InvariantCulture, out port) || port is < 1 or > 65535))
         {
-            throw new CommandLineException($"--port '{p}' is not a port number (0..65535)");
+            throw new CommandLineException($"--port '{p}' is not a port number (1..65535)");
         }
 
         bool cache = o.GetValueOrDefault("--cache", "on") switch
