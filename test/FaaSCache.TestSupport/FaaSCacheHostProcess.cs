@@ -1,0 +1,490 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Net.Http.Json;
+using System.Reflection;
+using System.Text;
+using System.Text.Json;
+
+namespace FaaSCache.TestSupport;
+
+/// <summary>
+/// The built FaaSCache host (<c>dotnet FaaSCache.Host.dll start --script-root &lt;app&gt; --port &lt;p&gt;</c>) as a
+/// real process on a free loopback port, with <c>AzureWebJobsStorage</c> and
+/// <c>FUNCTIONS_UNIX_SHARED_MEMORY_DIRECTORIES</c> set in its environment and its stdout/stderr captured.
+/// <see cref="StopAsync"/> sends SIGTERM and waits for a clean exit; dispose kills the host, its workers
+/// and anything else it started, if still running (and, failing that, so does the test process's exit).
+/// A test project that uses this references the host project (<c>FaaSCache.Host.csproj</c>), so that
+/// <c>dotnet test</c> builds the host DLL in the same configuration first.
+/// </summary>
+public sealed class FaaSCacheHostProcess : IAsyncDisposable
+{
+    /// <summary>The environment variable that may name the host DLL to run instead of the built one.</summary>
+    public const string HostDllVariable = "FAASCACHE_HOST_DLL";
+
+    public static readonly TimeSpan StartTimeout = TimeSpan.FromSeconds(60);
+    public static readonly TimeSpan StopTimeout = TimeSpan.FromSeconds(30);
+    public static readonly TimeSpan WorkerTimeout = TimeSpan.FromSeconds(60);
+
+    private const int MaxCapturedChars = 4 * 1024 * 1024;
+    private const int MaxPortAttempts = 5;
+    private static readonly TimeSpan KillTimeout = TimeSpan.FromSeconds(15);
+    private static readonly TimeSpan ProbeTimeout = TimeSpan.FromSeconds(5);
+    private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web);
+
+    private readonly Process process;
+    private readonly StringBuilder output = new();
+    private readonly Lock gate = new();
+    private readonly HashSet<int> workerPids = [];
+    private readonly IDisposable exitRegistration;
+    private readonly Task exited;
+    private int disposed;
+
+    private FaaSCacheHostProcess(Process process, int port)
+    {
+        this.process = process;
+        Port = port;
+        BaseUri = new Uri($"http://127.0.0.1:{port.ToString(CultureInfo.InvariantCulture)}/");
+        Http = new HttpClient { BaseAddress = BaseUri, Timeout = TimeSpan.FromSeconds(120) };
+        process.OutputDataReceived += (_, e) => Append(e.Data);
+        process.ErrorDataReceived += (_, e) => Append(e.Data);
+        process.Start();
+        ProcessId = process.Id;
+        exitRegistration = ProcessExitCleanup.Register(() => ProcessTree.Kill(process));
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        exited = process.WaitForExitAsync();
+    }
+
+    /// <summary>Gets the HTTP port (<c>--port</c>).</summary>
+    public int Port { get; }
+
+    /// <summary>Gets <c>http://127.0.0.1:&lt;port&gt;/</c>.</summary>
+    public Uri BaseUri { get; }
+
+    /// <summary>Gets a client whose base address is <see cref="BaseUri"/> (120 s timeout).</summary>
+    public HttpClient Http { get; }
+
+    /// <summary>Gets the host's process id.</summary>
+    public int ProcessId { get; }
+
+    /// <summary>Gets a value indicating whether the host has exited.</summary>
+    public bool HasExited => exited.IsCompleted;
+
+    /// <summary>Gets the exit code once the host has exited.</summary>
+    public int? ExitCode => exited.IsCompleted ? process.ExitCode : null;
+
+    /// <summary>Gets what the host printed so far (stdout and stderr interleaved, first 4 M characters).</summary>
+    public string Output
+    {
+        get
+        {
+            lock (gate)
+            {
+                return output.ToString();
+            }
+        }
+    }
+
+    /// <summary>Finds the built host DLL: <c>src/Host.Cache/FaaSCache.Host/bin/&lt;Configuration&gt;/net10.0/FaaSCache.Host.dll</c>.</summary>
+    public static string FindHostDll()
+    {
+        string? overridden = Environment.GetEnvironmentVariable(HostDllVariable);
+        if (!string.IsNullOrEmpty(overridden))
+        {
+            return File.Exists(overridden) ? overridden : throw new FileNotFoundException($"{HostDllVariable} names '{overridden}', which does not exist.", overridden);
+        }
+
+        // TestSupport is built in the same configuration as the test project that references it and the host.
+        string configuration = typeof(FaaSCacheHostProcess).Assembly.GetCustomAttribute<AssemblyConfigurationAttribute>()?.Configuration is { Length: > 0 } c ? c : "Debug";
+        string dll = Path.Combine(RepositoryRoot.Find(), "src", "Host.Cache", "FaaSCache.Host", "bin", configuration, "net10.0", "FaaSCache.Host.dll");
+        return File.Exists(dll)
+            ? dll
+            : throw new FileNotFoundException(
+                $"The FaaSCache host is not built: '{dll}' is missing. Reference src/Host.Cache/FaaSCache.Host/FaaSCache.Host.csproj from the test project " +
+                $"(dotnet test then builds it) or run `dotnet build src/Host.Cache/FaaSCache.Host -c {configuration}`.",
+                dll);
+    }
+
+    /// <summary>
+    /// Starts the host for the app in <paramref name="appDirectory"/> and waits (at most <see cref="StartTimeout"/>) until
+    /// <c>/admin/host/status</c> answers. Workers may still be starting: see <see cref="WaitForWorkersAsync"/>.
+    /// </summary>
+    /// <param name="appDirectory">The function app folder (<c>--script-root</c>).</param>
+    /// <param name="storageConnection">The <c>AzureWebJobsStorage</c> environment variable (wins over local.settings.json).</param>
+    /// <param name="shmRoot">The <c>FUNCTIONS_UNIX_SHARED_MEMORY_DIRECTORIES</c> environment variable (maps go to &lt;root&gt;/AzureFunctions).</param>
+    /// <param name="cache"><c>--cache on</c> or <c>off</c>.</param>
+    /// <param name="extraArgs">More options, e.g. <c>{"--blob-poll-interval": "0.5"}</c>.</param>
+    /// <param name="environment">More environment variables for the host (and so its workers).</param>
+    /// <param name="cancellationToken">Cancellation.</param>
+    public static async Task<FaaSCacheHostProcess> StartAsync(
+        string appDirectory,
+        string storageConnection,
+        string shmRoot,
+        bool cache = true,
+        IDictionary<string, string>? extraArgs = null,
+        IDictionary<string, string>? environment = null,
+        CancellationToken cancellationToken = default)
+    {
+        using var deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        deadline.CancelAfter(StartTimeout);
+        var earlierAttempts = new StringBuilder();
+        for (int attempt = 1; ; attempt++)
+        {
+            int port = TcpPorts.GetFreePort();
+            var args = new Dictionary<string, string>(extraArgs ?? new Dictionary<string, string>(), StringComparer.Ordinal)
+            {
+                ["--port"] = port.ToString(CultureInfo.InvariantCulture),
+                ["--cache"] = cache ? "on" : "off",
+            };
+            FaaSCacheHostProcess host = Launch(appDirectory, storageConnection, shmRoot, port, args, environment);
+            try
+            {
+                if (await host.WaitUntilAnsweringAsync(deadline.Token))
+                {
+                    return host;
+                }
+            }
+            catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
+            {
+                string captured = host.Output;
+                await host.DisposeAsync();
+                throw new TimeoutException(
+                    $"The FaaSCache host did not answer /admin/host/status on port {port} within {StartTimeout.TotalSeconds:0} s.{Environment.NewLine}" +
+                    $"Host output:{Environment.NewLine}{captured}{earlierAttempts}");
+            }
+            catch
+            {
+                await host.DisposeAsync();
+                throw;
+            }
+
+            string exitOutput = host.Output;
+            int? code = host.ExitCode;
+            await host.DisposeAsync();
+            if (exitOutput.Contains("cannot listen on port", StringComparison.OrdinalIgnoreCase) && attempt < MaxPortAttempts)
+            {
+                earlierAttempts.AppendLine().Append("(attempt ").Append(attempt).Append(": port ").Append(port).Append(" was taken)");
+                continue;
+            }
+
+            throw new InvalidOperationException(
+                $"The FaaSCache host exited with code {code} before it answered on port {port}.{Environment.NewLine}" +
+                $"Host output:{Environment.NewLine}{exitOutput}{earlierAttempts}");
+        }
+    }
+
+    /// <summary>
+    /// Runs the host for the app in <paramref name="appDirectory"/> and waits for it to exit by itself (for start-ups
+    /// that must fail); kills it and throws <see cref="TimeoutException"/> when it is still running after <paramref name="timeout"/>.
+    /// </summary>
+    public static async Task<HostRun> RunToExitAsync(
+        string appDirectory,
+        string storageConnection,
+        string shmRoot,
+        TimeSpan timeout,
+        IDictionary<string, string>? extraArgs = null,
+        IDictionary<string, string>? environment = null)
+    {
+        int port = TcpPorts.GetFreePort();
+        var args = new Dictionary<string, string>(extraArgs ?? new Dictionary<string, string>(), StringComparer.Ordinal)
+        {
+            ["--port"] = port.ToString(CultureInfo.InvariantCulture),
+        };
+        await using FaaSCacheHostProcess host = Launch(appDirectory, storageConnection, shmRoot, port, args, environment);
+        if (await host.WaitForExitAsync(timeout) is not int code)
+        {
+            throw new TimeoutException($"The FaaSCache host was still running after {timeout.TotalSeconds:0} s.{Environment.NewLine}Host output:{Environment.NewLine}{host.Output}");
+        }
+
+        return new HostRun(code, host.Output);
+    }
+
+    /// <summary>Sends <paramref name="signal"/> (e.g. <c>TERM</c>, <c>KILL</c>) to process <paramref name="pid"/> with <c>/bin/kill</c>.</summary>
+    public static async Task SignalAsync(int pid, string signal)
+    {
+        var start = new ProcessStartInfo("/bin/kill") { UseShellExecute = false, RedirectStandardError = true, RedirectStandardOutput = true };
+        start.ArgumentList.Add("-" + signal);
+        start.ArgumentList.Add(pid.ToString(CultureInfo.InvariantCulture));
+        using Process kill = Process.Start(start)!;
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+        string error = await kill.StandardError.ReadToEndAsync(timeout.Token);
+        await kill.WaitForExitAsync(timeout.Token);
+        if (kill.ExitCode != 0)
+        {
+            throw new InvalidOperationException($"/bin/kill -{signal} {pid} failed with code {kill.ExitCode}: {error.Trim()}");
+        }
+    }
+
+    /// <summary>Gets <c>/admin/host/status</c>.</summary>
+    public async Task<HostStatus> GetStatusAsync(CancellationToken cancellationToken = default)
+    {
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        timeout.CancelAfter(ProbeTimeout);
+        HostStatus status = await Http.GetFromJsonAsync<HostStatus>("admin/host/status", Json, timeout.Token)
+            ?? throw new InvalidOperationException("/admin/host/status answered null.");
+        lock (gate)
+        {
+            workerPids.UnionWith(status.Workers.Select(w => w.Pid).Where(p => p > 0));
+        }
+
+        return status;
+    }
+
+    /// <summary>Gets <c>/admin/invocations[?function=X]</c>: the recent finished invocations, oldest first.</summary>
+    public async Task<IReadOnlyList<HostInvocation>> GetInvocationsAsync(string? function = null, CancellationToken cancellationToken = default)
+    {
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        timeout.CancelAfter(ProbeTimeout);
+        string uri = function is null ? "admin/invocations" : $"admin/invocations?function={Uri.EscapeDataString(function)}";
+        return await Http.GetFromJsonAsync<List<HostInvocation>>(uri, Json, timeout.Token)
+            ?? throw new InvalidOperationException($"{uri} answered null.");
+    }
+
+    /// <summary>
+    /// Waits until every worker in the status has a process that has finished its handshake (the host logged
+    /// "(pid N) ready"); returns that status. Throws <see cref="TimeoutException"/> after <paramref name="timeout"/>
+    /// (default <see cref="WorkerTimeout"/>) and <see cref="InvalidOperationException"/> when the host exits.
+    /// </summary>
+    public async Task<HostStatus> WaitForWorkersAsync(TimeSpan? timeout = null, CancellationToken cancellationToken = default)
+    {
+        TimeSpan limit = timeout ?? WorkerTimeout;
+        HostStatus? last = null;
+        var clock = Stopwatch.StartNew();
+        while (clock.Elapsed < limit)
+        {
+            ThrowIfExited("while waiting for its workers");
+            last = await GetStatusAsync(cancellationToken);
+            string text = Output;
+            if (last.Workers.All(w => w.Pid > 0 && text.Contains($"(pid {w.Pid.ToString(CultureInfo.InvariantCulture)}) ready", StringComparison.Ordinal)))
+            {
+                return last;
+            }
+
+            await Task.Delay(100, cancellationToken);
+        }
+
+        throw new TimeoutException(
+            $"The host's workers were not ready within {limit.TotalSeconds:0} s (last status: {JsonSerializer.Serialize(last?.Workers, Json)}).{Environment.NewLine}Host output:{Environment.NewLine}{Output}");
+    }
+
+    /// <summary>
+    /// Waits until <paramref name="function"/> has at least <paramref name="count"/> finished invocations matching
+    /// <paramref name="predicate"/> (default: any); returns them. Throws <see cref="TimeoutException"/> after <paramref name="timeout"/>.
+    /// </summary>
+    public async Task<IReadOnlyList<HostInvocation>> WaitForInvocationsAsync(
+        string function,
+        int count,
+        TimeSpan timeout,
+        Func<HostInvocation, bool>? predicate = null,
+        CancellationToken cancellationToken = default)
+    {
+        IReadOnlyList<HostInvocation> seen = [];
+        var clock = Stopwatch.StartNew();
+        while (clock.Elapsed < timeout)
+        {
+            ThrowIfExited($"while waiting for invocations of '{function}'");
+            seen = await GetInvocationsAsync(function, cancellationToken);
+            List<HostInvocation> matching = seen.Where(predicate ?? (_ => true)).ToList();
+            if (matching.Count >= count)
+            {
+                return matching;
+            }
+
+            await Task.Delay(100, cancellationToken);
+        }
+
+        throw new TimeoutException(
+            $"'{function}' had {seen.Count} invocations, not {count} matching ones, after {timeout.TotalSeconds:0.#} s: {JsonSerializer.Serialize(seen, Json)}" +
+            $"{Environment.NewLine}Host output:{Environment.NewLine}{Output}");
+    }
+
+    /// <summary>Waits at most <paramref name="timeout"/> for the host to exit; returns its exit code, or null if it still runs.</summary>
+    public async Task<int?> WaitForExitAsync(TimeSpan timeout)
+    {
+        await Task.WhenAny(exited, Task.Delay(timeout));
+        if (!exited.IsCompleted)
+        {
+            return null;
+        }
+
+        // Let the output readers drain the last lines.
+        using var drain = new CancellationTokenSource(TimeSpan.FromSeconds(5));
+        try
+        {
+            await process.WaitForExitAsync(drain.Token);
+        }
+        catch (OperationCanceledException)
+        {
+        }
+
+        return process.ExitCode;
+    }
+
+    /// <summary>
+    /// Sends SIGTERM (as Ctrl+C / a container stop does) and waits at most <paramref name="timeout"/> (default
+    /// <see cref="StopTimeout"/>) for the host to exit; returns its exit code.
+    /// </summary>
+    public async Task<int> StopAsync(TimeSpan? timeout = null)
+    {
+        if (!HasExited)
+        {
+            try
+            {
+                await SignalAsync(ProcessId, "TERM");
+            }
+            catch (InvalidOperationException) when (HasExited)
+            {
+                // It exited between the check and the signal.
+            }
+        }
+
+        TimeSpan limit = timeout ?? StopTimeout;
+        return await WaitForExitAsync(limit)
+            ?? throw new TimeoutException($"The FaaSCache host (pid {ProcessId}) did not exit within {limit.TotalSeconds:0} s of SIGTERM.{Environment.NewLine}Host output:{Environment.NewLine}{Output}");
+    }
+
+    /// <summary>Kills the host's process tree if it still runs, and any worker it reported that outlived it.</summary>
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref disposed, 1) != 0)
+        {
+            return;
+        }
+
+        try
+        {
+            await ProcessTree.KillAsync(process, KillTimeout);
+        }
+        finally
+        {
+            exitRegistration.Dispose();
+            KillOrphanedWorkers();
+            Http.Dispose();
+            process.Dispose();
+        }
+    }
+
+    private static FaaSCacheHostProcess Launch(
+        string appDirectory,
+        string storageConnection,
+        string shmRoot,
+        int port,
+        Dictionary<string, string> args,
+        IDictionary<string, string>? environment)
+    {
+        string dll = FindHostDll();
+        string dotnet = Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") is { Length: > 0 } hostPath && File.Exists(hostPath) ? hostPath : "dotnet";
+        var start = new ProcessStartInfo(dotnet)
+        {
+            UseShellExecute = false,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            CreateNoWindow = true,
+            WorkingDirectory = appDirectory,
+        };
+        start.ArgumentList.Add(dll);
+        start.ArgumentList.Add("start");
+        start.ArgumentList.Add("--script-root");
+        start.ArgumentList.Add(appDirectory);
+        foreach ((string name, string value) in args)
+        {
+            start.ArgumentList.Add(name);
+            start.ArgumentList.Add(value);
+        }
+
+        start.Environment["AzureWebJobsStorage"] = storageConnection;
+        start.Environment["FUNCTIONS_UNIX_SHARED_MEMORY_DIRECTORIES"] = shmRoot;
+        start.Environment["DOTNET_CLI_TELEMETRY_OPTOUT"] = "1";
+        foreach ((string name, string value) in environment ?? new Dictionary<string, string>())
+        {
+            start.Environment[name] = value;
+        }
+
+        return new FaaSCacheHostProcess(new Process { StartInfo = start, EnableRaisingEvents = true }, port);
+    }
+
+    /// <summary>True once /admin/host/status answers; false when the process exited first.</summary>
+    private async Task<bool> WaitUntilAnsweringAsync(CancellationToken cancellationToken)
+    {
+        while (true)
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            if (HasExited)
+            {
+                await WaitForExitAsync(TimeSpan.FromSeconds(5));
+                return false;
+            }
+
+            if (await TcpPorts.IsAcceptingAsync(Port, TimeSpan.FromSeconds(1), cancellationToken))
+            {
+                try
+                {
+                    await GetStatusAsync(cancellationToken);
+                    return true;
+                }
+                catch (Exception e) when (e is HttpRequestException or JsonException || (e is OperationCanceledException && !cancellationToken.IsCancellationRequested))
+                {
+                    // Not serving yet.
+                }
+            }
+
+            await Task.Delay(100, cancellationToken);
+        }
+    }
+
+    private void ThrowIfExited(string doing)
+    {
+        if (HasExited)
+        {
+            throw new InvalidOperationException($"The FaaSCache host exited with code {process.ExitCode} {doing}.{Environment.NewLine}Host output:{Environment.NewLine}{Output}");
+        }
+    }
+
+    private void KillOrphanedWorkers()
+    {
+        int[] pids;
+        lock (gate)
+        {
+            pids = [.. workerPids];
+        }
+
+        foreach (int pid in pids)
+        {
+            try
+            {
+                // Only a worker the host started: its command line carries the host's worker-id argument.
+                string cmdline = File.ReadAllText($"/proc/{pid.ToString(CultureInfo.InvariantCulture)}/cmdline");
+                if (cmdline.Contains("--functions-worker-id", StringComparison.Ordinal))
+                {
+                    using Process worker = Process.GetProcessById(pid);
+                    ProcessTree.Kill(worker);
+                }
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException or ArgumentException or InvalidOperationException)
+            {
+                // Gone already.
+            }
+        }
+    }
+
+    private void Append(string? line)
+    {
+        if (line is null)
+        {
+            return;
+        }
+
+        lock (gate)
+        {
+            if (output.Length < MaxCapturedChars)
+            {
+                output.AppendLine(line);
+            }
+        }
+    }
+}
+
+/// <summary>How a host run that was expected to end by itself ended.</summary>
+/// <param name="ExitCode">The exit code.</param>
+/// <param name="Output">Everything it printed (stdout and stderr).</param>
+public sealed record HostRun(int ExitCode, string Output);
