@@ -1,0 +1,129 @@
+using System.Net;
+using System.Security.Cryptography;
+using System.Text;
+using System.Text.Json;
+using FaaSCache.TestSupport;
+using Xunit;
+
+namespace FaaSCache.Host.Tests.EndToEnd;
+
+/// <summary>The containers of an app shaped like <see cref="PythonApp"/> / <see cref="NodeApp"/>.</summary>
+internal interface IPipelineApp
+{
+    string Models { get; }
+
+    string Results { get; }
+
+    string Labelled { get; }
+
+    string People { get; }
+
+    string Cars { get; }
+}
+
+/// <summary>End-to-end scenarios every language runs the same way.</summary>
+internal static class SharedScenarios
+{
+    public const int FiftyMegabytes = 50 * 1024 * 1024;
+    public static readonly TimeSpan TriggerTimeout = TimeSpan.FromSeconds(15);
+
+    /// <summary>
+    /// <c>ReadModel</c> twice on a 50 MB blob: a local miss, then a local hit on the same map that copies nothing;
+    /// each output is adopted from the worker's map and written through to storage (strong). Returns the response bodies.
+    /// </summary>
+    public static async Task<IReadOnlyList<JsonElement>> LocalMissThenZeroCopyLocalHitAsync(RunningHost running, IPipelineApp app)
+    {
+        byte[] model = RandomBytes(FiftyMegabytes);
+        await running.UploadAsync(app.Models, "model.bin", model);
+        string sha256 = Convert.ToHexStringLower(SHA256.HashData(model));
+
+        var bodies = new List<JsonElement>();
+        foreach (int _ in new[] { 1, 2 })
+        {
+            using HttpResponseMessage response = await running.SendAsync(HttpMethod.Get, "api/ReadModel?name=model.bin");
+            string body = await response.Content.ReadAsStringAsync();
+            Assert.True(response.StatusCode == HttpStatusCode.OK, $"{response.StatusCode}: {body}");
+            using JsonDocument document = JsonDocument.Parse(body);
+            JsonElement json = document.RootElement.Clone();
+            Assert.Equal(FiftyMegabytes, json.GetProperty("bytes").GetInt32());
+            Assert.Equal(sha256, json.GetProperty("sha256").GetString());
+            bodies.Add(json);
+        }
+
+        IReadOnlyList<HostInvocation> invocations = await running.Host.GetInvocationsAsync("ReadModel");
+        Assert.Equal(2, invocations.Count);
+        Assert.All(invocations, i => Assert.Equal(("http", "succeeded"), (i.Trigger, i.Status)));
+        HostInvocationInput miss = invocations[0].Input("model");
+        HostInvocationInput hit = invocations[1].Input("model");
+        Assert.Equal(($"{app.Models}/model.bin", "lm", (long)FiftyMegabytes), (miss.Key, miss.Source, miss.Bytes));
+        Assert.Equal(("lh", (long)FiftyMegabytes, 0L), (hit.Source, hit.Bytes, hit.BytesCopied));
+        Assert.False(string.IsNullOrEmpty(miss.MapName));
+        Assert.Equal(miss.MapName, hit.MapName);
+
+        // Under strong consistency the output is written through to storage before the invocation ends.
+        string expected = $"{FiftyMegabytes}:{sha256}";
+        foreach (HostInvocation invocation in invocations)
+        {
+            HostInvocationOutput output = invocation.Output("result");
+            Assert.Equal($"{app.Results}/model.bin.txt", output.Key);
+            Assert.True(output.Adopted, "the worker's output map was adopted into the cache");
+            Assert.True(output.Persisted, "the output reached storage (strong)");
+            Assert.Equal(0, output.BytesCopied);
+            Assert.Equal(expected.Length, output.Bytes);
+        }
+
+        Assert.Equal(expected, Encoding.UTF8.GetString(await running.DownloadAsync(app.Results, "model.bin.txt")));
+        HostStatus status = await running.Host.GetStatusAsync();
+        Assert.Equal("on", status.Cache);
+        Assert.NotNull(status.Counters);
+        Assert.True(status.Counters.LocalHits >= 1, $"local hits: {status.Counters.LocalHits}");
+        Assert.True(status.Counters.LocalMisses >= 1, $"local misses: {status.Counters.LocalMisses}");
+        return bodies;
+    }
+
+    /// <summary>
+    /// <c>Detect</c> writes <c>labelled/{name}</c> through the cache; <c>People</c> and <c>Cars</c> fire from that
+    /// write (trigger kind <c>cache</c>) within seconds, write their detections, and never fire twice for it.
+    /// </summary>
+    public static async Task CacheWriteFiresBothStagesOnceAsync(RunningHost running, IPipelineApp app)
+    {
+        await running.UploadAsync(app.Models, "people.bin", RandomBytes(97 * 1024));
+        await running.UploadAsync(app.Models, "cars.bin", RandomBytes(5 * 1024));
+
+        using HttpResponseMessage response = await running.SendAsync(HttpMethod.Post, "api/Detect?name=frame-1.jpg", Encoding.UTF8.GetBytes("pixels"));
+        Assert.True(response.StatusCode == HttpStatusCode.Accepted, $"{response.StatusCode}: {await response.Content.ReadAsStringAsync()}");
+        HostInvocation detect = Assert.Single(await running.Host.GetInvocationsAsync("Detect"));
+        Assert.Equal($"{app.Labelled}/frame-1.jpg", detect.Output("labelled").Key);
+        var sinceWrite = System.Diagnostics.Stopwatch.StartNew();
+
+        foreach ((string function, string stage, string container, int modelBytes) in new[] { ("People", "people", app.People, 97 * 1024), ("Cars", "cars", app.Cars, 5 * 1024) })
+        {
+            HostInvocation fired = Assert.Single(await running.Host.WaitForInvocationsAsync(function, 1, TriggerTimeout));
+            Assert.True(fired.Status == "succeeded", $"{function} {fired.Status}: {fired.Error}");
+            Assert.Equal("cache", fired.Trigger);
+            Assert.Equal($"{app.Labelled}/frame-1.jpg", fired.Input("image").Key);
+            Assert.True(fired.Output("detections").Persisted);
+            using JsonDocument detections = JsonDocument.Parse(await running.DownloadAsync(container, "frame-1.jpg.json"));
+            Assert.Equal(stage, detections.RootElement.GetProperty("stage").GetString());
+            Assert.Equal("boxes:pixels", detections.RootElement.GetProperty("image").GetString());
+            Assert.Equal(modelBytes, detections.RootElement.GetProperty("model_bytes").GetInt32());
+        }
+
+        Assert.True(sinceWrite.Elapsed < TimeSpan.FromSeconds(10), $"the downstream stages took {sinceWrite.Elapsed.TotalSeconds:0.0} s");
+
+        // The polls that follow (every 0.5 s) see the version the cache write already fired: nothing fires twice.
+        await Task.Delay(TimeSpan.FromSeconds(2));
+        Assert.Single(await running.Host.GetInvocationsAsync("People"));
+        Assert.Single(await running.Host.GetInvocationsAsync("Cars"));
+    }
+
+    public static Dictionary<string, string> PollEvery(double seconds) =>
+        new() { ["--blob-poll-interval"] = seconds.ToString(System.Globalization.CultureInfo.InvariantCulture) };
+
+    public static byte[] RandomBytes(int length)
+    {
+        byte[] bytes = new byte[length];
+        Random.Shared.NextBytes(bytes);
+        return bytes;
+    }
+}

@@ -1,0 +1,91 @@
+using FaaSCache.Host.Start;
+using FaaSCache.TestSupport;
+using Xunit;
+
+namespace FaaSCache.Host.Tests.Start;
+
+/// <summary>
+/// Checks the start command makes after loading (no processes: <see cref="StartCommand.RunAsync"/> runs in
+/// this process and returns before it builds the server). Its stderr is captured, so these tests share one
+/// lock: <see cref="Console.SetError"/> is process-wide.
+/// </summary>
+public sealed class StartCommandValidationTests
+{
+    private static readonly SemaphoreSlim ConsoleGate = new(1, 1);
+    private static readonly string WorkersDirectory = Path.Combine(RepositoryRoot.Find(), "src", "Workers");
+
+    [Fact]
+    public async Task An_unknown_binding_type_stops_start_up_naming_the_file_the_binding_and_the_supported_types()
+    {
+        using FunctionAppFolder app = new FunctionAppBuilder()
+            .WithSetting("AzureWebJobsStorage", "UseDevelopmentStorage=true")
+            .WithSetting("FUNCTIONS_WORKER_RUNTIME", "python")
+            .WithFunction("Enqueue", """
+                {
+                  "bindings": [
+                    { "type": "httpTrigger", "direction": "in", "name": "req" },
+                    { "type": "queue", "direction": "out", "name": "message", "queueName": "work" }
+                  ]
+                }
+                """, ("__init__.py", "def main(req, message):\n    pass\n"))
+            .Build();
+
+        (int code, string error) = await RunStartAsync("--script-root", app.Path, "--workers-dir", WorkersDirectory, "--port", "7071");
+
+        Assert.Equal(1, code);
+        Assert.Contains(app.FunctionJsonPath("Enqueue"), error, StringComparison.Ordinal);
+        Assert.Contains("binding 'message' has type 'queue'", error, StringComparison.Ordinal);
+        Assert.Contains("supported: httpTrigger, http, blob, blobTrigger", error, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void A_bad_cache_option_is_a_command_line_error()
+    {
+        var e = Assert.Throws<CommandLineException>(() => StartCommand.Parse(["--cache", "maybe"]));
+
+        Assert.Contains("--cache 'maybe' must be on or off", e.Message, StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData("0")]
+    [InlineData("65536")]
+    [InlineData("http")]
+    public void A_port_that_is_not_1_to_65535_is_a_command_line_error(string port)
+    {
+        // Not even 0: the worker listener takes an ephemeral port too, and the host must tell the two apart.
+        var e = Assert.Throws<CommandLineException>(() => StartCommand.Parse(["--port", port]));
+
+        Assert.Contains($"--port '{port}' is not a port number (1..65535)", e.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void The_start_options_are_read_like_func_start()
+    {
+        HostSettings settings = StartCommand.Parse(["--script-root", "/tmp/app", "--port", "7123", "--cache", "off", "--workers-dir", "/w", "--blob-poll-interval", "0.5"]);
+
+        Assert.Equal("/tmp/app", settings.ScriptRoot);
+        Assert.Equal(7123, settings.Port);
+        Assert.False(settings.CacheEnabled);
+        Assert.Equal("host-7123", settings.InstanceId);
+        Assert.Equal("/w", settings.WorkersDirectory);
+        Assert.Equal(TimeSpan.FromSeconds(0.5), settings.BlobPollInterval);
+    }
+
+    private static async Task<(int Code, string Error)> RunStartAsync(params string[] args)
+    {
+        await ConsoleGate.WaitAsync();
+        TextWriter original = Console.Error;
+        using var error = new StringWriter();
+        try
+        {
+            Console.SetError(error);
+            int code = await StartCommand.RunAsync(args).WaitAsync(TimeSpan.FromSeconds(30));
+            return (code, error.ToString());
+        }
+        finally
+        {
+            Console.SetError(original);
+            ConsoleGate.Release();
+        }
+    }
+}
