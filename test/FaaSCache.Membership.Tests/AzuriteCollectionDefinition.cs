@@ -1,0 +1,8 @@
+using FaaSCache.TestSupport;
+using Xunit;
+
+namespace FaaSCache.Membership.Tests;
+
+/// <summary>One Azurite for every test class of this assembly marked <c>[Collection(AzuriteCollection.Name)]</c>.</summary>
+[CollectionDefinition(AzuriteCollection.Name)]
+public sealed class AzuriteCollectionDefinition : AzuriteCollection;
