@@ -1,0 +1,215 @@
+using System.Buffers;
+using System.IO.Hashing;
+using FaaSCache.Caching;
+using FaaSCache.Peers.Protocol;
+using FaaSCache.Storage;
+using Google.Protobuf;
+using Grpc.Core;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+using Microsoft.Extensions.Options;
+
+namespace FaaSCache.Peers;
+
+/// <summary>
+/// The peer service of one cachelet (§3.2): serves gets (whole objects or byte ranges, streamed from the
+/// shared-memory map without copying it into managed arrays), accepts puts as the owner (committed only
+/// when the checksum matches), answers version queries and invalidations. Callers are authenticated by
+/// <see cref="PeerAuthInterceptor"/> before any of this runs.
+/// </summary>
+public sealed class CacheletPeerService : CacheletPeer.CacheletPeerBase
+{
+    private readonly Cachelet _cachelet;
+    private readonly int _chunkSize;
+    private readonly ILogger _logger;
+
+    /// <summary>Initializes a new instance of the <see cref="CacheletPeerService"/> class.</summary>
+    /// <param name="cachelet">This instance's cachelet (from DI).</param>
+    /// <param name="options">Peer options.</param>
+    /// <param name="logger">Logger.</param>
+    public CacheletPeerService(Cachelet cachelet, IOptions<PeerServerOptions> options, ILogger<CacheletPeerService>? logger = null)
+    {
+        ArgumentNullException.ThrowIfNull(cachelet);
+        options.Value.Validate();
+        _cachelet = cachelet;
+        _chunkSize = options.Value.ChunkSize;
+        _logger = (ILogger?)logger ?? NullLogger.Instance;
+    }
+
+    /// <inheritdoc />
+    public override async Task Get(GetRequest request, IServerStreamWriter<GetReply> responseStream, ServerCallContext context)
+    {
+        CheckKey(request.Key);
+        CancellationToken cancellationToken = context.CancellationToken;
+        (ObjectLease Lease, bool Hit)? served;
+        try
+        {
+            served = await _cachelet.ServePeerGetAsync(request.Key, request.FetchIfMissing, cancellationToken).ConfigureAwait(false);
+        }
+        catch (BlobNotFoundException e)
+        {
+            throw new RpcException(new Status(StatusCode.NotFound, e.Message));
+        }
+
+        if (served is not { } s)
+        {
+            await responseStream.WriteAsync(new GetReply { Header = new GetHeader { Found = false } }, cancellationToken).ConfigureAwait(false);
+            return;
+        }
+
+        using ObjectLease lease = s.Lease;
+        (long offset, long length) = Range(request.Range, lease.Count);
+        await responseStream.WriteAsync(
+            new GetReply
+            {
+                Header = new GetHeader { Found = true, Version = lease.Version, TotalLength = lease.Count, Offset = offset, Length = length, Hit = s.Hit },
+            },
+            cancellationToken).ConfigureAwait(false);
+
+        ulong checksum = lease.Count <= int.MaxValue
+            ? await SendFromMemoryAsync(lease.Memory.Slice((int)offset, (int)length), responseStream, cancellationToken).ConfigureAwait(false)
+            : await SendFromStreamAsync(lease, offset, length, responseStream, cancellationToken).ConfigureAwait(false);
+        await responseStream.WriteAsync(new GetReply { Trailer = new Trailer { Xxhash3 = checksum } }, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <inheritdoc />
+    public override async Task<PutReply> Put(IAsyncStreamReader<PutRequest> requestStream, ServerCallContext context)
+    {
+        CancellationToken cancellationToken = context.CancellationToken;
+        if (!await requestStream.MoveNext(cancellationToken).ConfigureAwait(false) || requestStream.Current.PartCase != PutRequest.PartOneofCase.Header)
+        {
+            throw new RpcException(new Status(StatusCode.InvalidArgument, "A put starts with a header."));
+        }
+
+        PutHeader header = requestStream.Current.Header;
+        CheckKey(header.Key);
+        if (header.Length < 0)
+        {
+            throw new RpcException(new Status(StatusCode.InvalidArgument, $"A put of {header.Length} bytes."));
+        }
+
+        await using var body = new PeerPutBodyStream(requestStream, header.Length);
+        try
+        {
+            if (header.Length == 0)
+            {
+                // Nothing for the cachelet to read: check the (empty) body before it commits anything.
+                await body.DrainAndVerifyAsync(cancellationToken).ConfigureAwait(false);
+            }
+
+            PeerWriteResult result = await _cachelet.AcceptPeerWriteAsync(header.Key, body, header.Length, cancellationToken).ConfigureAwait(false);
+            return new PutReply { Version = result.Version, Persisted = result.Persisted };
+        }
+        catch (PeerTransferException e)
+        {
+            _logger.LogWarning("Refused a put of {Key} ({Length} bytes) from {Peer}: {Reason}", header.Key, header.Length, context.Peer, e.Message);
+            StatusCode code = e.Failure switch
+            {
+                PeerTransferFailure.Corrupted => StatusCode.DataLoss,
+                PeerTransferFailure.Protocol => StatusCode.InvalidArgument,
+                _ => StatusCode.Aborted,
+            };
+            throw new RpcException(new Status(code, e.Message));
+        }
+    }
+
+    /// <inheritdoc />
+    public override async Task<VersionReply> GetVersion(VersionRequest request, ServerCallContext context)
+    {
+        CheckKey(request.Key);
+        string? version = await _cachelet.GetOwnerVersionAsync(request.Key, context.CancellationToken).ConfigureAwait(false);
+        return new VersionReply { Found = version is not null, Version = version ?? string.Empty };
+    }
+
+    /// <inheritdoc />
+    public override Task<InvalidateReply> Invalidate(InvalidateRequest request, ServerCallContext context)
+    {
+        CheckKey(request.Key);
+        if (string.IsNullOrEmpty(request.Version))
+        {
+            throw new RpcException(new Status(StatusCode.InvalidArgument, "An invalidation names the version that stays."));
+        }
+
+        return Task.FromResult(new InvalidateReply { Dropped = _cachelet.Invalidate(request.Key, request.Version) });
+    }
+
+    private static void CheckKey(string key)
+    {
+        try
+        {
+            BlobKey.Parse(key);
+        }
+        catch (ArgumentException e)
+        {
+            throw new RpcException(new Status(StatusCode.InvalidArgument, e.Message));
+        }
+    }
+
+    private static (long Offset, long Length) Range(ByteRange? range, long total)
+    {
+        if (range is null)
+        {
+            return (0, total);
+        }
+
+        if (range.Offset < 0 || range.Length < 0)
+        {
+            throw new RpcException(new Status(StatusCode.InvalidArgument, $"Range offset {range.Offset}, length {range.Length}: neither may be negative."));
+        }
+
+        if (range.Offset > total)
+        {
+            throw new RpcException(new Status(StatusCode.OutOfRange, $"Range offset {range.Offset} is past the end of the {total}-byte object."));
+        }
+
+        long rest = total - range.Offset;
+        return (range.Offset, range.Length == 0 ? rest : Math.Min(range.Length, rest));
+    }
+
+    /// <summary>
+    /// Streams the map's bytes in chunks: each message wraps a slice of the map (no copy into a managed array;
+    /// the serializer copies it once, into the HTTP/2 output). Each write waits for the transport (back-pressure),
+    /// so at most about a chunk plus the connection's window is in flight while the lease keeps the map alive.
+    /// </summary>
+    private async Task<ulong> SendFromMemoryAsync(ReadOnlyMemory<byte> content, IServerStreamWriter<GetReply> responseStream, CancellationToken cancellationToken)
+    {
+        var hash = new XxHash3();
+        for (int sent = 0; sent < content.Length;)
+        {
+            ReadOnlyMemory<byte> chunk = content.Slice(sent, Math.Min(_chunkSize, content.Length - sent));
+            hash.Append(chunk.Span);
+            await responseStream.WriteAsync(new GetReply { Chunk = UnsafeByteOperations.UnsafeWrap(chunk) }, cancellationToken).ConfigureAwait(false);
+            sent += chunk.Length;
+        }
+
+        return hash.GetCurrentHashAsUInt64();
+    }
+
+    /// <summary>Objects of 2 GiB and more have no single span: read them through a pooled buffer.</summary>
+    private async Task<ulong> SendFromStreamAsync(ObjectLease lease, long offset, long length, IServerStreamWriter<GetReply> responseStream, CancellationToken cancellationToken)
+    {
+        var hash = new XxHash3();
+        byte[] buffer = ArrayPool<byte>.Shared.Rent(_chunkSize);
+        try
+        {
+            await using Stream content = lease.OpenRead();
+            content.Position = offset;
+            for (long sent = 0; sent < length;)
+            {
+                int n = (int)Math.Min(_chunkSize, length - sent);
+                await content.ReadExactlyAsync(buffer.AsMemory(0, n), cancellationToken).ConfigureAwait(false);
+                hash.Append(buffer.AsSpan(0, n));
+
+                // The serializer copies the bytes before WriteAsync completes, so the buffer can be reused.
+                await responseStream.WriteAsync(new GetReply { Chunk = UnsafeByteOperations.UnsafeWrap(buffer.AsMemory(0, n)) }, cancellationToken).ConfigureAwait(false);
+                sent += n;
+            }
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(buffer);
+        }
+
+        return hash.GetCurrentHashAsUInt64();
+    }
+}
