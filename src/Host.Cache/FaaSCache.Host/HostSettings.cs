@@ -18,6 +18,21 @@ public sealed class HostSettings
     /// <summary>Gets the folder holding <c>&lt;language&gt;/worker.config.json</c>.</summary>
     public required string WorkersDirectory { get; init; }
 
+    /// <summary>Gets the app name: names the membership blob and derives the peers' key (default: the folder name).</summary>
+    public required string AppName { get; init; }
+
+    /// <summary>Gets a value indicating whether this instance joins the app's membership and talks to peers.</summary>
+    public bool Membership { get; init; } = true;
+
+    /// <summary>Gets the address the peer service binds to and advertises.</summary>
+    public System.Net.IPAddress PeerAddress { get; init; } = System.Net.IPAddress.Loopback;
+
+    /// <summary>Gets the peer service port (a free one when not given).</summary>
+    public int PeerPort { get; init; }
+
+    /// <summary>Gets the peer endpoint advertised in the membership list.</summary>
+    public Uri PeerEndpoint => new($"http://{(PeerAddress.AddressFamily == System.Net.Sockets.AddressFamily.InterNetworkV6 ? $"[{PeerAddress}]" : PeerAddress.ToString())}:{PeerPort}/");
+
     /// <summary>Gets how often blob-trigger containers are polled for writes made by others.</summary>
     public TimeSpan BlobPollInterval { get; init; } = TimeSpan.FromSeconds(2);
 }

@@ -1,5 +1,6 @@
 using FaaSCache.Caching;
 using FaaSCache.Host.AppModel;
+using FaaSCache.Membership;
 using FaaSCache.Host.Invocation;
 using FaaSCache.Host.Workers;
 using FaaSCache.SharedMemory;
@@ -15,6 +16,7 @@ public static class AdminEndpoints
         web.MapGet("/admin/host/status", (FunctionApp app, HostSettings settings, InvocationLog log, SharedMemoryStore shm, IReadOnlyDictionary<string, LanguageWorkerManager> workers, IServiceProvider sp) =>
         {
             Cachelet? cachelet = sp.GetService<Cachelet>();
+            MembershipDaemon? membership = sp.GetService<MembershipDaemon>();
             return Results.Json(new
             {
                 app = app.Name,
@@ -27,6 +29,8 @@ public static class AdminEndpoints
                 sharedMemory = new { directory = shm.MapDirectory, maps = shm.MapCount },
                 counters = cachelet?.Metrics.Snapshot(),
                 pendingWrites = cachelet?.PendingWrites ?? 0,
+                peerEndpoint = membership is null ? null : settings.PeerEndpoint.ToString(),
+                members = membership?.Members.Select(m => new { id = m.Id, endpoint = m.Endpoint?.ToString(), lastHeartbeat = m.LastHeartbeat }),
             });
         });
         web.MapGet("/admin/invocations", (InvocationLog log, string? function) => Results.Json(log.Recent(function)));

@@ -6,7 +6,9 @@ using FaaSCache.Host.AppModel;
 using FaaSCache.Host.Invocation;
 using FaaSCache.Host.Triggers;
 using FaaSCache.Host.Workers;
+using FaaSCache.Membership;
 using FaaSCache.Options;
+using FaaSCache.Peers;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
 using Microsoft.AspNetCore.Hosting.Server;
@@ -23,7 +25,8 @@ public static class StartCommand
     /// <summary>Parses the command line.</summary>
     public static HostSettings Parse(string[] args)
     {
-        Dictionary<string, string> o = CommandLineException.ParseOptions(args, "--script-root", "--port", "--cache", "--instance-id", "--workers-dir", "--blob-poll-interval");
+        Dictionary<string, string> o = CommandLineException.ParseOptions(
+            args, "--script-root", "--port", "--cache", "--instance-id", "--workers-dir", "--blob-poll-interval", "--app-name", "--membership", "--peer-port", "--peer-address");
         string root = Path.GetFullPath(o.GetValueOrDefault("--script-root") ?? Directory.GetCurrentDirectory());
         int port = 7071;
         // Port 0 is refused: the FunctionRpc listener also takes an ephemeral port, and with both ephemeral the
@@ -45,8 +48,30 @@ public static class StartCommand
             throw new CommandLineException($"--blob-poll-interval '{interval}' must be a positive number of seconds");
         }
 
+        bool membership = o.GetValueOrDefault("--membership", "on") switch
+        {
+            "on" => true,
+            "off" => false,
+            string other => throw new CommandLineException($"--membership '{other}' must be on or off"),
+        };
+        int peerPort = 0;
+        if (o.TryGetValue("--peer-port", out string? pp) && (!int.TryParse(pp, CultureInfo.InvariantCulture, out peerPort) || peerPort is < 1 or > 65535))
+        {
+            throw new CommandLineException($"--peer-port '{pp}' is not a port number (1..65535)");
+        }
+
+        IPAddress peerAddress = IPAddress.Loopback;
+        if (o.TryGetValue("--peer-address", out string? pa) && !IPAddress.TryParse(pa, out peerAddress!))
+        {
+            throw new CommandLineException($"--peer-address '{pa}' is not an IP address");
+        }
+
         return new HostSettings
         {
+            AppName = o.GetValueOrDefault("--app-name") ?? Path.GetFileName(root.TrimEnd('/')),
+            Membership = membership && cache,
+            PeerAddress = peerAddress,
+            PeerPort = peerPort != 0 ? peerPort : FreePort(peerAddress),
             ScriptRoot = root,
             Port = port,
             CacheEnabled = cache,
@@ -109,6 +134,10 @@ public static class StartCommand
             k.Listen(IPAddress.Loopback, settings.Port, l => l.Protocols = HttpProtocols.Http1);
             // FunctionRpc: HTTP/2 cleartext on a port of its own, for the workers only.
             k.Listen(IPAddress.Loopback, 0, l => l.Protocols = HttpProtocols.Http2);
+            if (settings.Membership)
+            {
+                k.ListenForPeers(new IPEndPoint(settings.PeerAddress, settings.PeerPort));
+            }
         });
 
         IServiceCollection services = builder.Services;
@@ -125,14 +154,37 @@ public static class StartCommand
             shmSetting is { Length: > 0 } ? shmSetting.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries) : null,
             sp.GetRequiredService<ILogger<SharedMemoryStore>>()));
         services.AddSingleton<IBlobStore>(_ => AzureBlobStore.FromConnectionString(app.StorageConnection));
+        if (settings.Membership)
+        {
+            // §3.2: the app's instances in one blob; the ring and the peer endpoints follow it.
+            services.AddSingleton(sp => new MembershipDaemon(
+                MembershipStore.Create(app.StorageConnection, settings.AppName),
+                new MembershipDaemonOptions
+                {
+                    App = settings.AppName,
+                    SelfId = settings.InstanceId,
+                    SelfEndpoint = settings.PeerEndpoint,
+                    HeartbeatInterval = app.CacheOptions.Membership.HeartbeatInterval,
+                    FailureTimeout = app.CacheOptions.Membership.FailureTimeout,
+                    VirtualNodes = app.CacheOptions.Membership.VirtualNodes,
+                },
+                logger: sp.GetRequiredService<ILogger<MembershipDaemon>>()));
+            services.AddSingleton<IPeerDirectory>(sp => sp.GetRequiredService<MembershipDaemon>());
+            services.AddFaaSCachePeers(PeerKey.FromConnectionString(app.StorageConnection, settings.AppName));
+            services.AddSingleton<MembershipLifetime>();
+            services.AddHostedService(sp => sp.GetRequiredService<MembershipLifetime>());
+        }
+
         if (settings.CacheEnabled)
         {
             services.AddSingleton(sp => new Cachelet(
                 app.CacheOptions,
                 sp.GetRequiredService<IBlobStore>(),
                 sp.GetRequiredService<SharedMemoryStore>(),
+                owners: sp.GetService<MembershipDaemon>()?.Owners,
                 logger: sp.GetRequiredService<ILogger<Cachelet>>(),
-                ownsSharedMemory: false));
+                ownsSharedMemory: false,
+                peers: sp.GetService<IPeerClient>()));
         }
 
         services.AddSingleton<WorkerRegistry>();
@@ -152,7 +204,8 @@ public static class StartCommand
             sp.GetRequiredService<IBlobStore>(),
             settings,
             sp.GetRequiredService<ILogger<BlobTriggerService>>(),
-            sp.GetService<Cachelet>()));
+            sp.GetService<Cachelet>(),
+            sp.GetService<MembershipDaemon>()?.Owners));
         services.AddSingleton<WorkerHostedService>();
         services.AddHostedService(sp => sp.GetRequiredService<WorkerHostedService>());
         services.AddHostedService(sp => sp.GetRequiredService<BlobTriggerService>());
@@ -160,6 +213,11 @@ public static class StartCommand
 
         WebApplication web = builder.Build();
         web.MapGrpcService<FunctionRpcService>();
+        if (settings.Membership)
+        {
+            web.MapFaaSCachePeers().RequireHost($"*:{settings.PeerPort}");
+        }
+
         HttpTriggerEndpoints.Map(web, app);
         AdminEndpoints.Map(web);
         return web;
@@ -223,6 +281,9 @@ public static class StartCommand
         text.AppendLine(settings.CacheEnabled
             ? string.Create(CultureInfo.InvariantCulture, $"  Cache          on: consistency {o.Consistency}, persist {o.EffectivePersist}, eviction {o.Eviction.Policy}, capacity {o.EffectiveCapacityBytes / (1024 * 1024)} MiB, doNotCache [{string.Join(", ", o.DoNotCache)}]")
             : "  Cache          off (stock behaviour: blob bytes inside the gRPC messages)");
+        text.AppendLine(settings.Membership
+            ? string.Create(CultureInfo.InvariantCulture, $"  Peers          {settings.PeerEndpoint} (app '{settings.AppName}', {services.GetRequiredService<MembershipDaemon>().Members.Count} member(s) now, ring of {app.CacheOptions.Membership.VirtualNodes} virtual nodes each)")
+            : "  Peers          none (membership off: this instance owns every key)");
         text.AppendLine(CultureInfo.InvariantCulture, $"  Admin          {http}admin/host/status, {http}admin/invocations");
         text.AppendLine("  Functions:");
         foreach (FunctionDefinition f in app.Functions)
@@ -234,6 +295,13 @@ public static class StartCommand
         }
 
         return text.ToString();
+    }
+
+    private static int FreePort(IPAddress address)
+    {
+        using var probe = new System.Net.Sockets.TcpListener(address, 0);
+        probe.Start();
+        return ((IPEndPoint)probe.LocalEndpoint).Port;
     }
 
     private static string FindWorkersDirectory()

@@ -4,6 +4,7 @@ using FaaSCache.Caching;
 using FaaSCache.Host.AppModel;
 using FaaSCache.Host.Bindings;
 using FaaSCache.Host.Invocation;
+using FaaSCache.Membership;
 using FaaSCache.Storage;
 using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
 
@@ -26,11 +27,13 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
     private readonly ConcurrentDictionary<Task, byte> _running = new();
     private readonly CancellationTokenSource _stopping = new();
     private readonly SemaphoreSlim _concurrency = new(8);
+    private readonly IOwnerLocator? _owners;
     private Task? _poller;
 
     /// <summary>Initializes a new instance of the <see cref="BlobTriggerService"/> class.</summary>
-    public BlobTriggerService(FunctionApp app, FunctionInvoker invoker, IBlobStore storage, HostSettings settings, ILogger<BlobTriggerService> logger, Cachelet? cachelet = null)
+    public BlobTriggerService(FunctionApp app, FunctionInvoker invoker, IBlobStore storage, HostSettings settings, ILogger<BlobTriggerService> logger, Cachelet? cachelet = null, IOwnerLocator? owners = null)
     {
+        _owners = owners;
         _invoker = invoker;
         _cachelet = cachelet;
         _storage = storage;
@@ -127,7 +130,9 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
                 }
 
                 _known[blob.Key] = blob.ETag;
-                if (fire)
+
+                // With several instances, the key's owner fires it: once per write, not once per instance.
+                if (fire && (_owners is null || _owners.IsLocalOwner(blob.Key)))
                 {
                     Fire(blob.Key, blob.ETag, "blob");
                 }
