@@ -62,8 +62,8 @@ public sealed class PeerAuthInterceptor : Interceptor
     {
         DateTimeOffset now = _time.GetUtcNow();
         string? token = context.RequestHeaders.GetValue(PeerWire.AuthHeader);
-        PeerTokenCheck check = _key.Verify(token, context.Method, now, _skew, out string? nonce, out DateTimeOffset issued);
-        if (check == PeerTokenCheck.Valid && !_replays.TryAccept(nonce!, issued + _skew, now))
+        PeerTokenCheck check = _key.Verify(token, context.Method, now, _skew, out UInt128 nonce, out DateTimeOffset issued);
+        if (check == PeerTokenCheck.Valid && !_replays.TryAccept(nonce, issued + _skew, now))
         {
             Refuse(context, StatusCode.PermissionDenied, "the token was already used (replay)");
         }

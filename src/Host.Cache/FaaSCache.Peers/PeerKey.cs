@@ -136,9 +136,9 @@ public sealed class PeerKey
     }
 
     /// <summary>Checks a token received with a call of <paramref name="method"/>; on success returns its nonce and time (for replay protection).</summary>
-    public PeerTokenCheck Verify(string? token, string method, DateTimeOffset now, TimeSpan maxClockSkew, out string? nonce, out DateTimeOffset issued)
+    public PeerTokenCheck Verify(string? token, string method, DateTimeOffset now, TimeSpan maxClockSkew, out UInt128 nonce, out DateTimeOffset issued)
     {
-        nonce = null;
+        nonce = default;
         issued = default;
         if (string.IsNullOrEmpty(token))
         {
@@ -149,6 +149,12 @@ public sealed class PeerKey
         if (parts.Length != 4 || parts[0] != TokenVersion
             || !long.TryParse(parts[1], NumberStyles.None, CultureInfo.InvariantCulture, out long seconds)
             || parts[2].Length is 0 or > 64 || parts[3].Length is 0 or > 64)
+        {
+            return PeerTokenCheck.Malformed;
+        }
+
+        Span<byte> nonceBytes = stackalloc byte[24];
+        if (Base64Url.DecodeFromChars(parts[2], nonceBytes, out _, out int nonceLength) != System.Buffers.OperationStatus.Done || nonceLength != NonceSize)
         {
             return PeerTokenCheck.Malformed;
         }
@@ -177,7 +183,7 @@ public sealed class PeerKey
             return PeerTokenCheck.Expired;
         }
 
-        nonce = parts[2];
+        nonce = System.Buffers.Binary.BinaryPrimitives.ReadUInt128LittleEndian(nonceBytes);
         return PeerTokenCheck.Valid;
     }
 

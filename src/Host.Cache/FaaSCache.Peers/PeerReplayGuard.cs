@@ -2,43 +2,60 @@ using System.Collections.Concurrent;
 
 namespace FaaSCache.Peers;
 
-/// <summary>Remembers the nonces of accepted tokens until they expire, so a captured token is accepted once only.</summary>
+/// <summary>
+/// Remembers the nonces of accepted tokens until they expire (a token is only accepted within the clock skew of its
+/// time), so a captured token is accepted once only. About 50 bytes per call for twice the allowed skew: at the
+/// default 30 s, 1,000 calls a second cost 3 MB.
+/// </summary>
 internal sealed class PeerReplayGuard
 {
-    private const int PruneThreshold = 4096;
-    private readonly ConcurrentDictionary<string, long> _seen = new(StringComparer.Ordinal);
+    private const int PruneEvery = 4096;
+    private readonly ConcurrentDictionary<UInt128, long> _seen = new();
+    private long _addedSincePrune;
     private long _nextPruneTicks;
+    private int _pruning;
 
     /// <summary>Gets the number of nonces remembered.</summary>
     public int Count => _seen.Count;
 
     /// <summary>True the first time <paramref name="nonce"/> is seen (before <paramref name="expires"/>); false for a replay.</summary>
-    public bool TryAccept(string nonce, DateTimeOffset expires, DateTimeOffset now)
+    public bool TryAccept(UInt128 nonce, DateTimeOffset expires, DateTimeOffset now)
     {
-        PruneIfDue(now);
-        return _seen.TryAdd(nonce, expires.UtcTicks);
+        if (!_seen.TryAdd(nonce, expires.UtcTicks))
+        {
+            return false;
+        }
+
+        if (Interlocked.Increment(ref _addedSincePrune) >= PruneEvery || now.UtcTicks >= Interlocked.Read(ref _nextPruneTicks))
+        {
+            Prune(now.UtcTicks);
+        }
+
+        return true;
     }
 
-    private void PruneIfDue(DateTimeOffset now)
+    private void Prune(long nowTicks)
     {
-        long nowTicks = now.UtcTicks;
-        long due = Interlocked.Read(ref _nextPruneTicks);
-        if (_seen.Count < PruneThreshold && nowTicks < due)
+        if (Interlocked.Exchange(ref _pruning, 1) != 0)
         {
             return;
         }
 
-        if (Interlocked.CompareExchange(ref _nextPruneTicks, nowTicks + TimeSpan.TicksPerSecond * 10, due) != due)
+        try
         {
-            return;
-        }
-
-        foreach (KeyValuePair<string, long> entry in _seen)
-        {
-            if (entry.Value < nowTicks)
+            Interlocked.Exchange(ref _addedSincePrune, 0);
+            Interlocked.Exchange(ref _nextPruneTicks, nowTicks + TimeSpan.TicksPerSecond * 10);
+            foreach (KeyValuePair<UInt128, long> entry in _seen)
             {
-                _seen.TryRemove(entry);
+                if (entry.Value < nowTicks)
+                {
+                    _seen.TryRemove(entry);
+                }
             }
+        }
+        finally
+        {
+            Volatile.Write(ref _pruning, 0);
         }
     }
 }

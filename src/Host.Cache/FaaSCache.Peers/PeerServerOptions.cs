@@ -9,8 +9,11 @@ public sealed class PeerServerOptions
     /// <summary>Gets or sets the content bytes per streamed message of a get (between <see cref="PeerWire.MinChunkSize"/> and <see cref="PeerWire.MaxChunkSize"/>).</summary>
     public int ChunkSize { get; set; } = PeerWire.DefaultChunkSize;
 
-    /// <summary>Gets or sets how far a caller's clock may be from ours; a token is accepted for twice this long and its nonce remembered as long.</summary>
-    public TimeSpan MaxClockSkew { get; set; } = TimeSpan.FromMinutes(2);
+    /// <summary>
+    /// Gets or sets how far a caller's clock may be from ours: a token is accepted while its time is within this of ours,
+    /// and its nonce is remembered that long (instances of one app keep their clocks in sync; memory grows with it).
+    /// </summary>
+    public TimeSpan MaxClockSkew { get; set; } = TimeSpan.FromSeconds(30);
 
     internal void Validate()
     {
