@@ -41,7 +41,7 @@ internal static class PeerServerProcess
             (await cachelet.ReadAsync(preload)).Dispose();
         }
 
-        var pacing = new PacingInterceptor(slowAfter, TimeSpan.FromMilliseconds(200));
+        var pacing = new PacingInterceptor(slowAfter, TimeSpan.FromMilliseconds(500));
         await using var web = PeerServer.Build(
             cachelet,
             PeerKey.FromConnectionString(connection, a["--app"]),

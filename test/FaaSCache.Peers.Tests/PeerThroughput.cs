@@ -14,7 +14,7 @@ namespace FaaSCache.Peers.Tests;
 
 /// <summary>
 /// Remote-hit throughput over gRPC on loopback next to a raw TCP copy of the same bytes, in one process and one
-/// run: every iteration runs every path once, in turn, so all paths see the same load on the machine. One peer
+/// run: every round runs every path once, in a shuffled order, so all paths see the same load on the machine. One peer
 /// server per chunk size runs at once. Paths:
 /// <list type="bullet">
 /// <item><c>tcp_raw</c>: the owner's mapped bytes written to a loopback socket and read into an array (the floor);</item>
@@ -155,9 +155,11 @@ internal static class PeerThroughput
                 }
 
                 using var self = Process.GetCurrentProcess();
+                var order = new Random(42);
                 for (int i = 0; i < iterations; i++)
                 {
-                    foreach (Path p in paths)
+                    // A new order each round, so no path always follows the same neighbour (page cache, TLB, GC state).
+                    foreach (Path p in paths.OrderBy(_ => order.Next()))
                     {
                         self.Refresh();
                         TimeSpan cpu = self.TotalProcessorTime;
