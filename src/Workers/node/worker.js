@@ -8,6 +8,14 @@
  */
 const { parseArgs, ArgumentError } = require('./lib/cli');
 
+// The host owns our stdout/stderr pipes: if they break, the host is gone. Exit instead of reporting
+// the EPIPE on the same broken pipe (which raised another error, in a loop that never ended).
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (/** @type {NodeJS.ErrnoException} */ e) => {
+    if (e && e.code === 'EPIPE') process.exit(1);
+  });
+}
+
 async function main() {
   let args;
   try {
