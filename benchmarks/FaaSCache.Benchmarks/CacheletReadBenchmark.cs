@@ -1,7 +1,5 @@
 using System.Diagnostics;
-using System.Globalization;
 using System.Runtime;
-using System.Text.Json;
 using FaaSCache.TestSupport;
 
 namespace FaaSCache.Benchmarks;
@@ -39,7 +37,7 @@ internal static class CacheletReadBenchmark
             $"Stopwatch {Stopwatch.Frequency:N0} ticks/s, {Environment.ProcessorCount} CPUs");
 
         await using AzuriteServer azurite = await AzuriteServer.StartAsync(ct);
-        output.WriteLine($"azurite {AzuriteVersion()}: {azurite.BlobEndpoint} (pid {azurite.ProcessId}, data in {azurite.DataDirectory})");
+        output.WriteLine($"azurite {ReportFormat.AzuriteVersion()}: {azurite.BlobEndpoint} (pid {azurite.ProcessId}, data in {azurite.DataDirectory})");
         await using RedisServer redis = await RedisServer.StartAsync(ct);
         output.WriteLine($"redis-server: {redis.Endpoint} (pid {redis.ProcessId})");
         using var shm = new TempShmDirectory("faascache-bench");
@@ -68,11 +66,11 @@ internal static class CacheletReadBenchmark
                 var warmupClock = Stopwatch.StartNew();
                 do
                 {
-                    await RunInterleavedAsync(group, p => Warmup(Iterations(p.Kind, size, context.Quick)), samples: null, ct);
+                    await Interleaved.RunAsync(group, p => Warmup(Iterations(p.Kind, size, context.Quick)), samples: null, ct);
                 }
                 while (i == 0 && warmupClock.Elapsed < JitWarmup);
 
-                await RunInterleavedAsync(group, p => Iterations(p.Kind, size, context.Quick), samples, ct);
+                await Interleaved.RunAsync(group, p => Iterations(p.Kind, size, context.Quick), samples, ct);
             }
 
             results.AddRange(paths.Select(p => new PathResult(
@@ -118,44 +116,7 @@ internal static class CacheletReadBenchmark
 
     private static int Warmup(int iterations) => Math.Clamp(iterations / 20, 1, 200);
 
-    /// <summary>
-    /// Runs the paths interleaved: in each round every path whose share is due runs once, so each
-    /// path's iterations are spread evenly over the whole measurement and slow drifts (Azurite's own
-    /// garbage collection, other load on the machine) hit all paths alike; lh_strong and
-    /// conditional_head in particular always alternate.
-    /// </summary>
-    private static async Task RunInterleavedAsync(
-        IReadOnlyList<ReadPath> paths,
-        Func<ReadPath, int> count,
-        Dictionary<string, LatencySamples>? samples,
-        CancellationToken cancellationToken)
-    {
-        int[] counts = paths.Select(count).ToArray();
-        long rounds = counts.Max();
-        for (long round = 0; round < rounds; round++)
-        {
-            cancellationToken.ThrowIfCancellationRequested();
-            for (int p = 0; p < paths.Count; p++)
-            {
-                if ((round + 1) * counts[p] / rounds > round * counts[p] / rounds)
-                {
-                    long ticks = await paths[p].Once(cancellationToken);
-                    samples?[paths[p].Name].Add(ticks);
-                }
-            }
-        }
-    }
-
-    public static string SizeLabel(long size) => size >= 1L << 20
-        ? string.Create(CultureInfo.InvariantCulture, $"{size >> 20} MB")
-        : string.Create(CultureInfo.InvariantCulture, $"{size >> 10} KB");
-
-    private static string AzuriteVersion()
-    {
-        string path = Path.Combine(RepositoryRoot.Find(), "node_modules", "azurite", "package.json");
-        using JsonDocument package = JsonDocument.Parse(File.ReadAllText(path));
-        return package.RootElement.GetProperty("version").GetString() ?? "?";
-    }
+    public static string SizeLabel(long size) => ReportFormat.SizeLabel(size);
 }
 
 /// <summary>One row of the result: p50/p99 in microseconds over n timed reads.</summary>

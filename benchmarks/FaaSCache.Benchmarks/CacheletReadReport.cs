@@ -93,17 +93,7 @@ internal static class CacheletReadReport
     private static double P50(IReadOnlyList<PathResult> results, string path, long size) =>
         results.Single(r => r.Path == path && r.SizeBytes == size).P50Us;
 
-    private static string Micros(double us) => us switch
-    {
-        < 10 => us.ToString("0.00", Invariant),
-        < 100 => us.ToString("0.0", Invariant),
-        _ => us.ToString("#,0", Invariant),
-    };
+    private static string Micros(double us) => ReportFormat.Latency(us);
 
-    private static string Ratio(double ratio) => ratio switch
-    {
-        < 10 => ratio.ToString("0.00", Invariant) + "x",
-        < 100 => ratio.ToString("0.0", Invariant) + "x",
-        _ => ratio.ToString("#,0", Invariant) + "x",
-    };
+    private static string Ratio(double ratio) => ReportFormat.Ratio(ratio);
 }

@@ -29,7 +29,10 @@ internal enum PathKind
 }
 
 /// <summary>One read path on one object: <see cref="Once"/> does its untimed set-up, then returns the ticks of one timed read.</summary>
-internal sealed record ReadPath(string Name, PathKind Kind, Func<CancellationToken, ValueTask<long>> Once);
+internal sealed record ReadPath(string Name, PathKind Kind, Func<CancellationToken, ValueTask<long>> Once) : ITimedPath
+{
+    public ValueTask<long> RunOnceAsync(CancellationToken cancellationToken) => Once(cancellationToken);
+}
 
 /// <summary>
 /// The systems under test for cachelet-read, all against one Azurite and one redis-server:

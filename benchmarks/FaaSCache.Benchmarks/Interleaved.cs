@@ -1,0 +1,44 @@
+namespace FaaSCache.Benchmarks;
+
+/// <summary>One measured path: <see cref="RunOnceAsync"/> does its untimed set-up, then returns the Stopwatch ticks of one timed operation.</summary>
+internal interface ITimedPath
+{
+    /// <summary>Gets the name its samples are kept under.</summary>
+    string Name { get; }
+
+    /// <summary>Runs the path once and returns the ticks of the timed part.</summary>
+    ValueTask<long> RunOnceAsync(CancellationToken cancellationToken);
+}
+
+/// <summary>Runs several paths interleaved, the measuring loop every benchmark here shares.</summary>
+internal static class Interleaved
+{
+    /// <summary>
+    /// Runs the paths interleaved: in each round every path whose share is due runs once, so each
+    /// path's iterations are spread evenly over the whole measurement and slow drifts (Azurite's own
+    /// garbage collection, other load on the machine) hit all paths alike; paths with the same count
+    /// always alternate. With <paramref name="samples"/> null it is a warm-up (nothing recorded).
+    /// </summary>
+    public static async Task RunAsync<TPath>(
+        IReadOnlyList<TPath> paths,
+        Func<TPath, int> count,
+        IReadOnlyDictionary<string, LatencySamples>? samples,
+        CancellationToken cancellationToken)
+        where TPath : ITimedPath
+    {
+        int[] counts = paths.Select(count).ToArray();
+        long rounds = counts.Length == 0 ? 0 : counts.Max();
+        for (long round = 0; round < rounds; round++)
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            for (int p = 0; p < paths.Count; p++)
+            {
+                if ((round + 1) * counts[p] / rounds > round * counts[p] / rounds)
+                {
+                    long ticks = await paths[p].RunOnceAsync(cancellationToken);
+                    samples?[paths[p].Name].Add(ticks);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,57 @@
+using System.Globalization;
+using System.Text.Json;
+using FaaSCache.TestSupport;
+
+namespace FaaSCache.Benchmarks;
+
+/// <summary>Number formats, size labels and run facts shared by the benchmarks' tables.</summary>
+internal static class ReportFormat
+{
+    private static readonly CultureInfo Invariant = CultureInfo.InvariantCulture;
+
+    /// <summary>1 KB, 64 KB, 1 MB, 128 MB (binary units, as the sizes are powers of two).</summary>
+    public static string SizeLabel(long size) => size >= 1L << 20
+        ? string.Create(Invariant, $"{size >> 20} MB")
+        : string.Create(Invariant, $"{size >> 10} KB");
+
+    /// <summary>A latency with about three significant digits: 0.14, 12.3, 5,157.</summary>
+    public static string Latency(double value) => value switch
+    {
+        < 10 => value.ToString("0.00", Invariant),
+        < 100 => value.ToString("0.0", Invariant),
+        _ => value.ToString("#,0", Invariant),
+    };
+
+    /// <summary>A ratio with about three significant digits and an x: 0.97x, 20.3x, 1,310x.</summary>
+    public static string Ratio(double ratio) => ratio switch
+    {
+        double.NaN => "-",
+        < 10 => ratio.ToString("0.00", Invariant) + "x",
+        < 100 => ratio.ToString("0.0", Invariant) + "x",
+        _ => ratio.ToString("#,0", Invariant) + "x",
+    };
+
+    /// <summary>A count with thousands separators.</summary>
+    public static string Count(long n) => n.ToString("#,0", Invariant);
+
+    /// <summary>The installed Azurite's version (node_modules/azurite/package.json).</summary>
+    public static string AzuriteVersion()
+    {
+        string path = Path.Combine(RepositoryRoot.Find(), "node_modules", "azurite", "package.json");
+        using JsonDocument package = JsonDocument.Parse(File.ReadAllText(path));
+        return package.RootElement.GetProperty("version").GetString() ?? "?";
+    }
+
+    /// <summary>The 1, 5 and 15 minute load averages (/proc/loadavg), or "?" where there is none.</summary>
+    public static string LoadAverage()
+    {
+        try
+        {
+            return string.Join(' ', File.ReadAllText("/proc/loadavg").Split(' ').Take(3));
+        }
+        catch (IOException)
+        {
+            return "?";
+        }
+    }
+}
