@@ -16,6 +16,8 @@ internal static class Program
     private static readonly BenchmarkDefinition[] Benchmarks =
     [
         new("cachelet-read", "cachelet local hit / local miss read latency vs Azurite, Redis and MemoryCache, 1 KB .. 128 MB", CacheletReadBenchmark.RunAsync),
+        new("invoke", "end-to-end HTTP invocation latency, vanilla vs local miss vs local hit, Python and Node, 1 KB .. 128 MB", InvokeBenchmark.RunAsync),
+        new("invoke-breakdown", "where a local hit's time goes (client, host, worker, Node GC) at 1 KB, 16 MB and 128 MB, workers' timing hooks on", InvokeBreakdownBenchmark.RunAsync),
     ];
 
     public static async Task<int> Main(string[] args)

@@ -1,0 +1,122 @@
+using System.Globalization;
+using System.Text;
+
+namespace FaaSCache.Benchmarks;
+
+/// <summary>invoke's table (Markdown, so it pastes into the README as printed) and its CSVs.</summary>
+internal static class InvokeReport
+{
+    public const string CsvHeader = "language,path,size_bytes,p50_ms,p99_ms,n";
+
+    /// <summary>The issue's aim: at the largest size a Python local hit is at least this many times faster than vanilla.</summary>
+    private const double PythonTarget = 20;
+
+    private static readonly CultureInfo Invariant = CultureInfo.InvariantCulture;
+
+    public static void Print(TextWriter output, IReadOnlyList<InvokeResult> results, bool quick)
+    {
+        long smallest = results.Min(r => r.SizeBytes);
+        long largest = results.Max(r => r.SizeBytes);
+        output.WriteLine($"End-to-end invocation latency, milliseconds (client Stopwatch around one HTTP GET; nearest-rank percentiles; {(quick ? "quick" : "full")} mode)");
+        output.WriteLine("host p50: p50 of the host's own durationMs for the same series (/admin/invocations: bind inputs, worker round trip, outputs);");
+        output.WriteLine("copied: bytes the host copied in memory to hand the input to the worker. Ratios of p50s, on the lh row.");
+        output.WriteLine();
+        output.WriteLine("| language | input access | size | path | p50 ms | p99 ms | n | host p50 ms | copied | vanilla / lh | lm / lh | lh flat? |");
+        output.WriteLine("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        foreach (BenchFunction function in InvokeRig.Functions)
+        {
+            foreach (long size in Sizes(results))
+            {
+                foreach (string path in InvokeRig.PathNames)
+                {
+                    InvokeResult r = Find(results, function, path, size);
+                    string ratios = path == InvokeRig.LocalHit
+                        ? $"{ReportFormat.Ratio(Find(results, function, InvokeRig.Vanilla, size).P50Ms / r.P50Ms)} " +
+                          $"| {ReportFormat.Ratio(Find(results, function, InvokeRig.LocalMiss, size).P50Ms / r.P50Ms)} " +
+                          $"| {ReportFormat.Ratio(r.P50Ms / Find(results, function, InvokeRig.LocalHit, smallest).P50Ms)}"
+                        : " | | ";
+                    output.WriteLine(
+                        $"| {function.Language} | {function.Access} | {ReportFormat.SizeLabel(size)} | {path} " +
+                        $"| {ReportFormat.Latency(r.P50Ms)} | {ReportFormat.Latency(r.P99Ms)} | {ReportFormat.Count(r.N)} " +
+                        $"| {(r.Host is { } h ? ReportFormat.Latency(h.P50Ms) : "?")} | {Copied(r.Host)} | {ratios} |");
+                }
+            }
+        }
+
+        output.WriteLine();
+        output.WriteLine("Baseline: the same HTTP invocation without a blob input (function Ping on the cache-on host, interleaved with the series above)");
+        output.WriteLine();
+        output.WriteLine("| language | size (measured with) | no input p50 ms | p99 ms | n | host p50 ms | lh p50 - no input p50 |");
+        output.WriteLine("|---|---:|---:|---:|---:|---:|---|");
+        foreach (BenchFunction baseline in InvokeRig.Baselines)
+        {
+            foreach (long size in Sizes(results))
+            {
+                InvokeResult b = Find(results, baseline, InvokeRig.NoInput, size);
+                string extra = string.Join(", ", InvokeRig.Functions
+                    .Where(f => f.Language == baseline.Language)
+                    .Select(f => $"{f.Name} {Signed(Find(results, f, InvokeRig.LocalHit, size).P50Ms - b.P50Ms)} ms"));
+                output.WriteLine(
+                    $"| {baseline.Language} | {ReportFormat.SizeLabel(size)} | {ReportFormat.Latency(b.P50Ms)} | {ReportFormat.Latency(b.P99Ms)} " +
+                    $"| {ReportFormat.Count(b.N)} | {(b.Host is { } h ? ReportFormat.Latency(h.P50Ms) : "?")} | {extra} |");
+            }
+        }
+
+        output.WriteLine();
+        foreach (BenchFunction function in InvokeRig.Functions)
+        {
+            double vanilla = Find(results, function, InvokeRig.Vanilla, largest).P50Ms / Find(results, function, InvokeRig.LocalHit, largest).P50Ms;
+            double flat = Find(results, function, InvokeRig.LocalHit, largest).P50Ms / Find(results, function, InvokeRig.LocalHit, smallest).P50Ms;
+            string target = function.Language == "python"
+                ? $" (target >= {PythonTarget:0}x: {(vanilla >= PythonTarget ? "met" : "NOT met")})"
+                : string.Empty;
+            output.WriteLine(
+                $"{function.Label}: vanilla / lh at {ReportFormat.SizeLabel(largest)} = {ReportFormat.Ratio(vanilla)}{target}; " +
+                $"lh flat? lh p50 at {ReportFormat.SizeLabel(largest)} / at {ReportFormat.SizeLabel(smallest)} = {ReportFormat.Ratio(flat)}");
+        }
+    }
+
+    /// <summary>Writes one CSV per file name of <see cref="InvokeRig.Functions"/> (invoke.csv: the headline function of each language); returns their paths.</summary>
+    public static IReadOnlyList<string> WriteCsv(string directory, IReadOnlyList<InvokeResult> results)
+    {
+        Directory.CreateDirectory(directory);
+        var written = new List<string>();
+        foreach (var file in InvokeRig.Functions.GroupBy(f => f.CsvFileName!))
+        {
+            var csv = new StringBuilder();
+            csv.Append(CsvHeader).Append('\n');
+            foreach (BenchFunction function in file)
+            {
+                foreach (long size in Sizes(results))
+                {
+                    foreach (string path in InvokeRig.PathNames)
+                    {
+                        InvokeResult r = Find(results, function, path, size);
+                        csv.Append(Invariant, $"{function.Language},{path},{size},{r.P50Ms:0.###},{r.P99Ms:0.###},{r.N}").Append('\n');
+                    }
+                }
+            }
+
+            string target = Path.Combine(directory, file.Key);
+            File.WriteAllText(target, csv.ToString());
+            written.Add(target);
+        }
+
+        return written;
+    }
+
+    private static string Signed(double ms) => (ms >= 0 ? "+" : "-") + ReportFormat.Latency(Math.Abs(ms));
+
+    private static IEnumerable<long> Sizes(IReadOnlyList<InvokeResult> results) => results.Select(r => r.SizeBytes).Distinct().Order();
+
+    private static InvokeResult Find(IReadOnlyList<InvokeResult> results, BenchFunction function, string path, long size) =>
+        results.Single(r => r.Function == function && r.Path == path && r.SizeBytes == size);
+
+    private static string Copied(HostSide? host) => host switch
+    {
+        null => "?",
+        { MaxBytesCopied: 0 } => "0",
+        { MinBytesCopied: var min, MaxBytesCopied: var max } when min == max => ReportFormat.SizeLabel(max),
+        { MinBytesCopied: var min, MaxBytesCopied: var max } => $"{ReportFormat.SizeLabel(min)}..{ReportFormat.SizeLabel(max)}",
+    };
+}

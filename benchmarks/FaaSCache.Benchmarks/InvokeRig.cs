@@ -1,0 +1,443 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Net;
+using System.Text.Json;
+using System.Text.RegularExpressions;
+using Azure.Storage.Blobs;
+using FaaSCache.Diagnostics;
+using FaaSCache.TestSupport;
+
+namespace FaaSCache.Benchmarks;
+
+/// <summary>
+/// One function of the bench apps (<c>benchmarks/apps/&lt;language&gt;</c>): an HTTP trigger on
+/// <c>/api/&lt;route&gt;/{name}</c> with the blob input <c>bench/{name}</c>, answering with the blob's
+/// length and first and last byte.
+/// </summary>
+/// <param name="Language">python or node (the CSV's <c>language</c>).</param>
+/// <param name="Name">The function's folder.</param>
+/// <param name="Route">The route's first segment.</param>
+/// <param name="Access">How the function reads its input, for the tables.</param>
+/// <param name="CsvFileName">The CSV its rows go to (none for the no-input baseline).</param>
+internal sealed record BenchFunction(string Language, string Name, string Route, string Access, string? CsvFileName)
+{
+    public string Label => $"{Language} {Access}";
+}
+
+/// <summary>One input blob: <c>bench/input-&lt;size&gt;</c> of random bytes, with the bytes a function must answer.</summary>
+internal sealed record InputBlob(string BlobName, long Size, byte First, byte Last)
+{
+    public string Key => $"{InvokeRig.ContainerName}/{BlobName}";
+}
+
+/// <summary>One FaaSCache host process serving one bench app, with its own shared-memory root and HTTP client.</summary>
+internal sealed class BenchHost(string language, bool cache, FaaSCacheHostProcess process, TempShmDirectory shm) : IAsyncDisposable
+{
+    private int _stopped;
+
+    public string Language { get; } = language;
+
+    public bool Cache { get; } = cache;
+
+    public FaaSCacheHostProcess Process { get; } = process;
+
+    public TempShmDirectory Shm { get; } = shm;
+
+    /// <summary>
+    /// Gets the benchmark's client: one kept-alive HTTP/1.1 connection pool per host, no proxy, no
+    /// automatic decompression; what a load generator next to the host would use.
+    /// </summary>
+    public HttpClient Client { get; } = new(new SocketsHttpHandler
+    {
+        UseProxy = false,
+        AutomaticDecompression = DecompressionMethods.None,
+        PooledConnectionIdleTimeout = TimeSpan.FromMinutes(30),
+        PooledConnectionLifetime = Timeout.InfiniteTimeSpan,
+    })
+    {
+        BaseAddress = process.BaseUri,
+        Timeout = TimeSpan.FromMinutes(5),
+    };
+
+    public string Label => $"{Language} --cache {(Cache ? "on" : "off")}";
+
+    /// <summary>Stops the host with SIGTERM (workers ended, maps removed); returns its exit code and how many maps it left.</summary>
+    public async Task<(int ExitCode, int MapsLeft)> StopAsync()
+    {
+        Interlocked.Exchange(ref _stopped, 1);
+        int code = await Process.StopAsync();
+        string maps = Path.Combine(Shm.Path, "AzureFunctions");
+        int left = Directory.Exists(maps) ? Directory.EnumerateFiles(maps).Count() : 0;
+        return (code, left);
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        Client.Dispose();
+        try
+        {
+            if (Volatile.Read(ref _stopped) == 0 && !Process.HasExited)
+            {
+                // A clean stop first, so the host removes its own maps; dispose kills whatever is left.
+                await Process.StopAsync(TimeSpan.FromSeconds(20));
+            }
+        }
+        catch (Exception e) when (e is TimeoutException or InvalidOperationException)
+        {
+            // Killed below.
+        }
+        finally
+        {
+            await Process.DisposeAsync();
+            Shm.Dispose();
+        }
+    }
+}
+
+/// <summary>
+/// One measured series: a function on one path (vanilla: the cache-off host; lm: the cache-on host after an
+/// untimed <c>POST /admin/cache/remove</c> of the input; lh: the cache-on host, input cached). One timed
+/// operation is one HTTP GET on a kept-alive connection, from sending the request to having read the whole
+/// response; the answer is checked (status, length, first and last byte) outside the timed part.
+/// </summary>
+internal sealed class InvokeSeries(BenchFunction function, string path, BenchHost host, InputBlob input) : ITimedPath
+{
+    private readonly Uri _uri = new($"api/{function.Route}/{input.BlobName}", UriKind.Relative);
+    private readonly Uri _remove = new($"admin/cache/remove?key={Uri.EscapeDataString(input.Key)}", UriKind.Relative);
+
+    public BenchFunction Function { get; } = function;
+
+    public string Path { get; } = path;
+
+    public BenchHost Host { get; } = host;
+
+    public InputBlob Input { get; } = input;
+
+    public string Name => $"{Function.Language}/{Function.Name}/{Path}";
+
+    /// <summary>Gets how many times it ran (warm-up included), to check the cache's counters against.</summary>
+    public int Calls { get; private set; }
+
+    public async ValueTask<long> RunOnceAsync(CancellationToken cancellationToken)
+    {
+        if (Path == InvokeRig.LocalMiss && !Host.Process.HasExited)
+        {
+            using HttpResponseMessage removed = await Host.Client.PostAsync(_remove, content: null, cancellationToken);
+            if (!removed.IsSuccessStatusCode)
+            {
+                throw new InvalidOperationException($"{Host.Label}: POST {_remove} answered {(int)removed.StatusCode}: {await removed.Content.ReadAsStringAsync(cancellationToken)}");
+            }
+        }
+
+        Calls++;
+        long start = Stopwatch.GetTimestamp();
+        using HttpResponseMessage response = await Host.Client.GetAsync(_uri, HttpCompletionOption.ResponseContentRead, cancellationToken);
+        byte[] body = await response.Content.ReadAsByteArrayAsync(cancellationToken);
+        long end = Stopwatch.GetTimestamp();
+        Check(response.StatusCode, body);
+        return end - start;
+    }
+
+    private void Check(HttpStatusCode status, byte[] body)
+    {
+        string Describe() => $"{Name} on {Host.Label}: GET /{_uri} answered {(int)status} '{System.Text.Encoding.UTF8.GetString(body.AsSpan(0, Math.Min(body.Length, 300)))}'";
+        if (status != HttpStatusCode.OK)
+        {
+            throw new InvalidOperationException(Describe());
+        }
+
+        using JsonDocument json = JsonDocument.Parse(body);
+        JsonElement root = json.RootElement;
+        if (Path == InvokeRig.NoInput)
+        {
+            if (root.GetProperty("name").GetString() != Input.BlobName)
+            {
+                throw new InvalidOperationException($"{Describe()}; expected name {Input.BlobName}.");
+            }
+
+            return;
+        }
+
+        if (root.GetProperty("length").GetInt64() != Input.Size ||
+            root.GetProperty("first").GetInt32() != Input.First ||
+            root.GetProperty("last").GetInt32() != Input.Last)
+        {
+            throw new InvalidOperationException($"{Describe()}; expected length {Input.Size}, first {Input.First}, last {Input.Last}.");
+        }
+    }
+}
+
+/// <summary>
+/// The systems under test for <c>invoke</c>: per language (Python, Node) one FaaSCache host with the cache on
+/// and one with it off (<c>--cache off</c>: blob bytes inside the gRPC message, as the stock host sends them),
+/// each running a copy of <c>benchmarks/apps/&lt;language&gt;</c> against the same Azurite, each with its own
+/// shared-memory root.
+/// </summary>
+internal sealed partial class InvokeRig : IAsyncDisposable
+{
+    public const string ContainerName = "bench";
+    public const string Vanilla = "vanilla";
+    public const string LocalMiss = "lm";
+    public const string LocalHit = "lh";
+
+    /// <summary>The baseline: the same HTTP invocation on the cache-on host, without a blob input.</summary>
+    public const string NoInput = "no input";
+
+    /// <summary>Canonical path order (tables and CSV).</summary>
+    public static readonly string[] PathNames = [Vanilla, LocalMiss, LocalHit];
+
+    /// <summary>The functions measured, in table order. The first of each language goes to invoke.csv.</summary>
+    public static readonly BenchFunction[] Functions =
+    [
+        new("python", "TouchStream", "stream", "InputStream read(1), seek, read(1)", "invoke.csv"),
+        new("python", "ReadAll", "read", "InputStream read() of all", "invoke-python-read.csv"),
+        new("node", "Touch", "touch", "Buffer [0] and [length-1]", "invoke.csv"),
+    ];
+
+    /// <summary>The baseline of each language: an HTTP trigger without a blob input, same request and answer shape.</summary>
+    public static readonly BenchFunction[] Baselines =
+    [
+        new("python", "Ping", "ping", "no blob input", null),
+        new("node", "Ping", "ping", "no blob input", null),
+    ];
+
+    private static readonly string[] Languages = ["python", "node"];
+
+    private readonly List<FunctionAppFolder> _apps;
+    private readonly List<BenchHost> _hosts;
+    private readonly BlobContainerClient _container;
+
+    private InvokeRig(List<FunctionAppFolder> apps, List<BenchHost> hosts, BlobContainerClient container)
+    {
+        _apps = apps;
+        _hosts = hosts;
+        _container = container;
+    }
+
+    public IReadOnlyList<BenchHost> Hosts => _hosts;
+
+    /// <summary>
+    /// Copies the bench apps, starts the hosts (in parallel: per language one with the cache on and, with
+    /// <paramref name="vanilla"/>, one with it off) and waits until their workers are ready.
+    /// </summary>
+    /// <param name="azurite">The storage.</param>
+    /// <param name="vanilla">Also start the cache-off hosts.</param>
+    /// <param name="environment">More environment variables for the hosts (and so their workers) of a language, or null.</param>
+    /// <param name="cancellationToken">Cancellation.</param>
+    public static async Task<InvokeRig> CreateAsync(
+        AzuriteServer azurite,
+        bool vanilla = true,
+        Func<string, IDictionary<string, string>?>? environment = null,
+        CancellationToken cancellationToken = default)
+    {
+        var apps = new List<FunctionAppFolder>();
+        var hosts = new List<BenchHost>();
+        try
+        {
+            BlobContainerClient container = azurite.CreateServiceClient().GetBlobContainerClient(ContainerName);
+            await container.CreateIfNotExistsAsync(cancellationToken: cancellationToken);
+
+            var starting = new List<Task<BenchHost>>();
+            foreach (string language in Languages)
+            {
+                FunctionAppFolder app = CopyApp(System.IO.Path.Combine(RepositoryRoot.Find(), "benchmarks", "apps", language));
+                apps.Add(app);
+                IDictionary<string, string>? variables = environment?.Invoke(language);
+                starting.Add(StartHostAsync(language, cache: true, app, azurite, variables, cancellationToken));
+                if (vanilla)
+                {
+                    starting.Add(StartHostAsync(language, cache: false, app, azurite, variables, cancellationToken));
+                }
+            }
+
+            try
+            {
+                await Task.WhenAll(starting);
+            }
+            finally
+            {
+                // Keep every host that did start, so a failure of another still stops it.
+                hosts.AddRange(starting.Where(t => t.IsCompletedSuccessfully).Select(t => t.Result));
+            }
+
+            return new InvokeRig(apps, hosts, container);
+        }
+        catch
+        {
+            foreach (BenchHost host in hosts)
+            {
+                await host.DisposeAsync();
+            }
+
+            apps.ForEach(a => a.Dispose());
+            throw;
+        }
+    }
+
+    public BenchHost Host(string language, bool cache) => _hosts.Single(h => h.Language == language && h.Cache == cache);
+
+    /// <summary>The Node worker's way of reading shared memory, as it logged it at start-up ("mmap (...)" or "read (...)").</summary>
+    public string NodeSharedMemoryMode()
+    {
+        Match m = NodeModeLine().Match(Host("node", cache: true).Process.Output);
+        return m.Success ? m.Groups[1].Value.Trim() : "(not logged)";
+    }
+
+    /// <summary>Uploads <c>bench/input-&lt;size&gt;</c>: random bytes from <paramref name="seed"/>.</summary>
+    public async Task<InputBlob> UploadAsync(long size, int seed, CancellationToken cancellationToken)
+    {
+        var data = new byte[size];
+        new Random(seed).NextBytes(data);
+        var input = new InputBlob(string.Create(CultureInfo.InvariantCulture, $"input-{size}"), size, data[0], data[^1]);
+        await _container.GetBlobClient(input.BlobName).UploadAsync(BinaryData.FromBytes(data), overwrite: true, cancellationToken);
+        return input;
+    }
+
+    /// <summary>
+    /// Every function on every path (of <paramref name="paths"/>, default all) for <paramref name="input"/>, in table
+    /// order, then the baselines (on the cache-on hosts).
+    /// </summary>
+    public IReadOnlyList<InvokeSeries> Series(InputBlob input, IReadOnlyCollection<string>? paths = null) =>
+    [
+        .. Functions.SelectMany(f => PathNames
+            .Where(p => paths is null || paths.Contains(p))
+            .Select(p => new InvokeSeries(f, p, Host(f.Language, cache: p != Vanilla), input))),
+        .. Baselines.Select(f => new InvokeSeries(f, NoInput, Host(f.Language, cache: true), input)),
+    ];
+
+    /// <summary>The cachelet counters of each cache-on host.</summary>
+    public async Task<Dictionary<string, CacheletCounters>> CountersAsync(CancellationToken cancellationToken)
+    {
+        var counters = new Dictionary<string, CacheletCounters>(StringComparer.Ordinal);
+        foreach (BenchHost host in _hosts.Where(h => h.Cache))
+        {
+            HostStatus status = await host.Process.GetStatusAsync(cancellationToken);
+            counters[host.Language] = status.Counters ?? throw new InvalidOperationException($"{host.Label}: /admin/host/status has no cache counters.");
+        }
+
+        return counters;
+    }
+
+    /// <summary>
+    /// The host's own view of <paramref name="series"/>: from <c>/admin/invocations</c> (the host keeps the last 500
+    /// invocations), per series, the <c>durationMs</c> of the invocations that started at or after
+    /// <paramref name="since"/> (binding the inputs, the worker's round trip, storing outputs: everything but the
+    /// HTTP front end) and the bytes the host copied for the input. Also checks that each input was read the way
+    /// the path says (storage for vanilla, lm, lh).
+    /// </summary>
+    public static async Task<Dictionary<string, HostSide>> HostSideAsync(IReadOnlyList<InvokeSeries> series, DateTimeOffset since, CancellationToken cancellationToken)
+    {
+        var result = new Dictionary<string, HostSide>(StringComparer.Ordinal);
+        foreach (var byHost in series.GroupBy(s => (s.Host, s.Function)))
+        {
+            (BenchHost host, BenchFunction function) = byHost.Key;
+            InputBlob input = byHost.First().Input;
+            IReadOnlyList<HostInvocation> records = await host.Process.GetInvocationsAsync(function.Name, cancellationToken);
+            foreach (var group in records
+                         .Where(r => r.Status == "succeeded" && r.StartedAt >= since)
+                         .GroupBy(r => r.Inputs.Count == 0 ? NoInput : r.Inputs[0].Key == input.Key ? r.Inputs[0].Source : "other input"))
+            {
+                string path = group.Key switch
+                {
+                    NoInput => NoInput,
+                    "storage" => Vanilla,
+                    "lm" => LocalMiss,
+                    "lh" => LocalHit,
+                    string other => throw new InvalidOperationException($"{host.Label}: an invocation of {function.Name} read its input as '{other}'."),
+                };
+                string name = byHost.Single(s => s.Path == path).Name;
+                var durations = group.Select(r => r.DurationMs).ToList();
+                var copied = group.Select(r => r.Inputs.Sum(i => i.BytesCopied)).ToList();
+                result[name] = new HostSide(LatencySamples.NearestRank(durations, 50), durations.Count, copied.Min(), copied.Max());
+            }
+        }
+
+        return result;
+    }
+
+    /// <summary>Stops every host with SIGTERM and reports, per host, its exit code and the maps it left behind.</summary>
+    public async Task<IReadOnlyList<string>> StopHostsAsync()
+    {
+        var report = new List<string>();
+        foreach (BenchHost host in _hosts)
+        {
+            (int code, int left) = await host.StopAsync();
+            report.Add($"{host.Label}: exit code {code}, {left} shared-memory maps left");
+        }
+
+        return report;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        foreach (BenchHost host in _hosts)
+        {
+            await host.DisposeAsync();
+        }
+
+        _apps.ForEach(a => a.Dispose());
+    }
+
+    private static async Task<BenchHost> StartHostAsync(
+        string language,
+        bool cache,
+        FunctionAppFolder app,
+        AzuriteServer azurite,
+        IDictionary<string, string>? environment,
+        CancellationToken cancellationToken)
+    {
+        var shm = new TempShmDirectory($"faascache-bench-{language}-{(cache ? "on" : "off")}");
+        FaaSCacheHostProcess? process = null;
+        try
+        {
+            process = await FaaSCacheHostProcess.StartAsync(app.Path, azurite.ConnectionString, shm.Path, cache, environment: environment, cancellationToken: cancellationToken);
+            await process.WaitForWorkersAsync(cancellationToken: cancellationToken);
+            return new BenchHost(language, cache, process, shm);
+        }
+        catch
+        {
+            if (process is not null)
+            {
+                await process.DisposeAsync();
+            }
+
+            shm.Dispose();
+            throw;
+        }
+    }
+
+    /// <summary>Copies an app folder (without __pycache__ / node_modules) to a temporary folder deleted at the end.</summary>
+    private static FunctionAppFolder CopyApp(string source)
+    {
+        if (!Directory.Exists(source))
+        {
+            throw new DirectoryNotFoundException($"The bench app '{source}' is missing.");
+        }
+
+        var builder = new FunctionAppBuilder { NamePrefix = $"faascache-bench-app-{System.IO.Path.GetFileName(source)}" };
+        foreach (string file in Directory.EnumerateFiles(source, "*", SearchOption.AllDirectories))
+        {
+            string relative = System.IO.Path.GetRelativePath(source, file);
+            if (relative.Split(System.IO.Path.DirectorySeparatorChar).Any(part => part is "__pycache__" or "node_modules"))
+            {
+                continue;
+            }
+
+            string text = File.ReadAllText(file);
+            _ = relative switch
+            {
+                "host.json" => builder.WithHostJson(text),
+                "local.settings.json" => builder.WithLocalSettingsJson(text),
+                _ => builder.WithFile(relative, text),
+            };
+        }
+
+        return builder.Build();
+    }
+
+    [GeneratedRegex(@"shared-memory inputs: ([^\r\n]*)")]
+    private static partial Regex NodeModeLine();
+}
+
+/// <summary>What the host recorded for one series: p50 of its invocations' durationMs over n records, and the bytes it copied per input.</summary>
+internal sealed record HostSide(double P50Ms, int N, long MinBytesCopied, long MaxBytesCopied);
