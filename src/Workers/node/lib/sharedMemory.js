@@ -11,8 +11,10 @@
  *         The mapping is copy-on-write (MAP_PRIVATE, PROT_READ|PROT_WRITE) rather than a read-only shared one:
  *         reads see the cachelet's pages, but a function that writes into its input gets a private copy of
  *         that page instead of killing the worker with SIGSEGV (JavaScript cannot make a Buffer read-only) or
- *         corrupting the cached object. The descriptor is closed at once; the mapping goes when the Buffer is
- *         garbage-collected (a map the host deletes meanwhile keeps its pages until then).
+ *         corrupting the cached object. A mapping is kept per map file across invocations (MappingCache): V8
+ *         counts every new mapping as external memory, and a fresh 128 MB mapping per invocation cost one
+ *         mark-compact per invocation. A reused mapping is reset with MADV_DONTNEED before it is handed out
+ *         again, which drops any page a function wrote (private pages) so the next invocation sees the file.
  *   read  one read of the region into a Buffer. From 32 MiB up the Buffer comes from a pool: it is lent to the
  *         invocation and taken back when the invocation ends.
  * FAASCACHE_NODE_SHM_MODE=mmap|read forces a mode (auto when unset).
@@ -26,10 +28,13 @@ const fsp = require('node:fs/promises');
 const os = require('node:os');
 const path = require('node:path');
 const { promisify } = require('node:util');
+const { performance } = require('node:perf_hooks');
 
 const DIRECTORIES_SETTING = 'FUNCTIONS_UNIX_SHARED_MEMORY_DIRECTORIES';
 const MODE_SETTING = 'FAASCACHE_NODE_SHM_MODE';
 const POOL_SETTING = 'FAASCACHE_NODE_SHM_POOL_BYTES';
+const MAP_CACHE_SETTING = 'FAASCACHE_NODE_SHM_MAP_CACHE_BYTES';
+const MAP_IDLE_SETTING = 'FAASCACHE_NODE_SHM_MAP_IDLE_MS';
 const DEFAULT_ROOT = '/dev/shm';
 const MAP_FOLDER = 'AzureFunctions';
 const HEADER_SIZE = 9; // initialized flag + int64 content length
@@ -49,6 +54,11 @@ const POOL_GRANULE = 1024 * 1024;
 // Smaller regions are read on the event loop: a thread-pool round trip costs more than the copy.
 const SYNC_READ_MAX = 1024 * 1024;
 const DEFAULT_POOL_BYTES = 256 * 1024 * 1024;
+// mmap mode: mapped bytes kept across invocations (LRU over idle mappings), and how long an unused one stays.
+const DEFAULT_MAP_CACHE_BYTES = 2 * 1024 * 1024 * 1024;
+const DEFAULT_MAP_IDLE_MS = 60 * 1000;
+// How often idle mappings are checked against their files (one stat each) and for age.
+const MAP_SWEEP_MS = 1000;
 
 const VALID_NAME = /^[A-Za-z0-9._-]{1,255}$/;
 
@@ -324,6 +334,208 @@ function mapRegion(mmap, name, fd, size, offset, count) {
   return mapped.subarray(HEADER_SIZE + offset, length);
 }
 
+/**
+ * @typedef {object} MappingEntry
+ * @property {string} file the map's path
+ * @property {number} dev
+ * @property {number} ino
+ * @property {number} size the file's size when mapped (the mapping's length)
+ * @property {Buffer} buffer the whole mapping (page-aligned start)
+ * @property {boolean} inUse lent to one invocation
+ * @property {boolean} cached still in the cache (false once dropped: release then only lets go)
+ * @property {number} lastUsed ms (cache clock)
+ */
+
+/**
+ * mmap mode: one mapping per map file, kept across invocations.
+ *
+ * Why: mmap-io hands out each mapping as an external Buffer, which V8 counts as external memory; mapping a
+ * 128 MB input anew per invocation pushed V8 past its external-memory limit every time (about one
+ * mark-compact per invocation). The host's cache keeps a map file (same name, same inode) for as long as the
+ * object is cached, so the worker keeps its mapping too and lends it to every invocation naming that file.
+ *
+ * Rules:
+ * - Identity: an entry is lent only for the same file (device, inode, size) as the one just opened by name, so
+ *   a map deleted and re-created under the same name gets a new mapping. While we hold a mapping, the kernel
+ *   keeps its inode alive, so a new file cannot reuse that inode number.
+ * - One invocation per mapping at a time: a concurrent invocation of the same map gets another mapping (also
+ *   cached), so a write by one invocation never shows in another running one.
+ * - Reset: before a kept mapping is lent again it gets MADV_DONTNEED; on a MAP_PRIVATE file mapping that
+ *   discards the pages a function wrote (its private copies) and the next access reads the file's pages again.
+ * - Bounds: total mapped bytes at most `maxBytes` (least recently used idle mappings go first); mappings idle
+ *   for `idleMs`, or whose file is gone or replaced (checked every second, one stat each), are dropped.
+ *   Dropping only lets go of the Buffer: V8 unmaps it when it collects it (a Buffer a function kept stays valid).
+ */
+class MappingCache {
+  /**
+   * @param {{ mmap: any, maxBytes?: number, idleMs?: number, now?: () => number, sweepMs?: number }} options
+   */
+  constructor(options) {
+    this.mmap = options.mmap;
+    const maxBytes = options.maxBytes ?? Number(process.env[MAP_CACHE_SETTING] ?? DEFAULT_MAP_CACHE_BYTES);
+    this.maxBytes = Number.isFinite(maxBytes) && maxBytes >= 0 ? maxBytes : DEFAULT_MAP_CACHE_BYTES;
+    const idleMs = options.idleMs ?? Number(process.env[MAP_IDLE_SETTING] ?? DEFAULT_MAP_IDLE_MS);
+    this.idleMs = Number.isFinite(idleMs) && idleMs >= 0 ? idleMs : DEFAULT_MAP_IDLE_MS;
+    this.now = options.now || (() => performance.now());
+    this.sweepMs = options.sweepMs ?? MAP_SWEEP_MS;
+    /** @type {Map<string, MappingEntry[]>} by path; each list holds mappings of one file identity */
+    this.entries = new Map();
+    this.bytes = 0;
+    /** @type {NodeJS.Timeout | undefined} */
+    this._timer = undefined;
+    /** counters, for tests and diagnostics */
+    this.stats = { maps: 0, reuses: 0, drops: 0 };
+  }
+
+  get enabled() {
+    return this.maxBytes > 0;
+  }
+
+  /** Number of mappings held. */
+  get size() {
+    let n = 0;
+    for (const list of this.entries.values()) n += list.length;
+    return n;
+  }
+
+  /**
+   * A mapping of the whole open file `fd` (stat `st`), lent to the caller until `release`.
+   * @param {string} file
+   * @param {number} fd
+   * @param {fs.Stats} st
+   * @returns {MappingEntry}
+   */
+  acquire(file, fd, st) {
+    let list = this.entries.get(file);
+    if (list && list.length && (list[0].dev !== st.dev || list[0].ino !== st.ino || list[0].size !== st.size)) {
+      this._dropFile(file); // replaced (or resized) under the same name: never lend the old file's mapping
+      list = undefined;
+    }
+    const idle = list && list.find((e) => !e.inUse);
+    if (idle) {
+      // Discard whatever was written into the mapping since the file was mapped: private pages go, and the
+      // next access reads the file's (page-cache) pages again.
+      if (this.mmap.MADV_DONTNEED !== undefined) this.mmap.advise(idle.buffer, this.mmap.MADV_DONTNEED);
+      idle.inUse = true;
+      idle.lastUsed = this.now();
+      this.stats.reuses++;
+      return idle;
+    }
+    const buffer = this.mmap.map(st.size, this.mmap.PROT_READ | this.mmap.PROT_WRITE, this.mmap.MAP_PRIVATE, fd, 0);
+    this.stats.maps++;
+    /** @type {MappingEntry} */
+    const entry = { file, dev: st.dev, ino: st.ino, size: st.size, buffer, inUse: true, cached: this.enabled, lastUsed: this.now() };
+    if (entry.cached) {
+      if (list) list.push(entry);
+      else this.entries.set(file, [entry]);
+      this.bytes += entry.size;
+      this._evictOverCap();
+      this._schedule();
+    }
+    return entry;
+  }
+
+  /** @param {MappingEntry} entry */
+  release(entry) {
+    entry.inUse = false;
+    entry.lastUsed = this.now();
+    if (entry.cached) this._evictOverCap();
+  }
+
+  /**
+   * Drops the mappings of every file named `name` (any directory); true when there were some.
+   * @param {string} name
+   */
+  dropName(name) {
+    let found = false;
+    for (const file of [...this.entries.keys()]) {
+      if (path.basename(file) === name) {
+        this._dropFile(file);
+        found = true;
+      }
+    }
+    return found;
+  }
+
+  /**
+   * Drops idle mappings unused for idleMs, and every mapping whose file is gone or is another file now.
+   * Runs every second while something is cached (an unref'd timer: it never keeps the process alive).
+   */
+  sweep() {
+    const now = this.now();
+    for (const [file, list] of [...this.entries]) {
+      let st;
+      try {
+        st = fs.statSync(file);
+      } catch {
+        st = undefined; // deleted (the host evicted the object): let go, so the tmpfs pages can be freed
+      }
+      if (!st || st.dev !== list[0].dev || st.ino !== list[0].ino || st.size !== list[0].size) {
+        this._dropFile(file);
+        continue;
+      }
+      for (const e of list.filter((x) => !x.inUse && now - x.lastUsed >= this.idleMs)) this._remove(e);
+    }
+    if (!this.entries.size) this._unschedule();
+  }
+
+  clear() {
+    for (const file of [...this.entries.keys()]) this._dropFile(file);
+    this._unschedule();
+  }
+
+  /**
+   * Never lend this mapping again (e.g. its header was refused).
+   * @param {MappingEntry} entry
+   */
+  discard(entry) {
+    entry.inUse = false;
+    this._remove(entry);
+  }
+
+  _evictOverCap() {
+    if (this.bytes <= this.maxBytes) return;
+    // Least recently used idle mappings first (by lastUsed over all files).
+    const idle = [];
+    for (const list of this.entries.values()) for (const e of list) if (!e.inUse) idle.push(e);
+    idle.sort((a, b) => a.lastUsed - b.lastUsed);
+    for (const e of idle) {
+      if (this.bytes <= this.maxBytes) break;
+      this._remove(e);
+    }
+  }
+
+  /** @param {string} file */
+  _dropFile(file) {
+    for (const e of [...(this.entries.get(file) || [])]) this._remove(e);
+  }
+
+  /** @param {MappingEntry} entry */
+  _remove(entry) {
+    const list = this.entries.get(entry.file);
+    if (!list) return;
+    const i = list.indexOf(entry);
+    if (i < 0) return;
+    list.splice(i, 1);
+    if (!list.length) this.entries.delete(entry.file);
+    this.bytes -= entry.size;
+    entry.cached = false; // an invocation holding it keeps its view; nothing lends it again
+    this.stats.drops++;
+    if (!this.entries.size) this._unschedule();
+  }
+
+  _schedule() {
+    if (this._timer || !this.sweepMs) return;
+    this._timer = setInterval(() => this.sweep(), this.sweepMs);
+    this._timer.unref();
+  }
+
+  _unschedule() {
+    if (this._timer) clearInterval(this._timer);
+    this._timer = undefined;
+  }
+}
+
 const readvAsync = promisify(fs.readv);
 const readAsync = promisify(fs.read);
 
@@ -427,7 +639,7 @@ function unlinkQuietly(file) {
  */
 class SharedMemoryManager {
   /**
-   * @param {{ mode?: 'mmap' | 'read', env?: NodeJS.ProcessEnv, pool?: BufferPool }} [options]
+   * @param {{ mode?: 'mmap' | 'read', env?: NodeJS.ProcessEnv, pool?: BufferPool, mappings?: MappingCache }} [options]
    *   mode defaults to the process-wide one (FAASCACHE_NODE_SHM_MODE / probe)
    */
   constructor(options = {}) {
@@ -439,7 +651,9 @@ class SharedMemoryManager {
     this._mmap = info.mmap;
     this._env = options.env;
     this.pool = options.pool || new BufferPool();
-    /** @type {Map<string, { name: string, buffer: Buffer }[]>} */
+    /** @type {MappingCache | undefined} mmap mode: mappings kept across invocations */
+    this.mappings = this.mode === 'mmap' ? options.mappings || new MappingCache({ mmap: this._mmap }) : undefined;
+    /** @type {Map<string, { name: string, buffer: Buffer, entry?: MappingEntry }[]>} */
     this._inputs = new Map();
     /** @type {Map<string, { path: string, invocationId: string | undefined }>} */
     this._created = new Map();
@@ -458,12 +672,27 @@ class SharedMemoryManager {
    * @returns {Promise<Buffer>}
    */
   async openInput(invocationId, name, offset, count) {
-    const { fd } = openMap(name, this.env);
+    const { fd, file } = openMap(name, this.env);
     let buffer;
+    /** @type {MappingEntry | undefined} */
+    let entry;
     try {
-      const { size } = fs.fstatSync(fd);
+      const st = fs.fstatSync(fd);
+      const { size } = st;
       checkRegion(name, offset, count, size);
-      if (this.mode === 'mmap') buffer = mapRegion(this._mmap, name, fd, size, offset, count);
+      if (this.mode === 'mmap' && this.mappings && size <= MMAP_MAX_LENGTH) {
+        // The whole file, lent from the cache (the same mapping as the last invocation of this file).
+        entry = this.mappings.acquire(file, fd, st);
+        try {
+          checkHeader(name, size, entry.buffer[0], entry.buffer.readBigInt64LE(1), offset, count);
+        } catch (e) {
+          this.mappings.discard(entry);
+          throw e;
+        }
+        buffer = entry.buffer.subarray(HEADER_SIZE + offset, HEADER_SIZE + offset + count);
+      } else if (this.mode === 'mmap') {
+        buffer = mapRegion(this._mmap, name, fd, size, offset, count);
+      }
       if (!buffer) {
         const content = this.pool.acquire(count);
         try {
@@ -477,20 +706,24 @@ class SharedMemoryManager {
       fs.closeSync(fd); // a mapping keeps its pages; the descriptor is not needed
     }
     const held = this._inputs.get(invocationId);
-    if (held) held.push({ name, buffer });
-    else this._inputs.set(invocationId, [{ name, buffer }]);
+    if (held) held.push({ name, buffer, entry });
+    else this._inputs.set(invocationId, [{ name, buffer, entry }]);
     return buffer;
   }
 
   /**
-   * Lets go of the invocation's inputs (the files stay: the host owns them). Mappings are unmapped when their
-   * Buffers are collected; pooled Buffers go back to the pool.
+   * Lets go of the invocation's inputs (the files stay: the host owns them). Cached mappings become free for
+   * the next invocation of the same file (others are unmapped when their Buffers are collected); pooled
+   * Buffers go back to the pool.
    * @param {string} invocationId
    */
   releaseInvocation(invocationId) {
     const held = this._inputs.get(invocationId);
     this._inputs.delete(invocationId);
-    for (const { buffer } of held || []) this.pool.release(buffer);
+    for (const { buffer, entry } of held || []) {
+      if (entry) this.mappings?.release(entry);
+      else this.pool.release(buffer);
+    }
   }
 
   /**
@@ -542,6 +775,8 @@ class SharedMemoryManager {
           this._inputs.set(id, rest);
         }
       }
+      // The host is letting go of this map (a stock host deletes it next): drop our kept mapping of it.
+      if (this.mappings?.dropName(name)) found = true;
       results[name] = found;
     }
     return results;
@@ -564,6 +799,7 @@ class SharedMemoryManager {
     for (const id of [...this._inputs.keys()]) this.releaseInvocation(id);
     this.closeMaps(this.createdNames(), deleteCreated);
     this.pool.clear();
+    this.mappings?.clear();
   }
 }
 
@@ -580,6 +816,10 @@ module.exports = {
   DIRECTORIES_SETTING,
   MODE_SETTING,
   POOL_SETTING,
+  MAP_CACHE_SETTING,
+  MAP_IDLE_SETTING,
+  DEFAULT_MAP_CACHE_BYTES,
+  DEFAULT_MAP_IDLE_MS,
   DEFAULT_ROOT,
   MAP_FOLDER,
   HEADER_SIZE,
@@ -589,6 +829,7 @@ module.exports = {
   SharedMemoryError,
   SharedMemoryManager,
   BufferPool,
+  MappingCache,
   roots,
   mapDirectories,
   validateMapName,
