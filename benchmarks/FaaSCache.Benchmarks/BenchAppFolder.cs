@@ -1,0 +1,59 @@
+using System.Text.Json;
+using System.Text.Json.Nodes;
+using FaaSCache.TestSupport;
+
+namespace FaaSCache.Benchmarks;
+
+/// <summary>Copies an app under <c>benchmarks/apps/</c> to a temporary folder (deleted on dispose), optionally with its host.json changed.</summary>
+internal static class BenchAppFolder
+{
+    private static readonly JsonSerializerOptions Indented = new() { WriteIndented = true };
+
+    /// <summary>
+    /// Copies <c>benchmarks/apps/&lt;name&gt;</c> (without __pycache__ / node_modules); <paramref name="editHostJson"/>,
+    /// when given, edits the parsed host.json before it is written.
+    /// </summary>
+    public static FunctionAppFolder Copy(string name, Action<JsonObject>? editHostJson = null, string? namePrefix = null)
+    {
+        string source = Path.Combine(RepositoryRoot.Find(), "benchmarks", "apps", name);
+        if (!Directory.Exists(source))
+        {
+            throw new DirectoryNotFoundException($"The bench app '{source}' is missing.");
+        }
+
+        var builder = new FunctionAppBuilder { NamePrefix = namePrefix ?? $"faascache-bench-app-{name}" };
+        foreach (string file in Directory.EnumerateFiles(source, "*", SearchOption.AllDirectories))
+        {
+            string relative = Path.GetRelativePath(source, file);
+            if (relative.Split(Path.DirectorySeparatorChar).Any(part => part is "__pycache__" or "node_modules"))
+            {
+                continue;
+            }
+
+            string text = File.ReadAllText(file);
+            _ = relative switch
+            {
+                "host.json" => builder.WithHostJson(editHostJson is null ? text : Edit(text, editHostJson)),
+                "local.settings.json" => builder.WithLocalSettingsJson(text),
+                _ => builder.WithFile(relative, text),
+            };
+        }
+
+        return builder.Build();
+    }
+
+    /// <summary>Sets <c>extensions.faasCache.&lt;key&gt;</c> (creating the objects on the way).</summary>
+    public static void SetFaaSCache(JsonObject hostJson, string key, JsonNode? value)
+    {
+        JsonObject extensions = hostJson["extensions"] as JsonObject ?? (JsonObject)(hostJson["extensions"] = new JsonObject());
+        JsonObject faasCache = extensions["faasCache"] as JsonObject ?? (JsonObject)(extensions["faasCache"] = new JsonObject());
+        faasCache[key] = value;
+    }
+
+    private static string Edit(string text, Action<JsonObject> edit)
+    {
+        JsonObject json = JsonNode.Parse(text) as JsonObject ?? throw new InvalidDataException("host.json is not a JSON object.");
+        edit(json);
+        return json.ToJsonString(Indented);
+    }
+}
