@@ -246,3 +246,167 @@ describe('closing', () => {
     assert.ok(!fs.existsSync(path.join(r.dir, gone.name)));
   });
 });
+
+describe('mmap mode keeps one mapping per map file', { skip: !mmapProbe.ok && `mmap-io unavailable: ${!mmapProbe.ok && mmapProbe.reason}` }, () => {
+  /**
+   * A manager whose mapping cache is fresh and swept only when the test says so.
+   * @param {{ env: NodeJS.ProcessEnv }} r
+   * @param {{ maxBytes?: number, idleMs?: number, now?: () => number }} [options]
+   */
+  function manager(r, options = {}) {
+    const mappings = new shm.MappingCache({ mmap: mmapProbe.ok && mmapProbe.mmap, sweepMs: 0, ...options });
+    return new shm.SharedMemoryManager({ mode: 'mmap', env: r.env, mappings });
+  }
+
+  /** @param {string} name */
+  function mappedCount(name) {
+    return fs.readFileSync('/proc/self/maps', 'utf8').split('\n').filter((l) => l.endsWith(`/AzureFunctions/${name}`)).length;
+  }
+
+  test('50 invocations of a 64 MiB map reuse one mapping: external memory stays flat', async (t) => {
+    const r = root(t);
+    const size = 64 * 1024 * 1024;
+    const content = Buffer.alloc(size, 0x61);
+    const name = writeHostMap(r.root, content);
+    const m = manager(r);
+    const first = await m.openInput('inv-0', name, 0, size);
+    assert.equal(first[size - 1], 0x61);
+    m.releaseInvocation('inv-0');
+    const external = process.memoryUsage().external;
+    for (let i = 1; i <= 50; i++) {
+      const input = await m.openInput(`inv-${i}`, name, 0, size);
+      assert.equal(input.length, size);
+      assert.equal(input[0] + input[size - 1], 0xc2);
+      m.releaseInvocation(`inv-${i}`);
+    }
+    const grown = process.memoryUsage().external - external;
+    assert.ok(grown < 4 * 1024 * 1024, `external memory grew by ${grown} bytes over 50 reuses`);
+    assert.deepEqual(m.mappings?.stats, { maps: 1, reuses: 50, drops: 0 });
+    assert.equal(m.mappings?.bytes, 9 + size);
+    assert.equal(mappedCount(name), 1);
+  });
+
+  test('a write into an input is gone for the next invocation, and never reaches the file', async (t) => {
+    const r = root(t);
+    const name = writeHostMap(r.root, Buffer.alloc(3 * 4096, 'a'));
+    const m = manager(r);
+    const first = await m.openInput('one', name, 0, 3 * 4096);
+    first.fill(0x21, 0, 5000);
+    m.releaseInvocation('one');
+    const second = await m.openInput('two', name, 0, 3 * 4096);
+    assert.equal(m.mappings?.stats.reuses, 1);
+    assert.ok(second.equals(Buffer.alloc(3 * 4096, 'a')), 'the next invocation sees the file, not the earlier write');
+    assert.ok(readMapFile(path.join(r.dir, name)).equals(Buffer.alloc(3 * 4096, 'a')));
+    m.releaseInvocation('two');
+  });
+
+  test('concurrent invocations of one map get separate mappings: one\'s write never shows in the other', async (t) => {
+    const r = root(t);
+    const name = writeHostMap(r.root, Buffer.alloc(8192, 'a'));
+    const m = manager(r);
+    const a = await m.openInput('a', name, 0, 8192);
+    const b = await m.openInput('b', name, 0, 8192);
+    a[100] = 0x21;
+    assert.equal(b[100], 0x61);
+    assert.equal(m.mappings?.stats.maps, 2);
+    m.releaseInvocation('a');
+    m.releaseInvocation('b');
+    await m.openInput('c', name, 0, 8192);
+    await m.openInput('d', name, 0, 8192);
+    assert.deepEqual(m.mappings?.stats, { maps: 2, reuses: 2, drops: 0 }, 'both kept and reused');
+    m.releaseInvocation('c');
+    m.releaseInvocation('d');
+  });
+
+  test('a file replaced under the same name gets a new mapping (inode check)', async (t) => {
+    const r = root(t);
+    const name = writeHostMap(r.root, Buffer.alloc(8192, 'a'));
+    const m = manager(r);
+    assert.equal((await m.openInput('one', name, 0, 8192))[0], 0x61);
+    m.releaseInvocation('one');
+    const file = path.join(r.dir, name);
+    const before = fs.statSync(file).ino;
+    fs.unlinkSync(file);
+    writeHostMap(r.root, Buffer.alloc(8192, 'b'), name); // same name, same size, another file
+    assert.notEqual(fs.statSync(file).ino, before);
+    const input = await m.openInput('two', name, 0, 8192);
+    assert.ok(input.equals(Buffer.alloc(8192, 'b')));
+    assert.deepEqual(m.mappings?.stats, { maps: 2, reuses: 0, drops: 1 });
+    assert.equal(m.mappings?.size, 1);
+    m.releaseInvocation('two');
+  });
+
+  test('a deleted file\'s mapping is dropped by the sweep; an idle one after idleMs', async (t) => {
+    const r = root(t);
+    let clock = 0;
+    const m = manager(r, { idleMs: 10_000, now: () => clock });
+    const gone = writeHostMap(r.root, Buffer.alloc(4096, 'g'));
+    const kept = writeHostMap(r.root, Buffer.alloc(4096, 'k'));
+    await m.openInput('one', gone, 0, 4096);
+    await m.openInput('one', kept, 0, 4096);
+    m.releaseInvocation('one');
+    fs.unlinkSync(path.join(r.dir, gone));
+    clock = 5_000;
+    m.mappings?.sweep();
+    assert.deepEqual([...(m.mappings?.entries.keys() || [])], [path.join(r.dir, kept)]);
+    clock = 15_000;
+    m.mappings?.sweep();
+    assert.equal(m.mappings?.size, 0);
+    assert.equal(m.mappings?.bytes, 0);
+  });
+
+  test('an in-use mapping is never dropped from under its invocation, and not lent again once its file is gone', async (t) => {
+    const r = root(t);
+    const name = writeHostMap(r.root, Buffer.alloc(4096, 'x'));
+    const m = manager(r);
+    const input = await m.openInput('one', name, 0, 4096);
+    fs.unlinkSync(path.join(r.dir, name));
+    m.mappings?.sweep();
+    assert.equal(m.mappings?.size, 0);
+    assert.equal(input[4095], 0x78, 'the invocation keeps its view');
+    m.releaseInvocation('one');
+    await assert.rejects(m.openInput('two', name, 0, 4096), /not found/);
+  });
+
+  test('the size cap evicts the least recently used idle mappings', async (t) => {
+    const r = root(t);
+    const unit = 64 * 1024;
+    const m = manager(r, { maxBytes: 3 * (unit + 9) });
+    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((ch) => writeHostMap(r.root, Buffer.alloc(unit, ch)));
+    for (const name of [a, b, c]) {
+      await m.openInput(name, name, 0, unit);
+      m.releaseInvocation(name);
+    }
+    await m.openInput('again', a, 0, unit); // a is now the most recent
+    m.releaseInvocation('again');
+    await m.openInput('new', d, 0, unit); // over the cap: b (least recently used) goes
+    m.releaseInvocation('new');
+    const files = new Set(m.mappings?.entries.keys());
+    assert.deepEqual([a, c, d].map((n) => files.has(path.join(r.dir, n))), [true, true, true]);
+    assert.equal(files.has(path.join(r.dir, b)), false);
+    assert.equal(m.mappings?.bytes, 3 * (unit + 9));
+  });
+
+  test('FAASCACHE_NODE_SHM_MAP_CACHE_BYTES=0 maps per invocation, as before', async (t) => {
+    const r = root(t);
+    const name = writeHostMap(r.root, Buffer.alloc(4096, 'z'));
+    const m = manager(r, { maxBytes: 0 });
+    for (const id of ['one', 'two']) {
+      assert.equal((await m.openInput(id, name, 0, 4096))[0], 0x7a);
+      m.releaseInvocation(id);
+    }
+    assert.deepEqual(m.mappings?.stats, { maps: 2, reuses: 0, drops: 0 });
+    assert.equal(m.mappings?.size, 0);
+  });
+
+  test('closing an input map by name drops its mapping', async (t) => {
+    const r = root(t);
+    const name = writeHostMap(r.root, Buffer.alloc(4096, 'q'));
+    const m = manager(r);
+    await m.openInput('one', name, 0, 4096);
+    m.releaseInvocation('one');
+    assert.deepEqual(m.closeMaps([name], false), { [name]: true });
+    assert.equal(m.mappings?.size, 0);
+    assert.deepEqual(m.closeMaps([name], false), { [name]: false });
+  });
+});
