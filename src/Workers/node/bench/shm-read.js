@@ -2,7 +2,10 @@
 'use strict';
 /**
  * What it costs the Node worker to hand a function a shared-memory input as a Buffer, per mode:
- *   mmap           mmap-io maps the host's file (zero copy)
+ *   mmap           mmap-io maps the host's file (zero copy), one mapping kept and lent to every round (reset
+ *                  with MADV_DONTNEED before each reuse: that is in "get")
+ *   mmap, per invocation  a new mapping every round (FAASCACHE_NODE_SHM_MAP_CACHE_BYTES=0); its munmap and the
+ *                  garbage collections it causes happen whenever V8 collects, in no timed window or any
  *   read           the fallback: one read into a Buffer (from the worker's pool from 32 MiB up, warm)
  *   read, no pool  one read into a newly allocated Buffer every time (what the pool saves)
  * "get" is openInput() alone; "get + touch" also reads one byte of every 4 KiB page, which is where a
@@ -124,7 +127,12 @@ async function main() {
     const probe = shm.probeMmap();
     /** @type {[string, shm.SharedMemoryManager][]} */
     const modes = [];
-    if (probe.ok) modes.push(['mmap', new shm.SharedMemoryManager({ mode: 'mmap', env })]);
+    if (probe.ok) {
+      modes.push(['mmap', new shm.SharedMemoryManager({ mode: 'mmap', env })]);
+      // FAASCACHE_NODE_SHM_MAP_CACHE_BYTES=0: a new mapping per invocation (before mappings were kept)
+      const mappings = new shm.MappingCache({ mmap: probe.mmap, maxBytes: 0 });
+      modes.push(['mmap, per invocation', new shm.SharedMemoryManager({ mode: 'mmap', env, mappings })]);
+    }
     modes.push(['read', new shm.SharedMemoryManager({ mode: 'read', env, pool: new shm.BufferPool(512 * MiB) })]);
     modes.push(['read, no pool', new shm.SharedMemoryManager({ mode: 'read', env, pool: new shm.BufferPool(0) })]);
 
