@@ -166,7 +166,10 @@ public sealed partial class Cachelet
                         .ConfigureAwait(false);
                     if (moved is { } got)
                     {
-                        return Admit(key, got.Version, got.Value, ReadSource.RemoteHit);
+                        if (!ChecksStorageVersion || await IsStorageVersionAsync(key, got.Version, got.Value, cancellationToken).ConfigureAwait(false))
+                        {
+                            return Admit(key, got.Version, got.Value, ReadSource.RemoteHit);
+                        }
                     }
                 }
                 catch (PeerUnavailableException e)
@@ -234,6 +237,36 @@ public sealed partial class Cachelet
         catch (Exception e)
         {
             _logger.LogDebug(e, "Invalidating {Key} on {Member} failed", key, member);
+        }
+    }
+
+    /// <summary>
+    /// Strong reads check every cached copy against storage, a handed-over one too (the blob may have changed outside the
+    /// cache since the previous owner read it): one version request. A copy that is not storage's version is dropped.
+    /// </summary>
+    private async Task<bool> IsStorageVersionAsync(string key, string version, Received received, CancellationToken cancellationToken)
+    {
+        bool current = false;
+        try
+        {
+            Metrics.VersionCheck();
+            current = await _storage.GetVersionAsync(key, cancellationToken).ConfigureAwait(false) == version;
+            return current;
+        }
+        finally
+        {
+            if (!current)
+            {
+                if (received.Reserved)
+                {
+                    lock (_gate)
+                    {
+                        UnreserveLocked(received.Map.ContentLength);
+                    }
+                }
+
+                _shm.Delete(received.Map);
+            }
         }
     }
 
