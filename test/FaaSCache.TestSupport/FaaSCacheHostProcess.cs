@@ -343,6 +343,25 @@ public sealed class FaaSCacheHostProcess : IAsyncDisposable
             ?? throw new TimeoutException($"The FaaSCache host (pid {ProcessId}) did not exit within {limit.TotalSeconds:0} s of SIGTERM.{Environment.NewLine}Host output:{Environment.NewLine}{Output}");
     }
 
+    /// <summary>
+    /// Sends SIGKILL to the host process only, at once (no helper process, as a crash would): its workers are left to
+    /// notice by themselves, and dispose still ends any that outlive it. Does nothing when the host has exited.
+    /// </summary>
+    public void Kill()
+    {
+        try
+        {
+            if (!process.HasExited)
+            {
+                process.Kill(entireProcessTree: false);
+            }
+        }
+        catch (Exception e) when (e is InvalidOperationException or System.ComponentModel.Win32Exception)
+        {
+            // Exited between the check and the kill.
+        }
+    }
+
     /// <summary>Kills the host's process tree if it still runs, and any worker it reported that outlived it.</summary>
     public async ValueTask DisposeAsync()
     {

@@ -1,0 +1,186 @@
+using System.Diagnostics;
+using System.Security.Cryptography;
+using System.Text;
+using FaaSCache.TestSupport;
+using Xunit;
+using Xunit.Abstractions;
+
+namespace FaaSCache.Host.Tests.Cluster;
+
+/// <summary>
+/// Instances of a three-instance cache that die (SIGKILL) or stop (SIGTERM): membership notices, keys move, no
+/// acknowledged write is lost, and a reader whose owner dies mid-transfer keeps nothing partial and still succeeds.
+/// </summary>
+[Collection(AzuriteCollection.Name)]
+public sealed class ClusterFailureTests(AzuriteFixture azurite, ITestOutputHelper output)
+{
+    private const int SixtyFourMegabytes = 64 * 1024 * 1024;
+    private const int MapHeaderBytes = 9;
+
+    [Fact]
+    public async Task A_killed_instance_leaves_the_list_within_the_failure_timeout_and_its_keys_get_new_owners_that_serve_them()
+    {
+        await using HostCluster cluster = await HostCluster.StartAsync(azurite, "strong", output);
+        ClusterInstance victim = cluster[2];
+        ClusterInstance[] survivors = [cluster[0], cluster[1]];
+        string[] survivorIds = [.. survivors.Select(s => s.Id)];
+        string name = cluster.NameOwnedBy(victim.Id, "orphan");
+        byte[] content = RandomNumberGenerator.GetBytes(512 * 1024);
+        string sha256 = Convert.ToHexStringLower(SHA256.HashData(content));
+        await cluster.UploadAsync(name, content);
+        Assert.Equal("lm", (await cluster.ReadAsync(victim, name)).Source);
+
+        victim.Host.Kill();
+        TimeSpan removedAfter = await cluster.WaitForMembersAsync(survivors, survivorIds, TimeSpan.FromSeconds(30));
+
+        output.WriteLine($"{victim.Id} was removed from both survivors' lists {removedAfter.TotalSeconds:0.00} s after SIGKILL");
+        // Its last heartbeat was at most one interval before the kill; a survivor's heartbeat (jittered to 0.8..1x the
+        // interval) removes it once older than failureTimeout. Two more seconds cover a busy two-core machine.
+        TimeSpan bound = ClusterApp.FailureTimeout + ClusterApp.HeartbeatInterval + TimeSpan.FromSeconds(2);
+        Assert.True(removedAfter <= bound, $"removed after {removedAfter.TotalSeconds:0.00} s, more than {bound.TotalSeconds:0.#} s");
+
+        // The key moved to one survivor (consistent hashing over the two): the other reads it through the new owner,
+        // which fetches it from storage (the old owner is gone), and the new owner then has it locally.
+        string newOwner = cluster.OwnerOf(cluster.App.Key(name), survivorIds);
+        ClusterInstance newOwnerInstance = cluster.Instance(newOwner);
+        ClusterInstance other = survivors.Single(s => s.Id != newOwner);
+        // (The victim's own read may have asked the member that owned the key before the victim joined, so count from here.)
+        long servedBefore = (await HostCluster.StatusAsync(newOwnerInstance)).Count.PeerServed;
+        ClusterRead throughOther = await cluster.ReadAsync(other, name);
+        ClusterRead onNewOwner = await cluster.ReadAsync(newOwnerInstance, name);
+
+        Assert.Equal(("rm", sha256), (throughOther.Source, throughOther.Sha256));
+        Assert.Equal(("lh", sha256), (onNewOwner.Source, onNewOwner.Sha256));
+        Assert.Equal(0, (await HostCluster.StatusAsync(other)).Count.OwnerUnreachable);
+        Assert.Equal(servedBefore + 1, (await HostCluster.StatusAsync(newOwnerInstance)).Count.PeerServed);
+    }
+
+    [Fact]
+    public async Task A_write_acknowledged_under_owner_survives_a_SIGKILL_of_the_owner_right_after_the_acknowledgement()
+    {
+        await using HostCluster cluster = await HostCluster.StartAsync(azurite, "owner", output);
+        ClusterInstance a = cluster[0], owner = cluster[1], c = cluster[2];
+        string name = cluster.NameOwnedBy(owner.Id, "ledger");
+        await cluster.UploadAsync(name, "old"u8.ToArray());
+        Assert.Equal("old", (await cluster.ReadAsync(c, name)).Head);
+        byte[] written = Encoding.UTF8.GetBytes("new: " + Convert.ToHexString(RandomNumberGenerator.GetBytes(16)));
+        string sha256 = Convert.ToHexStringLower(SHA256.HashData(written));
+
+        HostInvocation write = await cluster.WriteAsync(a, name, written);
+        owner.Host.Kill();
+
+        Assert.True(write.Output("blob").Persisted, "under owner with persist sync the owner acknowledged after storage had the write");
+        Assert.Equal(sha256, Convert.ToHexStringLower(SHA256.HashData(await cluster.DownloadAsync(name))));
+        // C held the old version; its owner check fails (the owner is dead), so it asks storage and gets the new one.
+        ClusterRead throughC = await cluster.ReadAsync(c, name);
+        ClusterRead throughA = await cluster.ReadAsync(a, name);
+        Assert.Equal(sha256, throughC.Sha256);
+        Assert.Equal(sha256, throughA.Sha256);
+        Assert.True((await HostCluster.StatusAsync(c)).Count.OwnerUnreachable > 0, "C noticed the owner was unreachable");
+        Assert.True(await owner.Host.WaitForExitAsync(TimeSpan.FromSeconds(10)) is not null, "the owner was killed");
+    }
+
+    [Fact]
+    public async Task Under_ownerAsync_a_SIGTERM_of_the_owner_flushes_its_pending_writes_in_order_to_storage_before_it_exits()
+    {
+        await using HostCluster cluster = await HostCluster.StartAsync(azurite, "ownerAsync", output);
+        ClusterInstance a = cluster[0], owner = cluster[1];
+        string name = cluster.NameOwnedBy(owner.Id, "journal");
+        await cluster.UploadAsync(name, "old"u8.ToArray());
+        byte[][] versions = [.. Enumerable.Range(0, 3).Select(_ => RandomNumberGenerator.GetBytes(4 * 1024 * 1024))];
+        string sha256 = Convert.ToHexStringLower(SHA256.HashData(versions[^1]));
+
+        // Storage is frozen (SIGSTOP to Azurite) while three versions are written, so none of the owner's background
+        // writes can have finished when the SIGTERM arrives: they are pending, provably, and only the shutdown flush,
+        // in order, leaves the last version in storage.
+        int exitCode;
+        await FaaSCacheHostProcess.SignalAsync(azurite.Server.ProcessId, "STOP");
+        try
+        {
+            foreach (byte[] version in versions)
+            {
+                HostInvocation write = await cluster.WriteAsync(a, name, version);
+                Assert.False(write.Output("blob").Persisted, "under ownerAsync the owner acknowledges before storage has the write");
+            }
+
+            Assert.Equal(versions.Length, (await HostCluster.StatusAsync(owner)).PendingWrites);
+
+            Task<int> stopping = owner.Host.StopAsync(TimeSpan.FromSeconds(60));
+            await Task.Delay(TimeSpan.FromSeconds(1));
+            Assert.False(stopping.IsCompleted, "with storage frozen the owner cannot finish its pending writes (nor leave the list), so it has not exited");
+            await FaaSCacheHostProcess.SignalAsync(azurite.Server.ProcessId, "CONT");
+            exitCode = await stopping;
+        }
+        finally
+        {
+            await FaaSCacheHostProcess.SignalAsync(azurite.Server.ProcessId, "CONT");
+        }
+
+        Assert.True(exitCode == 0, $"the owner exited with code {exitCode}");
+        Assert.DoesNotContain("abandoned", owner.Host.Output, StringComparison.Ordinal);
+        Assert.Equal(sha256, Convert.ToHexStringLower(SHA256.HashData(await cluster.DownloadAsync(name))));
+    }
+
+    [Fact]
+    public async Task Killing_the_owner_in_the_middle_of_a_64_MB_remote_transfer_leaves_no_partial_object_and_the_read_falls_back_to_storage()
+    {
+        await using HostCluster cluster = await HostCluster.StartAsync(azurite, "strong", output);
+        ClusterInstance reader = cluster[0], owner = cluster[1];
+        string name = cluster.NameOwnedBy(owner.Id, "big");
+        byte[] content = RandomNumberGenerator.GetBytes(SixtyFourMegabytes);
+        string sha256 = Convert.ToHexStringLower(SHA256.HashData(content));
+        await cluster.UploadAsync(name, content);
+        Assert.Equal("lm", (await cluster.ReadAsync(owner, name)).Source);
+        Assert.Empty(Directory.EnumerateFiles(reader.MapDirectory));
+
+        // The reader creates the map for the object when the owner's first message arrives and fills it, in order, as the
+        // chunks stream in: once the bytes 8 MB in have landed (random content, so not all zero), the owner dies.
+        var created = new TaskCompletionSource<string>(TaskCreationOptions.RunContinuationsAsynchronously);
+        using var watcher = new FileSystemWatcher(reader.MapDirectory);
+        watcher.Created += (_, e) => created.TrySetResult(e.FullPath);
+        watcher.EnableRaisingEvents = true;
+        var clock = Stopwatch.StartNew();
+        Task<ClusterRead> reading = cluster.ReadAsync(reader, name);
+        string partialMap = await created.Task.WaitAsync(TimeSpan.FromSeconds(60));
+        TimeSpan mapCreated = clock.Elapsed;
+        await Task.Run(() => KillWhenArrived(owner, partialMap, MapHeaderBytes + (SixtyFourMegabytes / 8), reading));
+        output.WriteLine(
+            $"the reader's map appeared {mapCreated.TotalMilliseconds:0} ms into the read; the owner was killed at " +
+            $"{clock.Elapsed.TotalMilliseconds:0} ms, after the bytes 8 MB in had arrived");
+        ClusterRead read = await reading;
+        output.WriteLine(string.Join(Environment.NewLine, reader.Host.Output.Split('\n').Where(l => l.Contains("unreachable", StringComparison.Ordinal))));
+
+        // Served from storage (a local miss), whole and right; nothing counted as received from the peer.
+        Assert.Equal(("lm", (long)SixtyFourMegabytes, sha256), (read.Source, read.Bytes, read.Sha256));
+        ClusterStatus status = await HostCluster.StatusAsync(reader);
+        Assert.True(status.Count.OwnerUnreachable > 0, "the reader counted the unreachable owner");
+        Assert.Equal((0L, 0L, 0L), (status.Count.RemoteHits, status.Count.RemoteMisses, status.Count.BytesFromPeers));
+        Assert.Equal(SixtyFourMegabytes, status.Count.BytesFetched);
+
+        // No partial object: the half-filled map is gone and the only map left is the complete one from storage.
+        Assert.False(File.Exists(partialMap), $"the partial map {partialMap} is still there");
+        string kept = Assert.Single(Directory.EnumerateFiles(reader.MapDirectory));
+        Assert.Equal(read.Invocation.Input("data").MapName, Path.GetFileName(kept));
+        Assert.Equal((1L, 1L), (status.SharedMemory.Maps, status.Count.ObjectsCached));
+    }
+
+    /// <summary>Spins until the 32 bytes at <paramref name="offset"/> of <paramref name="map"/> are not all zero, then SIGKILLs <paramref name="owner"/>.</summary>
+    private static void KillWhenArrived(ClusterInstance owner, string map, long offset, Task reading)
+    {
+        using Microsoft.Win32.SafeHandles.SafeFileHandle handle = File.OpenHandle(map);
+        Span<byte> probe = stackalloc byte[32];
+        var clock = Stopwatch.StartNew();
+        while (true)
+        {
+            if (RandomAccess.Read(handle, probe, offset) == probe.Length && probe.ContainsAnyExcept((byte)0))
+            {
+                owner.Host.Kill();
+                return;
+            }
+
+            Assert.False(reading.IsCompleted, "the read ended before the transfer was 8 MB in");
+            Assert.True(clock.Elapsed < TimeSpan.FromSeconds(60), "the transfer did not reach 8 MB within 60 s");
+            Thread.SpinWait(100);
+        }
+    }
+}
