@@ -5,10 +5,6 @@ this function at once, a cache trigger). Reads the 97 MiB model models/people.bi
 binding and writes what it found inside the labelled box to people/{name}.json.
 """
 
-import json
-import logging
-import time
-
 import azure.functions as func
 
 from ..shared_code import amber
@@ -17,21 +13,4 @@ LEVEL = 40
 
 
 def main(labelled: func.InputStream, model: func.InputStream, result: func.Out[str]) -> None:
-    started = time.perf_counter()
-    weights = amber.load_model(model, "people.bin")
-    image = amber.read_ppm(amber.buffer_of(labelled))
-    box = amber.box_from_comments(image.comments)
-    found = amber.classify(image, box, weights, LEVEL)
-    compute_ms = (time.perf_counter() - started) * 1000
-    logging.info("People %s: %d in box %s (model %d bytes, %d touched) in %.1f ms",
-                 labelled.name, found["count"], box, weights.size, weights.bytes_touched, compute_ms)
-    result.set(json.dumps({
-        "source": labelled.name,
-        "detector": "people",
-        "box": box,
-        "count": found["count"],
-        "cells": found["cells"],
-        "model": {"name": weights.name, "bytes": weights.size, "bytesTouched": weights.bytes_touched,
-                  "crc32": f"{weights.fingerprint:08x}"},
-        "computeMs": round(compute_ms, 2),
-    }))
+    result.set(amber.run_detector("people", labelled, model, "people.bin", LEVEL))

@@ -178,3 +178,29 @@ def classify(image: Image, box: dict[str, int], model: Model, level: int) -> dic
             if grid[cy][cx] * model.weight(cy * cols + cx) >= level * 255:
                 hits.append({"x": cx * CELL, "y": cy * CELL, "w": CELL, "h": CELL})
     return {"count": len(hits), "cells": hits[:16]}
+
+
+def run_detector(detector: str, labelled: Any, model: Any, model_name: str, level: int) -> str:
+    """Stage 2 (people or car): classify what is inside the labelled box; returns the result as JSON."""
+    import json
+    import logging
+    import time
+
+    started = time.perf_counter()
+    weights = load_model(model, model_name)
+    image = read_ppm(buffer_of(labelled))
+    box = box_from_comments(image.comments)
+    found = classify(image, box, weights, level)
+    compute_ms = (time.perf_counter() - started) * 1000
+    logging.info("%s %s: %d in box %s (model %d bytes, %d touched) in %.1f ms",
+                 detector.capitalize(), labelled.name, found["count"], box, weights.size, weights.bytes_touched, compute_ms)
+    return json.dumps({
+        "source": labelled.name,
+        "detector": detector,
+        "box": box,
+        "count": found["count"],
+        "cells": found["cells"],
+        "model": {"name": weights.name, "bytes": weights.size, "bytesTouched": weights.bytes_touched,
+                  "crc32": f"{weights.fingerprint:08x}"},
+        "computeMs": round(compute_ms, 2),
+    })
