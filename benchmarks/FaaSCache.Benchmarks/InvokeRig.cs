@@ -240,7 +240,7 @@ internal sealed partial class InvokeRig : IAsyncDisposable
             var starting = new List<Task<BenchHost>>();
             foreach (string language in Languages)
             {
-                FunctionAppFolder app = CopyApp(System.IO.Path.Combine(RepositoryRoot.Find(), "benchmarks", "apps", language));
+                FunctionAppFolder app = BenchAppFolder.Copy(language);
                 apps.Add(app);
                 IDictionary<string, string>? variables = environment?.Invoke(language);
                 starting.Add(StartHostAsync(language, cache: true, app, azurite, variables, cancellationToken));
@@ -404,35 +404,6 @@ internal sealed partial class InvokeRig : IAsyncDisposable
             shm.Dispose();
             throw;
         }
-    }
-
-    /// <summary>Copies an app folder (without __pycache__ / node_modules) to a temporary folder deleted at the end.</summary>
-    private static FunctionAppFolder CopyApp(string source)
-    {
-        if (!Directory.Exists(source))
-        {
-            throw new DirectoryNotFoundException($"The bench app '{source}' is missing.");
-        }
-
-        var builder = new FunctionAppBuilder { NamePrefix = $"faascache-bench-app-{System.IO.Path.GetFileName(source)}" };
-        foreach (string file in Directory.EnumerateFiles(source, "*", SearchOption.AllDirectories))
-        {
-            string relative = System.IO.Path.GetRelativePath(source, file);
-            if (relative.Split(System.IO.Path.DirectorySeparatorChar).Any(part => part is "__pycache__" or "node_modules"))
-            {
-                continue;
-            }
-
-            string text = File.ReadAllText(file);
-            _ = relative switch
-            {
-                "host.json" => builder.WithHostJson(text),
-                "local.settings.json" => builder.WithLocalSettingsJson(text),
-                _ => builder.WithFile(relative, text),
-            };
-        }
-
-        return builder.Build();
     }
 
     [GeneratedRegex(@"shared-memory inputs: ([^\r\n]*)")]
