@@ -7,8 +7,14 @@ cd "$root"
 say() { printf '[setup] %s\n' "$*"; }
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
-# Debian packages: redis-server (benchmarks), Python worker runtime and tests, protoc for the Python stubs.
-apt_packages=(redis-server python3 python3-venv python3-grpcio python3-protobuf python3-pytest protobuf-compiler protobuf-compiler-grpc hyperfine)
+# Debian packages, each named (installed with --no-install-recommends, so nothing comes along unasked):
+#   redis-server                        the Redis rows of the benchmarks and TestSupport's RedisServer
+#   python3 python3-grpcio python3-protobuf python3-pytest   the Python worker, its runtime and its tests
+#   protobuf-compiler protobuf-compiler-grpc                  protoc and grpc_python_plugin for the worker's stubs
+#   libprotobuf-dev                     google/protobuf/*.proto (FunctionRpc.proto imports duration.proto)
+#   g++ make                            node-gyp builds the Node worker's mmap-io
+apt_packages=(redis-server python3 python3-grpcio python3-protobuf python3-pytest protobuf-compiler
+    protobuf-compiler-grpc libprotobuf-dev g++ make)
 missing=()
 for p in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

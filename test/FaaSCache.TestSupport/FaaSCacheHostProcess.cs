@@ -241,9 +241,10 @@ public sealed class FaaSCacheHostProcess : IAsyncDisposable
     }
 
     /// <summary>
-    /// Waits until every worker in the status has a process that has finished its handshake (the host logged
-    /// "(pid N) ready"); returns that status. Throws <see cref="TimeoutException"/> after <paramref name="timeout"/>
-    /// (default <see cref="WorkerTimeout"/>) and <see cref="InvalidOperationException"/> when the host exits.
+    /// Waits until every worker in the status has finished its handshake (state <c>running</c>); returns that status.
+    /// Throws <see cref="InvalidOperationException"/> as soon as the host reports a worker that failed to start (with the
+    /// worker's error in the message) or exits, and <see cref="TimeoutException"/> after <paramref name="timeout"/>
+    /// (default <see cref="WorkerTimeout"/>).
     /// </summary>
     public async Task<HostStatus> WaitForWorkersAsync(TimeSpan? timeout = null, CancellationToken cancellationToken = default)
     {
@@ -254,8 +255,13 @@ public sealed class FaaSCacheHostProcess : IAsyncDisposable
         {
             ThrowIfExited("while waiting for its workers");
             last = await GetStatusAsync(cancellationToken);
-            string text = Output;
-            if (last.Workers.All(w => w.Pid > 0 && text.Contains($"(pid {w.Pid.ToString(CultureInfo.InvariantCulture)}) ready", StringComparison.Ordinal)))
+            if (last.Workers.FirstOrDefault(w => w.IsFailed) is { } failed)
+            {
+                throw new InvalidOperationException(
+                    $"The host's {failed.Language} worker failed to start (after {clock.Elapsed.TotalSeconds:0.0} s): {failed.Error}{Environment.NewLine}Host output:{Environment.NewLine}{Output}");
+            }
+
+            if (last.Workers.All(w => w.IsRunning))
             {
                 return last;
             }

@@ -21,8 +21,18 @@ public sealed record HostStatus(
         ?? throw new InvalidOperationException($"The host runs no {language} worker (workers: {string.Join(", ", Workers.Select(w => w.Language))}).");
 }
 
-/// <summary>One language worker: its current process id (0 when none runs) and how often it was restarted.</summary>
-public sealed record HostWorkerStatus(string Language, int Pid, int Restarts);
+/// <summary>
+/// One language worker: its current process id (0 when none runs), how often it was restarted, its state (starting,
+/// running, restarting, failed, stopped) and, when failed, why (exit code and the worker's last output lines).
+/// </summary>
+public sealed record HostWorkerStatus(string Language, int Pid, int Restarts, string State, string? Error)
+{
+    /// <summary>Gets a value indicating whether the worker has loaded its functions.</summary>
+    public bool IsRunning => State == "running";
+
+    /// <summary>Gets a value indicating whether the host gave up starting the worker.</summary>
+    public bool IsFailed => State == "failed";
+}
 
 /// <summary>Invocation totals since the host started.</summary>
 public sealed record HostInvocationTotals(long Succeeded, long Failed, long BytesCopied);

@@ -55,8 +55,11 @@ public sealed class FunctionInvoker(
         var record = new InvocationRecord { InvocationId = Guid.NewGuid().ToString(), Function = function.Name, Trigger = triggerKind };
         var clock = Stopwatch.StartNew();
         var leases = new List<ObjectLease>();
+        LanguageWorkerManager manager = workers[function.Language];
         try
         {
+            // A language whose worker cannot start fails at once, before any input is read.
+            manager.ThrowIfUnavailable();
             var request = new InvocationRequest { InvocationId = record.InvocationId, FunctionId = function.FunctionId };
             request.TriggerMetadata.Add(triggerMetadata);
             foreach (BindingDefinition binding in function.Bindings.Where(b => b.Direction != BindingDirection.Out))
@@ -72,7 +75,6 @@ public sealed class FunctionInvoker(
                 }
             }
 
-            LanguageWorkerManager manager = workers[function.Language];
             WorkerChannel channel = await manager.GetReadyChannelAsync(cancellationToken).ConfigureAwait(false);
             InvocationResponse response = await channel.InvokeAsync(request, function, cancellationToken).ConfigureAwait(false);
             if (response.Result?.Status != StatusResult.Types.Status.Success)

@@ -24,7 +24,7 @@ public static class AdminEndpoints
                 state = "Running",
                 cache = settings.CacheEnabled ? "on" : "off",
                 functions = app.Functions.Select(f => f.Name),
-                workers = workers.Values.Select(w => new { language = w.Language, pid = w.ProcessId, restarts = w.Restarts }),
+                workers = workers.Values.Select(w => new { language = w.Language, pid = w.ProcessId, restarts = w.Restarts, state = w.State.ToString().ToLowerInvariant(), error = w.Failure }),
                 invocations = new { succeeded = log.Succeeded, failed = log.Failed, bytesCopied = log.BytesCopied },
                 sharedMemory = new { directory = shm.MapDirectory, maps = shm.MapCount },
                 counters = cachelet?.Metrics.Snapshot(),

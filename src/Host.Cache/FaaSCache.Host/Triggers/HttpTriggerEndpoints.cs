@@ -75,6 +75,13 @@ public static class HttpTriggerEndpoints
         {
             outcome = await invoker.InvokeAsync(function, new TypedData { Http = http }, null, "http", bindingData, metadata, context.RequestAborted);
         }
+        catch (WorkerStartupFailedException e)
+        {
+            // No worker for this language, and none coming: say so at once, as a service that is unavailable.
+            logger.LogError("{Message}", e.Message);
+            await WriteErrorAsync(context, e.Message, StatusCodes.Status503ServiceUnavailable);
+            return;
+        }
         catch (Exception e) when (e is FunctionInvocationException or WorkerFailedException or BindingException or FaaSCache.Storage.BlobNotFoundException
                                       or FaaSCache.Caching.CacheCapacityException or FaaSCache.SharedMemory.SharedMemoryException)
         {
@@ -86,9 +93,9 @@ public static class HttpTriggerEndpoints
         await WriteResponseAsync(context, outcome.Http);
     }
 
-    private static async Task WriteErrorAsync(HttpContext context, string message)
+    private static async Task WriteErrorAsync(HttpContext context, string message, int status = StatusCodes.Status500InternalServerError)
     {
-        context.Response.StatusCode = StatusCodes.Status500InternalServerError;
+        context.Response.StatusCode = status;
         context.Response.ContentType = "application/json";
         string trimmed = message.Length > MaxErrorLength ? message[..MaxErrorLength] : message;
         await context.Response.WriteAsync(JsonSerializer.Serialize(new { error = trimmed }), context.RequestAborted);

@@ -6,9 +6,18 @@ namespace FaaSCache.Host.Workers;
 /// <summary>
 /// Starts one language worker process with the real host's command line, hands its stream to a
 /// <see cref="WorkerChannel"/>, and restarts it when it dies (invocations in flight fail clearly).
+/// A worker that dies before it is ready <see cref="MaxStartupAttempts"/> times in a row is not started
+/// again: the language is marked failed, its last output lines are logged, and invocations of it fail at
+/// once with <see cref="WorkerStartupFailedException"/> (the HTTP face answers 503 naming the error).
 /// </summary>
 public sealed class LanguageWorkerManager : IAsyncDisposable
 {
+    /// <summary>How many start-ups in a row may fail before the language is marked failed.</summary>
+    public const int MaxStartupAttempts = 3;
+
+    /// <summary>How many of a worker's last output lines are kept for the error report.</summary>
+    public const int OutputTailLines = 20;
+
     private static readonly TimeSpan ConnectTimeout = TimeSpan.FromSeconds(60);
     private readonly WorkerDescription _worker;
     private readonly FunctionApp _app;
@@ -21,8 +30,13 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
     private readonly CancellationTokenSource _stopping = new();
     private TaskCompletionSource<WorkerChannel> _current = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private Task? _supervisor;
+    private readonly TaskCompletionSource _failed = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly Lock _tailGate = new();
+    private readonly Queue<string> _outputTail = new();
     private Process? _process;
     private int _restarts;
+    private volatile WorkerState _state = WorkerState.Starting;
+    private string? _failure;
 
     /// <summary>Initializes a new instance of the <see cref="LanguageWorkerManager"/> class.</summary>
     public LanguageWorkerManager(
@@ -49,6 +63,12 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
     /// <summary>Gets how often the worker was restarted.</summary>
     public int Restarts => Volatile.Read(ref _restarts);
 
+    /// <summary>Gets where the worker is in its life.</summary>
+    public WorkerState State => _state;
+
+    /// <summary>Gets why the language was marked failed (its exit code and last output lines), or null.</summary>
+    public string? Failure => Volatile.Read(ref _failure);
+
     /// <summary>Gets the current worker's process id (0 when none runs).</summary>
     public int ProcessId
     {
@@ -68,41 +88,80 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
     /// <summary>Starts the worker; <paramref name="grpcUri"/> is the host's FunctionRpc endpoint.</summary>
     public void Start(Uri grpcUri) => _supervisor = Task.Run(() => SuperviseAsync(grpcUri));
 
-    /// <summary>Waits for a worker that has loaded its functions.</summary>
+    /// <summary>
+    /// Waits for a worker that has loaded its functions. Throws <see cref="WorkerStartupFailedException"/> at once
+    /// when the language has been marked failed (also while waiting), and when the host is stopping.
+    /// </summary>
     public async Task<WorkerChannel> GetReadyChannelAsync(CancellationToken cancellationToken)
     {
-        for (int attempt = 0; ; attempt++)
+        using var waiting = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _stopping.Token);
+        while (true)
         {
-            WorkerChannel channel = await Volatile.Read(ref _current).Task.WaitAsync(cancellationToken).ConfigureAwait(false);
-            if (channel.IsClosed && attempt < 50 && !_stopping.IsCancellationRequested)
+            ThrowIfUnavailable();
+            Task<WorkerChannel> current = Volatile.Read(ref _current).Task;
+            await WaitOrFailAsync(current, waiting.Token).ConfigureAwait(false);
+            WorkerChannel channel = await current.ConfigureAwait(false);
+            if (channel.IsClosed)
             {
-                // Its worker just died; the supervisor is publishing the next one.
-                await Task.Delay(100, cancellationToken).ConfigureAwait(false);
+                // Its worker just died; the supervisor publishes the next one (or marks the language failed).
+                await WaitOrFailAsync(Task.Delay(100, waiting.Token), waiting.Token).ConfigureAwait(false);
                 continue;
             }
 
             try
             {
-                await channel.Ready.WaitAsync(ConnectTimeout, cancellationToken).ConfigureAwait(false);
+                await WaitOrFailAsync(channel.Ready.WaitAsync(ConnectTimeout, waiting.Token), waiting.Token).ConfigureAwait(false);
                 return channel;
             }
-            catch (WorkerFailedException) when (attempt < 2 && !_stopping.IsCancellationRequested)
+            catch (WorkerFailedException) when (_failure is null && !_stopping.IsCancellationRequested)
             {
-                // That process died while starting; the supervisor is starting another one.
-                await Task.Delay(200, cancellationToken).ConfigureAwait(false);
+                // That process died while starting; the supervisor starts another one or gives up.
             }
         }
+    }
+
+    /// <summary>Throws <see cref="WorkerStartupFailedException"/> when the language is failed or the host is stopping.</summary>
+    public void ThrowIfUnavailable()
+    {
+        if (Failure is { } failure)
+        {
+            throw new WorkerStartupFailedException(Language, failure);
+        }
+
+        if (_stopping.IsCancellationRequested)
+        {
+            throw new WorkerStartupFailedException(Language, $"The host is stopping; the {Language} worker takes no more invocations.");
+        }
+    }
+
+    private async Task WaitOrFailAsync(Task task, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await Task.WhenAny(task, _failed.Task).WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (_stopping.IsCancellationRequested)
+        {
+            ThrowIfUnavailable();
+        }
+
+        ThrowIfUnavailable();
+        await task.ConfigureAwait(false);
     }
 
     private async Task SuperviseAsync(Uri grpcUri)
     {
         int quickFailures = 0;
+        int startupFailures = 0;
         while (!_stopping.IsCancellationRequested)
         {
             string workerId = Guid.NewGuid().ToString();
             var channel = new WorkerChannel(workerId, _worker, _app.RootDirectory, _functions, _hostCapabilities, _loggers);
             _registry.Add(channel);
             var started = Stopwatch.StartNew();
+            _state = WorkerState.Starting;
+            ClearOutputTail();
+            string exitReason;
             Process process;
             try
             {
@@ -111,23 +170,32 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
             catch (Exception e) when (e is System.ComponentModel.Win32Exception or InvalidOperationException)
             {
                 _registry.Remove(channel);
-                string message = $"Cannot start the {_worker.Language} worker '{_worker.DefaultExecutablePath}': {e.Message} (check defaultExecutablePath in {Path.Combine(_worker.WorkerDirectory, "worker.config.json")})";
-                _logger.LogError("{Message}", message);
-                channel.Fail(message);
+                exitReason = $"Cannot start the {_worker.Language} worker '{_worker.DefaultExecutablePath}': {e.Message} (check defaultExecutablePath in {Path.Combine(_worker.WorkerDirectory, "worker.config.json")})";
+                channel.Fail(exitReason);
                 PublishChannel(channel);
-                await DelayAsync(TimeSpan.FromSeconds(5)).ConfigureAwait(false);
+                if (++startupFailures >= MaxStartupAttempts)
+                {
+                    MarkFailed(exitReason);
+                    return;
+                }
+
+                _logger.LogError("{Message}", exitReason);
+                await DelayAsync(TimeSpan.FromSeconds(1)).ConfigureAwait(false);
                 continue;
             }
 
             channel.ProcessId = process.Id;
             _process = process;
             PublishChannel(channel);
+            _ = channel.Ready.ContinueWith(t => _state = t.IsCompletedSuccessfully && !channel.IsClosed ? WorkerState.Running : _state, TaskScheduler.Default);
             _logger.LogInformation("Started {Language} worker {WorkerId} (pid {Pid})", _worker.Language, workerId, process.Id);
             await process.WaitForExitAsync(CancellationToken.None).ConfigureAwait(false);
             int code = process.ExitCode;
+            bool wasReady = channel.Ready.IsCompletedSuccessfully;
             // New invocations wait for the next worker rather than pick up this one.
             Volatile.Write(ref _current, new TaskCompletionSource<WorkerChannel>(TaskCreationOptions.RunContinuationsAsynchronously));
-            channel.Fail($"The {_worker.Language} worker (pid {process.Id}) exited with code {code}");
+            exitReason = $"The {_worker.Language} worker (pid {process.Id}) exited with code {code}";
+            channel.Fail(exitReason);
             _registry.Remove(channel);
             process.Dispose();
             if (_stopping.IsCancellationRequested)
@@ -135,11 +203,71 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
                 break;
             }
 
+            // A worker that cannot start (a missing package, a broken install) fails the same way every time:
+            // after a few tries, say so and stop, instead of restarting it forever while invocations wait.
+            startupFailures = wasReady ? 0 : startupFailures + 1;
+            if (startupFailures >= MaxStartupAttempts)
+            {
+                MarkFailed($"{exitReason} before it was ready, {startupFailures} times in a row");
+                return;
+            }
+
             Interlocked.Increment(ref _restarts);
+            _state = WorkerState.Restarting;
             quickFailures = started.Elapsed < TimeSpan.FromSeconds(10) ? quickFailures + 1 : 0;
-            TimeSpan backoff = TimeSpan.FromMilliseconds(Math.Min(10_000, 250 * (1 << Math.Min(quickFailures, 6))));
-            _logger.LogWarning("The {Language} worker exited with code {Code}; restarting in {Delay} ms", _worker.Language, code, backoff.TotalMilliseconds);
+            TimeSpan backoff = TimeSpan.FromMilliseconds(Math.Min(10_000, 250 * (1 << Math.Clamp(quickFailures - 1, 0, 6))));
+            string tail = OutputTail();
+            _logger.LogWarning(
+                "The {Language} worker exited with code {Code}{Phase}; restarting in {Delay} ms{Tail}",
+                _worker.Language,
+                code,
+                wasReady ? string.Empty : " before it was ready",
+                backoff.TotalMilliseconds,
+                wasReady || tail.Length == 0 ? string.Empty : $". Its last output:{Environment.NewLine}{tail}");
             await DelayAsync(backoff).ConfigureAwait(false);
+        }
+
+        _state = WorkerState.Stopped;
+    }
+
+    private void MarkFailed(string reason)
+    {
+        string tail = OutputTail();
+        string failure = tail.Length == 0
+            ? $"{reason}; it printed nothing. The host will not start it again; invocations of {_worker.Language} functions fail until the host is restarted."
+            : $"{reason}. The host will not start it again; invocations of {_worker.Language} functions fail until the host is restarted. The worker's last output:{Environment.NewLine}{tail}";
+        Volatile.Write(ref _failure, failure);
+        _state = WorkerState.Failed;
+        _failed.TrySetResult();
+        _logger.LogError("{Failure}", failure);
+    }
+
+    private void KeepOutputLine(string line)
+    {
+        lock (_tailGate)
+        {
+            if (_outputTail.Count == OutputTailLines)
+            {
+                _outputTail.Dequeue();
+            }
+
+            _outputTail.Enqueue(line);
+        }
+    }
+
+    private void ClearOutputTail()
+    {
+        lock (_tailGate)
+        {
+            _outputTail.Clear();
+        }
+    }
+
+    private string OutputTail()
+    {
+        lock (_tailGate)
+        {
+            return string.Join(Environment.NewLine, _outputTail.Select(l => "    " + l));
         }
     }
 
@@ -208,6 +336,7 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
         {
             if (e.Data is { Length: > 0 } line)
             {
+                KeepOutputLine(line);
                 console.LogInformation("{Line}", line);
             }
         };
@@ -215,6 +344,7 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
         {
             if (e.Data is { Length: > 0 } line)
             {
+                KeepOutputLine(line);
                 console.LogInformation("{Line}", line);
             }
         };
@@ -255,6 +385,11 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
         if (_supervisor is not null)
         {
             await _supervisor.ConfigureAwait(false);
+        }
+
+        if (_state != WorkerState.Failed)
+        {
+            _state = WorkerState.Stopped;
         }
 
         _stopping.Dispose();

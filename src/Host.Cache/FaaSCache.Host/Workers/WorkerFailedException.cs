@@ -1,7 +1,7 @@
 namespace FaaSCache.Host.Workers;
 
 /// <summary>A language worker died, failed to start, or failed to load a function.</summary>
-public sealed class WorkerFailedException : Exception
+public class WorkerFailedException : Exception
 {
     /// <summary>Initializes a new instance of the <see cref="WorkerFailedException"/> class.</summary>
     public WorkerFailedException()
