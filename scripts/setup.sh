@@ -1,47 +1,170 @@
 #!/usr/bin/env bash
-# Installs everything FaaSCache needs on a fresh Debian machine; safe to run again (it skips what is there).
+# Installs everything FaaSCache needs on a fresh Debian machine with the .NET 10 SDK and Node.js 20, then proves
+# that each runtime piece works (the last step). Safe to run again: it skips what is there.
+#
+# usage: scripts/setup.sh                 install what is missing, then run the checks; "ready" means they passed
+#        scripts/setup.sh --check         run only the checks (a few seconds); exit 1 naming what is missing
+#        scripts/setup.sh --list-packages print the Debian packages the project installs, one per line
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
+# Debian packages, each named (installed with --no-install-recommends, so nothing comes along unasked):
+#   redis-server                          the Redis rows of the benchmarks and TestSupport's RedisServer
+#   python3 python3-grpcio python3-protobuf python3-pytest   the Python worker, its runtime and its tests
+#   protobuf-compiler protobuf-compiler-grpc                  protoc and grpc_python_plugin for the worker's stubs
+#   libprotobuf-dev                       google/protobuf/*.proto (FunctionRpc.proto imports duration.proto)
+#   g++ make                              node-gyp builds the Node worker's mmap-io
+#   curl                                  the scripts' HTTP requests to the host and Azurite
+apt_packages=(redis-server python3 python3-grpcio python3-protobuf python3-pytest protobuf-compiler
+    protobuf-compiler-grpc libprotobuf-dev g++ make curl)
+
 say() { printf '[setup] %s\n' "$*"; }
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
-# Debian packages, each named (installed with --no-install-recommends, so nothing comes along unasked):
-#   redis-server                        the Redis rows of the benchmarks and TestSupport's RedisServer
-#   python3 python3-grpcio python3-protobuf python3-pytest   the Python worker, its runtime and its tests
-#   protobuf-compiler protobuf-compiler-grpc                  protoc and grpc_python_plugin for the worker's stubs
-#   libprotobuf-dev                     google/protobuf/*.proto (FunctionRpc.proto imports duration.proto)
-#   g++ make                            node-gyp builds the Node worker's mmap-io
-apt_packages=(redis-server python3 python3-grpcio python3-protobuf python3-pytest protobuf-compiler
-    protobuf-compiler-grpc libprotobuf-dev g++ make)
-missing=()
-for p in "${apt_packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    say "apt-get install ${missing[*]}"
-    as_root apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-else
-    say "Debian packages present"
+mode=install
+case "${1:-}" in
+    "") ;;
+    --check) mode=check ;;
+    --list-packages) printf '%s\n' "${apt_packages[@]}"; exit 0 ;;
+    -h|--help) sed -n '2,7p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) printf '[setup] error: unknown option %s (allowed: --check, --list-packages, --help)\n' "$1" >&2; exit 2 ;;
+esac
+
+install() {
+    local missing=() p
+    for p in "${apt_packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        say "apt-get install ${missing[*]}"
+        as_root apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    else
+        say "Debian packages present"
+    fi
+    # The redis-server package starts a system redis on 6379 where systemd runs; FaaSCache starts its own on free ports.
+
+    # Node tooling: Azurite pinned to 3.35.0 (the last release that runs on Node 20).
+    if [ ! -x node_modules/.bin/azurite-blob ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+        say "npm ci (azurite@3.35.0)"
+        npm ci --no-audit --no-fund --loglevel=error
+    else
+        say "azurite $(node -p "require('./node_modules/azurite/package.json').version") present"
+    fi
+
+    local extra
+    for extra in scripts/setup.d/*.sh; do
+        [ -e "$extra" ] || continue
+        say "running $extra"
+        bash "$extra"
+    done
+}
+
+# The checks: each runs the piece for real and, when it fails, names the package (or step) that is missing.
+failures=0
+check() {  # check <what> <fix> <command...>
+    local what="$1" fix="$2" out
+    shift 2
+    if out="$("$@" 2>&1)"; then
+        say "ok    $what${out:+: $(tail -n 1 <<<"$out")}"
+    else
+        say "FAIL  $what"
+        sed 's/^/[setup]         /' <<<"$(tail -n 8 <<<"$out")"
+        say "      fix: $fix"
+        failures=$((failures + 1))
+    fi
+}
+
+package_of() {  # the listed packages that are not installed, as one line
+    local p missing=""
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+    done
+    echo "${missing# }"
+}
+
+fix_for() {  # fix_for <package...>: the install line naming the listed packages that are missing
+    local missing
+    missing="$(package_of "$@")"
+    if [ -n "$missing" ]; then
+        echo "apt-get install --no-install-recommends $missing (or run bash scripts/setup.sh)"
+    else
+        echo "the packages $* are installed; see the error above"
+    fi
+}
+
+python_worker_imports() {
+    /usr/bin/python3 - "$root/src/Workers/python" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+try:
+    import grpc  # noqa: F401
+except ImportError as e:
+    sys.exit(f"the Python worker cannot import grpc ({e}): install python3-grpcio")
+try:
+    import google.protobuf  # noqa: F401
+except ImportError as e:
+    sys.exit(f"the Python worker cannot import google.protobuf ({e}): install python3-protobuf")
+try:
+    import pytest  # noqa: F401
+except ImportError as e:
+    sys.exit(f"the Python tests cannot import pytest ({e}): install python3-pytest")
+from faascache_worker import azure_functions, protos
+azure_functions.ensure_available()
+from faascache_worker import dispatcher  # noqa: F401  (imports the generated stubs and grpc.aio)
+protos.load()
+print("faascache_worker.dispatcher and the generated stubs import")
+PY
+}
+
+node_worker_loads() {
+    (cd "$root/src/Workers/node" && node -e '
+const mmap = require("mmap-io");
+require("@grpc/grpc-js");
+require("@grpc/proto-loader");
+const s = require("./lib/sharedMemory");
+if (s.mode !== "mmap") { console.error("shared-memory mode is " + s.mode + ": " + s.modeReason); process.exit(1); }
+console.log("mmap-io " + require("mmap-io/package.json").version + " loads; shared-memory inputs: " + s.mode);')
+}
+
+azurite_answers() {
+    # shellcheck source=scripts/azurite.sh
+    source "$root/scripts/azurite.sh"
+    start_azurite >/dev/null || return 1
+    local code
+    code="$(curl -sS -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$AZURITE_PORT/devstoreaccount1?comp=list" || true)"
+    local version
+    version="$(node -p "require('$root/node_modules/azurite/package.json').version")"
+    stop_azurite
+    # An unsigned request is refused (403): that is an answer from a live blob service.
+    [[ "$code" =~ ^[0-9]{3}$ && "$code" != 000 ]] || { echo "Azurite did not answer an HTTP request (got '$code')"; return 1; }
+    echo "azurite $version started and answered HTTP $code"
+}
+
+solution_restores() {
+    dotnet restore "$root/FaaSCache.sln" --verbosity quiet -nologo && echo "FaaSCache.sln restored"
+}
+
+run_checks() {
+    local started=$SECONDS
+    say "checking that each runtime piece works"
+    check "protoc builds the Python worker's FunctionRpc stubs" "$(fix_for protobuf-compiler protobuf-compiler-grpc libprotobuf-dev python3-grpcio python3-protobuf)" \
+        bash -c "cd '$root/src/Workers/python' && /usr/bin/python3 -m faascache_worker.protos --verify"
+    check "the Python worker imports" "$(fix_for python3 python3-grpcio python3-protobuf python3-pytest)" python_worker_imports
+    check "the Node worker loads mmap-io and gRPC" "bash scripts/setup.d/node-worker.sh (npm ci in src/Workers/node; mmap-io builds with $(fix_for g++ make))" node_worker_loads
+    check "Azurite starts and answers" "npm ci in $root (azurite@3.35.0) and $(fix_for curl)" azurite_answers
+    check "redis-server runs" "$(fix_for redis-server)" redis-server --version
+    check "the .NET solution restores" "dotnet restore FaaSCache.sln (needs the .NET 10 SDK and the NuGet feed)" solution_restores
+    if [ "$failures" -gt 0 ]; then
+        say "$failures check(s) failed (in $((SECONDS - started)) s): the demo and the tests would fail; fix the above and run again"
+        return 1
+    fi
+    say "all checks passed in $((SECONDS - started)) s"
+}
+
+if [ "$mode" = install ]; then
+    install
 fi
-# The package starts a system redis on 6379 where systemd runs; FaaSCache starts its own on free ports.
-
-# Node tooling: Azurite pinned to 3.35.0 (the last release that runs on Node 20).
-if [ ! -x node_modules/.bin/azurite-blob ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-    say "npm ci (azurite@3.35.0)"
-    npm ci --no-audit --no-fund --loglevel=error
-else
-    say "azurite $(node -p "require('./node_modules/azurite/package.json').version") present"
-fi
-
-for extra in scripts/setup.d/*.sh; do
-    [ -e "$extra" ] || continue
-    say "running $extra"
-    bash "$extra"
-done
-
-say "dotnet restore"
-dotnet restore FaaSCache.sln --verbosity quiet
-say "ready"
+run_checks
+[ "$mode" = check ] || say "ready"

@@ -1,3 +1,5 @@
+using FaaSCache.Host.Admin;
+using FaaSCache.Host.Invocation;
 using System.Diagnostics;
 using System.Globalization;
 using System.Net.Http.Json;

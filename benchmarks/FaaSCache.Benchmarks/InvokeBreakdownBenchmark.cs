@@ -1,3 +1,5 @@
+using FaaSCache.Host.Admin;
+using FaaSCache.Host.Invocation;
 using System.Diagnostics;
 using System.Globalization;
 using System.Text.RegularExpressions;
@@ -106,7 +108,7 @@ internal static partial class InvokeBreakdownBenchmark
     /// <summary>Joins the host's records of one series with its worker's timing lines, by invocation id.</summary>
     private static async Task<BreakdownRow> BreakdownAsync(InvokeSeries series, LatencySamples client, DateTimeOffset since, CancellationToken cancellationToken)
     {
-        IReadOnlyList<HostInvocation> records = (await series.Host.Process.GetInvocationsAsync(series.Function.Name, cancellationToken))
+        IReadOnlyList<InvocationRecord> records = (await series.Host.Process.GetInvocationsAsync(series.Function.Name, cancellationToken))
             .Where(r => r.Status == "succeeded" && r.StartedAt >= since)
             .ToList();
         string log = series.Host.Process.Output;

@@ -1,3 +1,5 @@
+using FaaSCache.Host.Admin;
+using FaaSCache.Host.Invocation;
 using System.Diagnostics;
 using System.Globalization;
 using System.Net;
@@ -332,7 +334,7 @@ internal sealed partial class InvokeRig : IAsyncDisposable
         {
             (BenchHost host, BenchFunction function) = byHost.Key;
             InputBlob input = byHost.First().Input;
-            IReadOnlyList<HostInvocation> records = await host.Process.GetInvocationsAsync(function.Name, cancellationToken);
+            IReadOnlyList<InvocationRecord> records = await host.Process.GetInvocationsAsync(function.Name, cancellationToken);
             foreach (var group in records
                          .Where(r => r.Status == "succeeded" && r.StartedAt >= since)
                          .GroupBy(r => r.Inputs.Count == 0 ? NoInput : r.Inputs[0].Key == input.Key ? r.Inputs[0].Source : "other input"))

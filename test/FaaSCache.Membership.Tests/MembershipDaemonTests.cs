@@ -283,7 +283,7 @@ public sealed class MembershipDaemonTests(AzuriteFixture azurite, ITestOutputHel
     public async Task As_a_hosted_service_the_daemon_joins_when_the_host_starts_and_leaves_when_it_stops()
     {
         await using var bed = new MembershipTestBed(azurite, output);
-        var builder = Host.CreateApplicationBuilder();
+        var builder = Microsoft.Extensions.Hosting.Host.CreateApplicationBuilder();
         builder.Logging.ClearProviders();
         builder.Services.AddSingleton(_ => bed.NewDaemon("hosted", TimeSpan.FromSeconds(5), TimeSpan.FromSeconds(15)));
         builder.Services.AddSingleton<IPeerDirectory>(sp => sp.GetRequiredService<MembershipDaemon>());

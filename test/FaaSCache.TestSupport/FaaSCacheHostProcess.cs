@@ -1,3 +1,5 @@
+using FaaSCache.Host.Admin;
+using FaaSCache.Host.Invocation;
 using System.Diagnostics;
 using System.Globalization;
 using System.Net.Http.Json;
@@ -231,12 +233,12 @@ public sealed class FaaSCacheHostProcess : IAsyncDisposable
     }
 
     /// <summary>Gets <c>/admin/invocations[?function=X]</c>: the recent finished invocations, oldest first.</summary>
-    public async Task<IReadOnlyList<HostInvocation>> GetInvocationsAsync(string? function = null, CancellationToken cancellationToken = default)
+    public async Task<IReadOnlyList<InvocationRecord>> GetInvocationsAsync(string? function = null, CancellationToken cancellationToken = default)
     {
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         timeout.CancelAfter(ProbeTimeout);
         string uri = function is null ? "admin/invocations" : $"admin/invocations?function={Uri.EscapeDataString(function)}";
-        return await Http.GetFromJsonAsync<List<HostInvocation>>(uri, Json, timeout.Token)
+        return await Http.GetFromJsonAsync<List<InvocationRecord>>(uri, Json, timeout.Token)
             ?? throw new InvalidOperationException($"{uri} answered null.");
     }
 
@@ -277,20 +279,20 @@ public sealed class FaaSCacheHostProcess : IAsyncDisposable
     /// Waits until <paramref name="function"/> has at least <paramref name="count"/> finished invocations matching
     /// <paramref name="predicate"/> (default: any); returns them. Throws <see cref="TimeoutException"/> after <paramref name="timeout"/>.
     /// </summary>
-    public async Task<IReadOnlyList<HostInvocation>> WaitForInvocationsAsync(
+    public async Task<IReadOnlyList<InvocationRecord>> WaitForInvocationsAsync(
         string function,
         int count,
         TimeSpan timeout,
-        Func<HostInvocation, bool>? predicate = null,
+        Func<InvocationRecord, bool>? predicate = null,
         CancellationToken cancellationToken = default)
     {
-        IReadOnlyList<HostInvocation> seen = [];
+        IReadOnlyList<InvocationRecord> seen = [];
         var clock = Stopwatch.StartNew();
         while (clock.Elapsed < timeout)
         {
             ThrowIfExited($"while waiting for invocations of '{function}'");
             seen = await GetInvocationsAsync(function, cancellationToken);
-            List<HostInvocation> matching = seen.Where(predicate ?? (_ => true)).ToList();
+            List<InvocationRecord> matching = seen.Where(predicate ?? (_ => true)).ToList();
             if (matching.Count >= count)
             {
                 return matching;

@@ -1,3 +1,5 @@
+using FaaSCache.Host.Admin;
+using FaaSCache.Host.Invocation;
 using System.Text;
 using FaaSCache.TestSupport;
 using Xunit;
@@ -39,7 +41,7 @@ public sealed class ClusterConsistencyTests(AzuriteFixture azurite, ITestOutputH
         }
 
         Assert.Equal("42", Encoding.UTF8.GetString(await cluster.DownloadAsync(name)));
-        HostInvocation increment = (await c.Host.GetInvocationsAsync("Increment"))[^1];
+        InvocationRecord increment = (await c.Host.GetInvocationsAsync("Increment"))[^1];
         Assert.True(increment.Output("next").Persisted, "the owner persisted the write before it answered (persist sync)");
         Assert.Equal(0, (await HostCluster.StatusAsync(c)).Count.OwnerUnreachable);
     }

@@ -1,3 +1,5 @@
+using FaaSCache.Host.Admin;
+using FaaSCache.Host.Invocation;
 using System.Diagnostics;
 using System.Security.Cryptography;
 using System.Text;
@@ -66,7 +68,7 @@ public sealed class ClusterFailureTests(AzuriteFixture azurite, ITestOutputHelpe
         byte[] written = Encoding.UTF8.GetBytes("new: " + Convert.ToHexString(RandomNumberGenerator.GetBytes(16)));
         string sha256 = Convert.ToHexStringLower(SHA256.HashData(written));
 
-        HostInvocation write = await cluster.WriteAsync(a, name, written);
+        InvocationRecord write = await cluster.WriteAsync(a, name, written);
         owner.Host.Kill();
 
         Assert.True(write.Output("blob").Persisted, "under owner with persist sync the owner acknowledged after storage had the write");
@@ -99,7 +101,7 @@ public sealed class ClusterFailureTests(AzuriteFixture azurite, ITestOutputHelpe
         {
             foreach (byte[] version in versions)
             {
-                HostInvocation write = await cluster.WriteAsync(a, name, version);
+                InvocationRecord write = await cluster.WriteAsync(a, name, version);
                 Assert.False(write.Output("blob").Persisted, "under ownerAsync the owner acknowledges before storage has the write");
             }
 
@@ -152,7 +154,7 @@ public sealed class ClusterFailureTests(AzuriteFixture azurite, ITestOutputHelpe
 
         // Served from storage (a local miss), whole and right; nothing counted as received from the peer.
         Assert.Equal(("lm", (long)SixtyFourMegabytes, sha256), (read.Source, read.Bytes, read.Sha256));
-        ClusterStatus status = await HostCluster.StatusAsync(reader);
+        HostStatus status = await HostCluster.StatusAsync(reader);
         Assert.True(status.Count.OwnerUnreachable > 0, "the reader counted the unreachable owner");
         Assert.Equal((0L, 0L, 0L), (status.Count.RemoteHits, status.Count.RemoteMisses, status.Count.BytesFromPeers));
         Assert.Equal(SixtyFourMegabytes, status.Count.BytesFetched);

@@ -1,3 +1,5 @@
+using FaaSCache.Host.Admin;
+using FaaSCache.Host.Invocation;
 using System.Security.Cryptography;
 using FaaSCache.TestSupport;
 using Xunit;
@@ -30,7 +32,7 @@ public sealed class ClusterRemoteReadTests(AzuriteFixture azurite, ITestOutputHe
 
         Assert.Equal(("rh", sha256), (first.Source, first.Sha256));
         Assert.Equal(("lh", sha256), (second.Source, second.Sha256));
-        ClusterStatus onA = await HostCluster.StatusAsync(a);
+        HostStatus onA = await HostCluster.StatusAsync(a);
         Assert.Equal((1L, 0L, 1L, 0L), (onA.Count.RemoteHits, onA.Count.RemoteMisses, onA.Count.LocalHits, onA.Count.OwnerUnreachable));
         Assert.Equal(content.Length, onA.Count.BytesFromPeers);
         Assert.Equal(0, onA.Count.BytesFetched);
@@ -54,10 +56,10 @@ public sealed class ClusterRemoteReadTests(AzuriteFixture azurite, ITestOutputHe
         Assert.Equal(("rm", sha256), (throughA.Source, throughA.Sha256));
         Assert.Equal(("lh", sha256), (onOwner.Source, onOwner.Sha256));
         Assert.Equal(("rh", sha256), (throughC.Source, throughC.Sha256));
-        ClusterStatus owner = await HostCluster.StatusAsync(b);
+        HostStatus owner = await HostCluster.StatusAsync(b);
         // B fetched it from storage once, for A; C's read was served from B's copy.
         Assert.Equal((content.Length, 2L), (owner.Count.BytesFetched, owner.Count.PeerServed));
-        ClusterStatus onA = await HostCluster.StatusAsync(a);
+        HostStatus onA = await HostCluster.StatusAsync(a);
         Assert.Equal((1L, 0L, 0L), (onA.Count.RemoteMisses, onA.Count.BytesFetched, onA.Count.OwnerUnreachable));
     }
 
@@ -74,12 +76,12 @@ public sealed class ClusterRemoteReadTests(AzuriteFixture azurite, ITestOutputHe
         string[] answers = await Task.WhenAll(Enumerable.Range(0, 4).Select(async _ => (await cluster.ReadAsync(a, name)).Sha256));
 
         Assert.All(answers, s => Assert.Equal(sha256, s));
-        IReadOnlyList<HostInvocation> reads = await a.Host.GetInvocationsAsync("Read");
+        IReadOnlyList<InvocationRecord> reads = await a.Host.GetInvocationsAsync("Read");
         output.WriteLine(string.Join(Environment.NewLine, reads.Select(r => $"{r.Input("data").Source} started {r.StartedAt:HH:mm:ss.fff}, {r.DurationMs:0} ms")));
         Assert.Equal(["lh", "lh", "lh", "rm"], reads.Select(r => r.Input("data").Source).Order(StringComparer.Ordinal));
-        ClusterStatus onA = await HostCluster.StatusAsync(a);
+        HostStatus onA = await HostCluster.StatusAsync(a);
         Assert.Equal((1L, 0L, (long)content.Length, 0L), (onA.Count.RemoteMisses, onA.Count.RemoteHits, onA.Count.BytesFromPeers, onA.Count.BytesFetched));
-        ClusterStatus onB = await HostCluster.StatusAsync(b);
+        HostStatus onB = await HostCluster.StatusAsync(b);
         Assert.Equal((1L, (long)content.Length), (onB.Count.PeerServed, onB.Count.BytesFetched));
     }
 
@@ -105,7 +107,7 @@ public sealed class ClusterRemoteReadTests(AzuriteFixture azurite, ITestOutputHe
         // The new owner's miss went to the previous owner (a remote hit, no storage download); A then reads through C.
         Assert.Equal(("rh", sha256), (onNewOwner.Source, onNewOwner.Sha256));
         Assert.Equal(("rh", sha256), (throughA.Source, throughA.Sha256));
-        ClusterStatus onC = await HostCluster.StatusAsync(c);
+        HostStatus onC = await HostCluster.StatusAsync(c);
         Assert.Equal((0L, (long)content.Length, 1L), (onC.Count.BytesFetched, onC.Count.BytesFromPeers, onC.Count.PeerServed));
         Assert.Equal(content.Length, (await HostCluster.StatusAsync(b)).Count.BytesFetched);
     }

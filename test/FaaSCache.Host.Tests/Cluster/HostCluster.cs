@@ -1,3 +1,5 @@
+using FaaSCache.Host.Admin;
+using FaaSCache.Host.Invocation;
 using System.Diagnostics;
 using System.Globalization;
 using System.Net;
@@ -172,7 +174,7 @@ internal sealed class HostCluster : IAsyncDisposable
     {
         string body = await SendAsync(instance, HttpMethod.Get, $"api/Read?name={Uri.EscapeDataString(name)}");
         using JsonDocument json = JsonDocument.Parse(body);
-        HostInvocation invocation = (await instance.Host.GetInvocationsAsync("Read"))[^1];
+        InvocationRecord invocation = (await instance.Host.GetInvocationsAsync("Read"))[^1];
         JsonElement r = json.RootElement;
         return new ClusterRead(
             instance.Id,
@@ -188,17 +190,17 @@ internal sealed class HostCluster : IAsyncDisposable
         int.Parse(await SendAsync(instance, HttpMethod.Post, $"api/Increment?name={Uri.EscapeDataString(name)}"), CultureInfo.InvariantCulture);
 
     /// <summary>Runs <c>Write</c> on <paramref name="instance"/> with <paramref name="content"/>; returns the invocation record.</summary>
-    public async Task<HostInvocation> WriteAsync(ClusterInstance instance, string name, byte[] content)
+    public async Task<InvocationRecord> WriteAsync(ClusterInstance instance, string name, byte[] content)
     {
         string body = await SendAsync(instance, HttpMethod.Post, $"api/Write?name={Uri.EscapeDataString(name)}", content);
         Assert.Equal(content.Length.ToString(CultureInfo.InvariantCulture), body);
         return (await instance.Host.GetInvocationsAsync("Write"))[^1];
     }
 
-    public static async Task<ClusterStatus> StatusAsync(ClusterInstance instance)
+    public static async Task<HostStatus> StatusAsync(ClusterInstance instance)
     {
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
-        return await instance.Host.Http.GetFromJsonAsync<ClusterStatus>("admin/host/status", Json, timeout.Token)
+        return await instance.Host.Http.GetFromJsonAsync<HostStatus>("admin/host/status", Json, timeout.Token)
             ?? throw new InvalidOperationException($"{instance.Id}: /admin/host/status answered null.");
     }
 
@@ -214,7 +216,7 @@ internal sealed class HostCluster : IAsyncDisposable
             bool all = true;
             foreach (ClusterInstance instance in watching)
             {
-                ClusterStatus status = await StatusAsync(instance);
+                HostStatus status = await StatusAsync(instance);
                 seen[instance.Id] = string.Join(", ", status.MemberIds);
                 all &= status.MemberIds.SequenceEqual(want);
             }
@@ -305,3 +307,6 @@ internal sealed class ClusterInstance(string id, FaaSCacheHostProcess host, Temp
         }
     }
 }
+
+/// <summary>What one <c>Read</c> invocation answered and where its input came from.</summary>
+internal sealed record ClusterRead(string Instance, string Source, long Bytes, string Sha256, string Head, InvocationRecord Invocation);

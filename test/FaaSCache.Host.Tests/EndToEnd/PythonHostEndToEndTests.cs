@@ -1,3 +1,5 @@
+using FaaSCache.Host.Admin;
+using FaaSCache.Host.Invocation;
 using System.Net;
 using System.Security.Cryptography;
 using System.Text;
@@ -44,7 +46,7 @@ public sealed class PythonHostEndToEndTests(AzuriteFixture azurite)
 
         await running.UploadAsync(app.Uploads, "note.txt", Encoding.UTF8.GetBytes("hello from outside"));
 
-        HostInvocation fired = Assert.Single(await running.Host.WaitForInvocationsAsync("OnUpload", 1, SharedScenarios.TriggerTimeout));
+        InvocationRecord fired = Assert.Single(await running.Host.WaitForInvocationsAsync("OnUpload", 1, SharedScenarios.TriggerTimeout));
         Assert.Equal(("blob", "succeeded"), (fired.Trigger, fired.Status));
         Assert.Equal($"{app.Uploads}/note.txt", fired.Input("upload").Key);
         Assert.Equal("HELLO FROM OUTSIDE", Encoding.UTF8.GetString(await running.DownloadAsync(app.Processed, "note.txt")));
@@ -83,7 +85,7 @@ public sealed class PythonHostEndToEndTests(AzuriteFixture azurite)
         Assert.NotEqual(pid, worker.Pid);
         Assert.True(worker.Pid > 0);
         Assert.Equal((1L, 1L), (status.Invocations.Succeeded, status.Invocations.Failed));
-        HostInvocation record = Assert.Single(await running.Host.GetInvocationsAsync("Slow"), i => i.Status == "failed");
+        InvocationRecord record = Assert.Single(await running.Host.GetInvocationsAsync("Slow"), i => i.Status == "failed");
         Assert.Equal(invocationId, record.InvocationId);
     }
 
@@ -105,11 +107,11 @@ public sealed class PythonHostEndToEndTests(AzuriteFixture azurite)
             Assert.Equal(sha256, json.RootElement.GetProperty("sha256").GetString());
         }
 
-        IReadOnlyList<HostInvocation> invocations = await running.Host.GetInvocationsAsync("ReadModel");
+        IReadOnlyList<InvocationRecord> invocations = await running.Host.GetInvocationsAsync("ReadModel");
         Assert.Equal(2, invocations.Count);
         Assert.All(invocations, i =>
         {
-            HostInvocationInput input = i.Input("model");
+            InputRecord input = i.Input("model");
             Assert.Equal(("storage", (long)FiftyMegabytes, (long)FiftyMegabytes), (input.Source, input.Bytes, input.BytesCopied));
             Assert.Null(input.MapName);
             Assert.False(i.Output("result").Adopted);

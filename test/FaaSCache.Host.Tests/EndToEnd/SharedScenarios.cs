@@ -1,3 +1,5 @@
+using FaaSCache.Host.Admin;
+using FaaSCache.Host.Invocation;
 using System.Net;
 using System.Security.Cryptography;
 using System.Text;
@@ -50,11 +52,11 @@ internal static class SharedScenarios
             bodies.Add(json);
         }
 
-        IReadOnlyList<HostInvocation> invocations = await running.Host.GetInvocationsAsync("ReadModel");
+        IReadOnlyList<InvocationRecord> invocations = await running.Host.GetInvocationsAsync("ReadModel");
         Assert.Equal(2, invocations.Count);
         Assert.All(invocations, i => Assert.Equal(("http", "succeeded"), (i.Trigger, i.Status)));
-        HostInvocationInput miss = invocations[0].Input("model");
-        HostInvocationInput hit = invocations[1].Input("model");
+        InputRecord miss = invocations[0].Input("model");
+        InputRecord hit = invocations[1].Input("model");
         Assert.Equal(($"{app.Models}/model.bin", "lm", (long)FiftyMegabytes), (miss.Key, miss.Source, miss.Bytes));
         Assert.Equal(("lh", (long)FiftyMegabytes, 0L), (hit.Source, hit.Bytes, hit.BytesCopied));
         Assert.False(string.IsNullOrEmpty(miss.MapName));
@@ -62,9 +64,9 @@ internal static class SharedScenarios
 
         // Under strong consistency the output is written through to storage before the invocation ends.
         string expected = $"{FiftyMegabytes}:{sha256}";
-        foreach (HostInvocation invocation in invocations)
+        foreach (InvocationRecord invocation in invocations)
         {
-            HostInvocationOutput output = invocation.Output("result");
+            OutputRecord output = invocation.Output("result");
             Assert.Equal($"{app.Results}/model.bin.txt", output.Key);
             Assert.True(output.Adopted, "the worker's output map was adopted into the cache");
             Assert.True(output.Persisted, "the output reached storage (strong)");
@@ -92,13 +94,13 @@ internal static class SharedScenarios
 
         using HttpResponseMessage response = await running.SendAsync(HttpMethod.Post, "api/Detect?name=frame-1.jpg", Encoding.UTF8.GetBytes("pixels"));
         Assert.True(response.StatusCode == HttpStatusCode.Accepted, $"{response.StatusCode}: {await response.Content.ReadAsStringAsync()}");
-        HostInvocation detect = Assert.Single(await running.Host.GetInvocationsAsync("Detect"));
+        InvocationRecord detect = Assert.Single(await running.Host.GetInvocationsAsync("Detect"));
         Assert.Equal($"{app.Labelled}/frame-1.jpg", detect.Output("labelled").Key);
         var sinceWrite = System.Diagnostics.Stopwatch.StartNew();
 
         foreach ((string function, string stage, string container, int modelBytes) in new[] { ("People", "people", app.People, 97 * 1024), ("Cars", "cars", app.Cars, 5 * 1024) })
         {
-            HostInvocation fired = Assert.Single(await running.Host.WaitForInvocationsAsync(function, 1, TriggerTimeout));
+            InvocationRecord fired = Assert.Single(await running.Host.WaitForInvocationsAsync(function, 1, TriggerTimeout));
             Assert.True(fired.Status == "succeeded", $"{function} {fired.Status}: {fired.Error}");
             Assert.Equal("cache", fired.Trigger);
             Assert.Equal($"{app.Labelled}/frame-1.jpg", fired.Input("image").Key);

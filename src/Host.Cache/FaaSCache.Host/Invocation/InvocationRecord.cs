@@ -1,3 +1,5 @@
+using System.Text.Json.Serialization;
+
 namespace FaaSCache.Host.Invocation;
 
 /// <summary>How one input reached the worker.</summary>
@@ -19,7 +21,7 @@ public sealed record InputRecord(string Binding, string Key, string Source, stri
 /// <param name="BytesCopied">Bytes the host copied to store it.</param>
 public sealed record OutputRecord(string Binding, string Key, string? MapName, long Bytes, bool Adopted, bool Persisted, long BytesCopied);
 
-/// <summary>One invocation, as the host's admin endpoint reports it.</summary>
+/// <summary>One invocation, as the host's admin endpoint <c>/admin/invocations</c> reports it (and its readers read it back).</summary>
 public sealed class InvocationRecord
 {
     /// <summary>Gets the invocation id.</summary>
@@ -44,8 +46,20 @@ public sealed class InvocationRecord
     public string? Error { get; set; }
 
     /// <summary>Gets the inputs.</summary>
+    [JsonObjectCreationHandling(JsonObjectCreationHandling.Populate)]
     public List<InputRecord> Inputs { get; } = [];
 
     /// <summary>Gets the outputs.</summary>
+    [JsonObjectCreationHandling(JsonObjectCreationHandling.Populate)]
     public List<OutputRecord> Outputs { get; } = [];
+
+    /// <summary>The input record of binding <paramref name="binding"/>; throws when there is none.</summary>
+    public InputRecord Input(string binding) =>
+        Inputs.FirstOrDefault(i => string.Equals(i.Binding, binding, StringComparison.OrdinalIgnoreCase))
+        ?? throw new InvalidOperationException($"Invocation {InvocationId} of '{Function}' has no input '{binding}' (inputs: {string.Join(", ", Inputs.Select(i => i.Binding))}).");
+
+    /// <summary>The output record of binding <paramref name="binding"/>; throws when there is none.</summary>
+    public OutputRecord Output(string binding) =>
+        Outputs.FirstOrDefault(o => string.Equals(o.Binding, binding, StringComparison.OrdinalIgnoreCase))
+        ?? throw new InvalidOperationException($"Invocation {InvocationId} of '{Function}' has no output '{binding}' (outputs: {string.Join(", ", Outputs.Select(o => o.Binding))}).");
 }

@@ -2,6 +2,7 @@ using System.Globalization;
 using System.Net;
 using System.Text;
 using FaaSCache.Caching;
+using FaaSCache.Host.Admin;
 using FaaSCache.Host.AppModel;
 using FaaSCache.Host.Invocation;
 using FaaSCache.Host.Triggers;

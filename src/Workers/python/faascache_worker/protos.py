@@ -25,6 +25,9 @@ from . import WORKER_DIR
 PROTO_FILE = "FunctionRpc.proto"
 PACKAGE = "faascache_rpc"
 _GENERATOR_VERSION = "1"  # bump when the post-processing below changes
+# Where Debian's libprotobuf-dev puts google/protobuf/*.proto (the well-known types FunctionRpc.proto imports);
+# FAASCACHE_PROTO_INCLUDE names another folder (a test limits it to what the listed packages ship).
+WELL_KNOWN_INCLUDE = "/usr/include"
 
 
 class ProtoBuildError(RuntimeError):
@@ -86,16 +89,23 @@ def _output_roots(stamp: str) -> list[Path]:
     ]
 
 
+def well_known_include() -> Path:
+    """The folder holding google/protobuf/*.proto for protoc's include path."""
+    return Path(os.environ.get("FAASCACHE_PROTO_INCLUDE") or WELL_KNOWN_INCLUDE)
+
+
 def _generate(source_dir: Path, package_dir: Path, command: list[str], plugin_args: list[str]) -> None:
     """Runs protoc into a scratch folder next to package_dir, then swaps it in."""
+    package_dir.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".gen-", dir=package_dir.parent))
+    include = well_known_include()
+    bundled = command[0] == sys.executable  # grpc_tools.protoc carries its own well-known types
     try:
         result = subprocess.run(
             [
                 *command,
                 f"-I{source_dir}",
-                # Debian's protoc finds google/protobuf/*.proto here; grpc_tools bundles its own.
-                *(["-I/usr/include"] if os.path.isfile("/usr/include/google/protobuf/duration.proto") else []),
+                *([] if bundled else [f"-I{include}"]),
                 f"--python_out={scratch}",
                 *plugin_args[:-1],
                 f"{plugin_args[-1]}={scratch}",
@@ -106,7 +116,13 @@ def _generate(source_dir: Path, package_dir: Path, command: list[str], plugin_ar
             check=False,
         )
         if result.returncode != 0:
-            raise ProtoBuildError(f"protoc failed on {source_dir / PROTO_FILE}:\n{result.stderr.strip()}")
+            hint = ""
+            if "google/protobuf/" in result.stderr:
+                hint = (
+                    f"\nprotoc did not find the well-known .proto files in {include}: install the Debian package "
+                    "libprotobuf-dev (it ships google/protobuf/*.proto), e.g. bash scripts/setup.sh"
+                )
+            raise ProtoBuildError(f"protoc failed on {source_dir / PROTO_FILE}:\n{result.stderr.strip()}{hint}")
         grpc_file = scratch / "FunctionRpc_pb2_grpc.py"
         # protoc writes an absolute import; make it relative so the package needs no sys.path entry.
         grpc_file.write_text(
@@ -120,6 +136,31 @@ def _generate(source_dir: Path, package_dir: Path, command: list[str], plugin_ar
         os.replace(scratch, package_dir)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def verify() -> str:
+    """Generates the stubs afresh into a scratch folder and imports them: proves protoc, its plugin, the
+    well-known .proto files and the Python runtime (grpc, protobuf) all work, whatever is cached. Returns a
+    one-line summary; raises ProtoBuildError or ImportError naming what is missing."""
+    source_dir = proto_dir()
+    command, plugin_args = _compiler()
+    with tempfile.TemporaryDirectory(prefix="faascache-protos-check-") as scratch:
+        package_dir = Path(scratch) / "faascache_rpc_check"
+        _generate(source_dir, package_dir, command, plugin_args)
+        spec = importlib.util.spec_from_file_location(
+            "faascache_rpc_check", package_dir / "__init__.py", submodule_search_locations=[str(package_dir)]
+        )
+        assert spec is not None and spec.loader is not None
+        package = importlib.util.module_from_spec(spec)
+        sys.modules["faascache_rpc_check"] = package
+        try:
+            spec.loader.exec_module(package)
+            importlib.import_module("faascache_rpc_check.FunctionRpc_pb2")
+            importlib.import_module("faascache_rpc_check.FunctionRpc_pb2_grpc")
+        finally:
+            for name in [n for n in sys.modules if n.startswith("faascache_rpc_check")]:
+                del sys.modules[name]
+    return f"FunctionRpc stubs generated with {command[0]} (well-known types from {well_known_include()}) and imported"
 
 
 def ensure_generated() -> Path:
@@ -167,5 +208,9 @@ def load() -> tuple[ModuleType, ModuleType]:
     return _loaded
 
 
-if __name__ == "__main__":  # build.sh: python3 -m faascache_worker.protos
-    print(f"generated {ensure_generated()}")
+if __name__ == "__main__":  # build.sh: python3 -m faascache_worker.protos [--verify]
+    try:
+        print(verify() if "--verify" in sys.argv[1:] else f"generated {ensure_generated()}")
+    except ProtoBuildError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(1)

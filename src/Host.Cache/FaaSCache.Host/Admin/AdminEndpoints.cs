@@ -5,7 +5,7 @@ using FaaSCache.Host.Invocation;
 using FaaSCache.Host.Workers;
 using FaaSCache.SharedMemory;
 
-namespace FaaSCache.Host.Start;
+namespace FaaSCache.Host.Admin;
 
 /// <summary>Read-only admin endpoints: host status with cache counters, and the recent invocations.</summary>
 public static class AdminEndpoints
@@ -17,21 +17,19 @@ public static class AdminEndpoints
         {
             Cachelet? cachelet = sp.GetService<Cachelet>();
             MembershipDaemon? membership = sp.GetService<MembershipDaemon>();
-            return Results.Json(new
-            {
-                app = app.Name,
-                instanceId = settings.InstanceId,
-                state = "Running",
-                cache = settings.CacheEnabled ? "on" : "off",
-                functions = app.Functions.Select(f => f.Name),
-                workers = workers.Values.Select(w => new { language = w.Language, pid = w.ProcessId, restarts = w.Restarts, state = w.State.ToString().ToLowerInvariant(), error = w.Failure }),
-                invocations = new { succeeded = log.Succeeded, failed = log.Failed, bytesCopied = log.BytesCopied },
-                sharedMemory = new { directory = shm.MapDirectory, maps = shm.MapCount },
-                counters = cachelet?.Metrics.Snapshot(),
-                pendingWrites = cachelet?.PendingWrites ?? 0,
-                peerEndpoint = membership is null ? null : settings.PeerEndpoint.ToString(),
-                members = membership?.Members.Select(m => new { id = m.Id, endpoint = m.Endpoint?.ToString(), lastHeartbeat = m.LastHeartbeat }),
-            });
+            return Results.Json(new HostStatus(
+                App: app.Name,
+                InstanceId: settings.InstanceId,
+                State: "Running",
+                Cache: settings.CacheEnabled ? "on" : "off",
+                Functions: [.. app.Functions.Select(f => f.Name)],
+                Workers: [.. workers.Values.Select(w => new HostWorkerStatus(w.Language, w.ProcessId, w.Restarts, w.State.ToString().ToLowerInvariant(), w.Failure))],
+                Invocations: new HostInvocationTotals(log.Succeeded, log.Failed, log.BytesCopied),
+                SharedMemory: new HostSharedMemoryStatus(shm.MapDirectory, shm.MapCount),
+                Counters: cachelet?.Metrics.Snapshot(),
+                PendingWrites: cachelet?.PendingWrites ?? 0,
+                PeerEndpoint: membership is null ? null : settings.PeerEndpoint.ToString(),
+                Members: membership?.Members.Select(m => new HostMemberStatus(m.Id, m.Endpoint?.ToString(), m.LastHeartbeat)).ToList()));
         });
         web.MapGet("/admin/invocations", (InvocationLog log, string? function) => Results.Json(log.Recent(function)));
 
