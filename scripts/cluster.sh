@@ -43,8 +43,6 @@ bad_usage() { printf '[cluster] error: %s\n' "$*" >&2; usage >&2; exit 2; }
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
-# json_get <file> <python expression over j>: prints the value.
-json_get() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
 
 # is_instance <pid> <instance id>: true when pid runs the FaaSCache host as that instance (not a reused pid).
 is_instance() {
@@ -158,16 +156,19 @@ cmd_start() {
         export AzureWebJobsStorage="$AZURITE_CONNECTION"
     fi
 
-    # The host, built once.
-    local dll
+    # The host and the faascache tool (it reads the hosts' typed status), built once.
+    local dll tool
     if [ -n "${FAASCACHE_HOST_DLL:-}" ]; then
         dll="$FAASCACHE_HOST_DLL"
+        tool="${FAASCACHE_TOOL_DLL:-}"
         [ -f "$dll" ] || die "FAASCACHE_HOST_DLL names '$dll', which does not exist"
-        say "host: $dll (FAASCACHE_HOST_DLL; not building)"
+        [ -f "$tool" ] || die "FAASCACHE_TOOL_DLL must name the faascache.dll built with it (not '$tool')"
+        say "host: $dll, tool: $tool (not building)"
     else
         dll="$root/src/Host.Cache/FaaSCache.Host/bin/Release/net10.0/FaaSCache.Host.dll"
-        say "building the host (dotnet build src/Host.Cache/FaaSCache.Host -c Release)"
-        dotnet build "$root/src/Host.Cache/FaaSCache.Host" -c Release --verbosity quiet -nologo >"$cluster_dir/build.log" 2>&1 \
+        tool="$root/src/Host.Cache/FaaSCache.Tools/bin/Release/net10.0/faascache.dll"
+        say "building the host and the tool (dotnet build src/Host.Cache/FaaSCache.Tools -c Release)"
+        dotnet build "$root/src/Host.Cache/FaaSCache.Tools" -c Release --verbosity quiet -nologo >"$cluster_dir/build.log" 2>&1 \
             || { cat "$cluster_dir/build.log" >&2; die "the host does not build"; }
     fi
 
@@ -209,34 +210,23 @@ PY
         say "started $id: pid $!, http://127.0.0.1:$port/, log $cluster_dir/$id.log"
     done
 
-    # Ready: every instance answers, has every instance in its membership list, and its workers are ready.
-    local deadline=$(( $(date +%s) + 120 )) ready members workers w
-    while :; do
-        ready=0
-        for i in "${!ids[@]}"; do
-            if ! kill -0 "${pids[$i]}" 2>/dev/null; then
-                say "${ids[$i]} exited at start-up; last lines of its log:" >&2
-                tail -n 30 "${logs[$i]}" | sed 's/^/    /' >&2
-                exit 1
-            fi
-            curl -fsS --max-time 5 "http://127.0.0.1:${ports[$i]}/admin/host/status" -o "$cluster_dir/status-$i.json" 2>/dev/null || continue
-            members="$(json_get "$cluster_dir/status-$i.json" 'len(j["members"]) if j.get("members") is not None else -1')"
-            [ "$members" -eq "$n" ] || [ "$members" -eq -1 ] || continue
-            workers="$(json_get "$cluster_dir/status-$i.json" '" ".join(str(w["pid"]) for w in j["workers"])')"
-            for w in $workers; do
-                [ "$w" -gt 0 ] && grep -q "(pid $w) ready" "${logs[$i]}" || continue 2
-            done
-            peers[$i]="$(json_get "$cluster_dir/status-$i.json" 'j.get("peerEndpoint") or "-"')"
-            ready=$((ready + 1))
-        done
-        [ "$ready" -lt "$n" ] || break
-        [ "$(date +%s)" -lt "$deadline" ] || die "not every instance joined and became ready within 120 s (logs in $cluster_dir)"
-        sleep 0.2
+    # Ready: every instance answers, has every instance in its membership list, and its workers are ready. An
+    # instance that exits, or whose worker cannot start, is reported within seconds with its error.
+    local members_arg=()
+    [ "$cache" = off ] || members_arg=(--members "$n")
+    for i in "${!ids[@]}"; do
+        if ! dotnet "$tool" host wait --url "http://127.0.0.1:${ports[$i]}/" --pid "${pids[$i]}" --timeout 120 "${members_arg[@]}" | sed 's/^/[cluster] /'; then
+            say "${ids[$i]} was not ready; last lines of its log:" >&2
+            tail -n 30 "${logs[$i]}" | sed 's/^/    /' >&2
+            exit 1
+        fi
+        peers[$i]="$(dotnet "$tool" host get --url "http://127.0.0.1:${ports[$i]}/" peer-endpoint)"
     done
 
     {
         echo "# FaaSCache cluster state, written by scripts/cluster.sh start on $(date -u +%FT%TZ)"
         printf 'CLUSTER_APP=%q\n' "$app_name"
+        printf 'CLUSTER_TOOL=%q\n' "$tool"
         printf 'CLUSTER_APP_DIR=%q\n' "$app"
         printf 'CLUSTER_SCRIPT_ROOT=%q\n' "$script_root"
         printf 'CLUSTER_CONSISTENCY=%q\n' "${consistency:-as in host.json}"

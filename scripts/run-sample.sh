@@ -57,6 +57,7 @@ esac
 items=2  # inputs seeded by each sample's seed.sh
 app="$root/samples/$sample"
 dll="$root/src/Host.Cache/FaaSCache.Host/bin/Release/net10.0/FaaSCache.Host.dll"
+tool="$root/src/Host.Cache/FaaSCache.Tools/bin/Release/net10.0/faascache.dll"
 [ -x node_modules/.bin/azurite-blob ] || die "Azurite is not installed (node_modules/.bin/azurite-blob): run bash scripts/setup.sh"
 
 work="$(mktemp -d /tmp/faascache-run-sample.XXXXXX)"
@@ -154,14 +155,14 @@ sed 's/^/[run-sample] /' "$work/azurite.txt"
 export AzureWebJobsStorage="$AZURITE_CONNECTION"  # the environment wins over local.settings.json's UseDevelopmentStorage=true
 
 if [ "$build" -eq 1 ]; then
-    say "building the host (dotnet build src/Host.Cache/FaaSCache.Host -c Release)"
-    dotnet build src/Host.Cache/FaaSCache.Host -c Release --verbosity quiet -nologo >"$work/build.log" 2>&1 \
+    say "building the host and the faascache tool (dotnet build src/Host.Cache/FaaSCache.Tools -c Release)"
+    dotnet build src/Host.Cache/FaaSCache.Tools -c Release --verbosity quiet -nologo >"$work/build.log" 2>&1 \
         || { cat "$work/build.log" >&2; die "the host does not build"; }
 fi
-[ -f "$dll" ] || die "$dll not found: build the host first"
+[ -f "$dll" ] && [ -f "$tool" ] || die "$dll or $tool not found: build them first (dotnet build src/Host.Cache/FaaSCache.Tools -c Release)"
 
 say "seeding blobs (samples/$sample/seed.sh)"
-FAASCACHE_HOST_DLL="$dll" bash "$app/seed.sh"
+FAASCACHE_TOOL_DLL="$tool" bash "$app/seed.sh"
 
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
 base="http://127.0.0.1:$port"
@@ -170,25 +171,12 @@ dotnet "$dll" start --script-root "$app" --port "$port" --cache "$cache" --insta
     >"$work/host.log" 2>&1 &
 host_pid=$!
 
-# Ready: the admin endpoint answers and the worker has loaded every function.
-functions=""
-for _ in $(seq 1 600); do
-    kill -0 "$host_pid" 2>/dev/null || { cat "$work/host.log" >&2; host_pid=""; die "the host exited at start-up"; }
-    if [ -z "$functions" ] && http_get "$base/admin/host/status" "$work/status.json" 2>/dev/null | grep -q '^200 '; then
-        functions="$(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["functions"]))' "$work/status.json")"
-    fi
-    if [ -n "$functions" ]; then
-        grep -q "failed to load" "$work/host.log" && die "a function failed to load (see the log below)"
-        loaded=0
-        for f in $functions; do grep -q "loaded function $f " "$work/host.log" && loaded=$((loaded + 1)); done
-        [ "$loaded" -eq "$(wc -w <<<"$functions")" ] && break
-    fi
-    sleep 0.1
-done
-[ -n "$functions" ] && [ "$loaded" -eq "$(wc -w <<<"$functions")" ] || die "the host was not ready within 60 s"
+# Ready: the admin endpoint answers and every worker has loaded its functions. A worker that cannot start is
+# reported within seconds with its own error (the host gives up after a few tries), not after a long timeout.
+dotnet "$tool" host wait --url "$base/" --pid "$host_pid" --timeout 60 || die "the host was not ready (the last lines of its log follow)"
 sed -n '/^FaaSCache host: app/,/^$/p' "$work/host.log" | sed '/^$/d; s/^/    /'
-shm_dir="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sharedMemory"]["directory"])' "$work/status.json")"
-worker_pids="$(curl -sS "$base/admin/host/status" | python3 -c 'import json,sys; print(" ".join(str(w["pid"]) for w in json.load(sys.stdin)["workers"]))')"
+shm_dir="$(dotnet "$tool" host get --url "$base/" shm-directory)"
+worker_pids="$(dotnet "$tool" host get --url "$base/" worker-pids)"
 say "host pid $host_pid ready, worker pid(s) $worker_pids, log $work/host.log"
 mode="$(grep -m1 -o 'shared-memory inputs: .*' "$work/host.log" || true)"
 [ -z "$mode" ] || say "node worker: $mode"

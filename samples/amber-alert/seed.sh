@@ -1,34 +1,34 @@
 #!/usr/bin/env bash
-# Seeds the AMBER Alert sample's blobs with the FaaSCache host's `blob put`:
+# Seeds the AMBER Alert sample's blobs with the faascache tool's `blob put`:
 #   models/bounding-box.bin  35 MiB (36,700,160 bytes)   random bytes: the paper's 35 MB bounding-box model
 #   models/people.bin        97 MiB (101,711,872 bytes)  random bytes: the 97 MB people model
 #   models/car.bin            5 MiB (5,242,880 bytes)    random bytes: the 5 MB car model
 #   images/camera-{1..N}.ppm  N (default 2) 320x240 RGB PPM images, 230,415 bytes each: a dark street, bright shapes
 # Sizes are MiB (2^20 bytes). Storage: --connection, else $AzureWebJobsStorage (e.g. Azurite's).
-# usage: seed.sh [--images N] [--connection <storage connection string>] [--dll <FaaSCache.Host.dll>]
+# usage: seed.sh [--images N] [--connection <storage connection string>] [--tool <faascache.dll>]
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-dll="${FAASCACHE_HOST_DLL:-$root/src/Host.Cache/FaaSCache.Host/bin/Release/net10.0/FaaSCache.Host.dll}"
+tool="${FAASCACHE_TOOL_DLL:-$root/src/Host.Cache/FaaSCache.Tools/bin/Release/net10.0/faascache.dll}"
 images=2
 while [ $# -gt 0 ]; do
     case "$1" in
         --images) images="$2"; shift 2 ;;
         --connection) export AzureWebJobsStorage="$2"; shift 2 ;;
-        --dll) dll="$2"; shift 2 ;;
+        --tool) tool="$2"; shift 2 ;;
         -h|--help) sed -n '2,9p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) echo "seed.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
 [ -n "${AzureWebJobsStorage:-}" ] || { echo "seed.sh: set AzureWebJobsStorage or pass --connection" >&2; exit 2; }
-[ -f "$dll" ] || { echo "seed.sh: $dll not found (dotnet build src/Host.Cache/FaaSCache.Host -c Release)" >&2; exit 2; }
+[ -f "$tool" ] || { echo "seed.sh: $tool not found (dotnet build src/Host.Cache/FaaSCache.Tools -c Release)" >&2; exit 2; }
 
 work="$(mktemp -d /tmp/faascache-amber-seed.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 
 put() {  # put <container/blob> <file>
     local etag
-    etag="$(dotnet "$dll" blob put "$1" "$2")"
+    etag="$(dotnet "$tool" blob put "$1" "$2")"
     printf '[seed] %-26s %13s bytes  %s\n' "$1" "$(stat -c %s "$2" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta')" "$etag"
 }
 

@@ -1,24 +1,24 @@
 #!/usr/bin/env bash
-# Seeds the thumbnail sample's blobs with the FaaSCache host's `blob put`:
+# Seeds the thumbnail sample's blobs with the faascache tool's `blob put`:
 #   photos/photo-{1..N}.ppm  N (default 2) 1024x1365 RGB PPM photos, 4,193,297 bytes each (4.0 MiB)
 # Storage: --connection, else $AzureWebJobsStorage (e.g. Azurite's).
-# usage: seed.sh [--photos N] [--connection <storage connection string>] [--dll <FaaSCache.Host.dll>]
+# usage: seed.sh [--photos N] [--connection <storage connection string>] [--tool <faascache.dll>]
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-dll="${FAASCACHE_HOST_DLL:-$root/src/Host.Cache/FaaSCache.Host/bin/Release/net10.0/FaaSCache.Host.dll}"
+tool="${FAASCACHE_TOOL_DLL:-$root/src/Host.Cache/FaaSCache.Tools/bin/Release/net10.0/faascache.dll}"
 photos=2
 while [ $# -gt 0 ]; do
     case "$1" in
         --photos) photos="$2"; shift 2 ;;
         --connection) export AzureWebJobsStorage="$2"; shift 2 ;;
-        --dll) dll="$2"; shift 2 ;;
+        --tool) tool="$2"; shift 2 ;;
         -h|--help) sed -n '2,5p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) echo "seed.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
 [ -n "${AzureWebJobsStorage:-}" ] || { echo "seed.sh: set AzureWebJobsStorage or pass --connection" >&2; exit 2; }
-[ -f "$dll" ] || { echo "seed.sh: $dll not found (dotnet build src/Host.Cache/FaaSCache.Host -c Release)" >&2; exit 2; }
+[ -f "$tool" ] || { echo "seed.sh: $tool not found (dotnet build src/Host.Cache/FaaSCache.Tools -c Release)" >&2; exit 2; }
 
 work="$(mktemp -d /tmp/faascache-thumbnail-seed.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
@@ -44,6 +44,6 @@ for n in range(1, count + 1):
         f.write(b"P6\n%d %d\n255\n" % (W, H) + b"".join(rows))
 PY
 for n in $(seq 1 "$photos"); do
-    etag="$(dotnet "$dll" blob put "photos/photo-$n.ppm" "$work/photo-$n.ppm")"
+    etag="$(dotnet "$tool" blob put "photos/photo-$n.ppm" "$work/photo-$n.ppm")"
     printf '[seed] %-22s %13s bytes  %s\n' "photos/photo-$n.ppm" "$(stat -c %s "$work/photo-$n.ppm" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta')" "$etag"
 done

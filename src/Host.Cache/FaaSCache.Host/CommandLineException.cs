@@ -19,27 +19,4 @@ public sealed class CommandLineException : Exception
         : base(message, inner)
     {
     }
-
-    /// <summary>Reads <c>--name value</c> pairs; rejects unknown names and missing values.</summary>
-    public static Dictionary<string, string> ParseOptions(string[] args, params string[] allowed)
-    {
-        var values = new Dictionary<string, string>(StringComparer.Ordinal);
-        for (int i = 0; i < args.Length; i++)
-        {
-            string name = args[i];
-            if (!allowed.Contains(name))
-            {
-                throw new CommandLineException($"unknown option '{name}' (allowed: {string.Join(", ", allowed)})");
-            }
-
-            if (i + 1 >= args.Length)
-            {
-                throw new CommandLineException($"option '{name}' needs a value");
-            }
-
-            values[name] = args[++i];
-        }
-
-        return values;
-    }
 }

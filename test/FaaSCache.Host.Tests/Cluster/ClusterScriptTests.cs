@@ -116,6 +116,7 @@ public sealed partial class ClusterScriptTests(AzuriteFixture azurite, ITestOutp
 
         start.Environment["AzureWebJobsStorage"] = azurite.ConnectionString;
         start.Environment[FaaSCacheHostProcess.HostDllVariable] = FaaSCacheHostProcess.FindHostDll();
+        start.Environment["FAASCACHE_TOOL_DLL"] = FaaSCacheHostProcess.FindToolDll();
         start.Environment["FAASCACHE_CLUSTER_DIR"] = clusterDir;
         using Process process = Process.Start(start)!;
         Task<string> stdout = process.StandardOutput.ReadToEndAsync();

@@ -41,7 +41,7 @@ public sealed class StartCommandValidationTests
     [Fact]
     public void A_bad_cache_option_is_a_command_line_error()
     {
-        var e = Assert.Throws<CommandLineException>(() => StartCommand.Parse(["--cache", "maybe"]));
+        var e = Assert.Throws<CommandLineException>(() => StartCommandLine.Parse(["--cache", "maybe"]));
 
         Assert.Contains("--cache 'maybe' must be on or off", e.Message, StringComparison.Ordinal);
     }
@@ -53,7 +53,7 @@ public sealed class StartCommandValidationTests
     public void A_port_that_is_not_1_to_65535_is_a_command_line_error(string port)
     {
         // Not even 0: the worker listener takes an ephemeral port too, and the host must tell the two apart.
-        var e = Assert.Throws<CommandLineException>(() => StartCommand.Parse(["--port", port]));
+        var e = Assert.Throws<CommandLineException>(() => StartCommandLine.Parse(["--port", port]));
 
         Assert.Contains($"--port '{port}' is not a port number (1..65535)", e.Message, StringComparison.Ordinal);
     }
@@ -61,7 +61,7 @@ public sealed class StartCommandValidationTests
     [Fact]
     public void The_start_options_are_read_like_func_start()
     {
-        HostSettings settings = StartCommand.Parse(["--script-root", "/tmp/app", "--port", "7123", "--cache", "off", "--workers-dir", "/w", "--blob-poll-interval", "0.5"]);
+        HostSettings settings = StartCommandLine.Parse(["--script-root", "/tmp/app", "--port", "7123", "--cache", "off", "--workers-dir", "/w", "--blob-poll-interval", "0.5"]);
 
         Assert.Equal("/tmp/app", settings.ScriptRoot);
         Assert.Equal(7123, settings.Port);
@@ -69,6 +69,58 @@ public sealed class StartCommandValidationTests
         Assert.Equal("host-7123", settings.InstanceId);
         Assert.Equal("/w", settings.WorkersDirectory);
         Assert.Equal(TimeSpan.FromSeconds(0.5), settings.BlobPollInterval);
+    }
+
+    [Fact]
+    public async Task Help_on_start_lists_every_option()
+    {
+        (int code, string output) = await RunMainAsync("start", "--help");
+
+        Assert.Equal(0, code);
+        foreach (string option in new[] { "--script-root", "--port", "--cache", "--instance-id", "--workers-dir", "--blob-poll-interval", "--app-name", "--membership", "--peer-port", "--peer-address" })
+        {
+            Assert.Contains(option, output, StringComparison.Ordinal);
+        }
+    }
+
+    [Fact]
+    public async Task An_unknown_option_is_named_with_the_closest_valid_one_and_exits_with_the_usage_code()
+    {
+        (int code, string output) = await RunMainAsync("start", "--scirpt-root", "/tmp/app");
+
+        Assert.Equal(Program.UsageError, code);
+        Assert.Contains("'--scirpt-root' was not matched", output, StringComparison.Ordinal);
+        Assert.Contains("--script-root", output, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task A_malformed_value_exits_with_the_usage_code_naming_the_option_and_the_value()
+    {
+        (int code, string output) = await RunMainAsync("start", "--peer-address", "not-an-ip");
+
+        Assert.Equal(Program.UsageError, code);
+        Assert.Contains("--peer-address 'not-an-ip' is not an IP address", output, StringComparison.Ordinal);
+    }
+
+    private static async Task<(int Code, string Output)> RunMainAsync(params string[] args)
+    {
+        await ConsoleGate.WaitAsync();
+        TextWriter originalOut = Console.Out;
+        TextWriter originalError = Console.Error;
+        using var output = new StringWriter();
+        try
+        {
+            Console.SetOut(output);
+            Console.SetError(output);
+            int code = await Program.Main(args).WaitAsync(TimeSpan.FromSeconds(30));
+            return (code, output.ToString());
+        }
+        finally
+        {
+            Console.SetOut(originalOut);
+            Console.SetError(originalError);
+            ConsoleGate.Release();
+        }
     }
 
     private static async Task<(int Code, string Error)> RunStartAsync(params string[] args)
@@ -79,7 +131,7 @@ public sealed class StartCommandValidationTests
         try
         {
             Console.SetError(error);
-            int code = await StartCommand.RunAsync(args).WaitAsync(TimeSpan.FromSeconds(30));
+            int code = await StartCommand.RunAsync(StartCommandLine.Parse(args)).WaitAsync(TimeSpan.FromSeconds(30));
             return (code, error.ToString());
         }
         finally

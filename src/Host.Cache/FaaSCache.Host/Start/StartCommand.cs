@@ -23,69 +23,9 @@ public static class StartCommand
 {
     private static readonly string[] SupportedBindings = ["httpTrigger", "http", "blob", "blobTrigger"];
 
-    /// <summary>Parses the command line.</summary>
-    public static HostSettings Parse(string[] args)
-    {
-        Dictionary<string, string> o = CommandLineException.ParseOptions(
-            args, "--script-root", "--port", "--cache", "--instance-id", "--workers-dir", "--blob-poll-interval", "--app-name", "--membership", "--peer-port", "--peer-address");
-        string root = Path.GetFullPath(o.GetValueOrDefault("--script-root") ?? Directory.GetCurrentDirectory());
-        int port = 7071;
-        // Port 0 is refused: the FunctionRpc listener also takes an ephemeral port, and with both ephemeral the
-        // host cannot tell them apart (it handed workers the HTTP/1 address, so they never connected).
-        if (o.TryGetValue("--port", out string? p) && (!int.TryParse(p, CultureInfo.InvariantCulture, out port) || port is < 1 or > 65535))
-        {
-            throw new CommandLineException($"--port '{p}' is not a port number (1..65535)");
-        }
-
-        bool cache = o.GetValueOrDefault("--cache", "on") switch
-        {
-            "on" => true,
-            "off" => false,
-            string other => throw new CommandLineException($"--cache '{other}' must be on or off"),
-        };
-        double poll = 2;
-        if (o.TryGetValue("--blob-poll-interval", out string? interval) && (!double.TryParse(interval, CultureInfo.InvariantCulture, out poll) || poll <= 0))
-        {
-            throw new CommandLineException($"--blob-poll-interval '{interval}' must be a positive number of seconds");
-        }
-
-        bool membership = o.GetValueOrDefault("--membership", "on") switch
-        {
-            "on" => true,
-            "off" => false,
-            string other => throw new CommandLineException($"--membership '{other}' must be on or off"),
-        };
-        int peerPort = 0;
-        if (o.TryGetValue("--peer-port", out string? pp) && (!int.TryParse(pp, CultureInfo.InvariantCulture, out peerPort) || peerPort is < 1 or > 65535))
-        {
-            throw new CommandLineException($"--peer-port '{pp}' is not a port number (1..65535)");
-        }
-
-        IPAddress peerAddress = IPAddress.Loopback;
-        if (o.TryGetValue("--peer-address", out string? pa) && !IPAddress.TryParse(pa, out peerAddress!))
-        {
-            throw new CommandLineException($"--peer-address '{pa}' is not an IP address");
-        }
-
-        return new HostSettings
-        {
-            AppName = o.GetValueOrDefault("--app-name") ?? Path.GetFileName(root.TrimEnd('/')),
-            Membership = membership && cache,
-            PeerAddress = peerAddress,
-            PeerPort = peerPort != 0 ? peerPort : FreePort(peerAddress),
-            ScriptRoot = root,
-            Port = port,
-            CacheEnabled = cache,
-            InstanceId = o.GetValueOrDefault("--instance-id") ?? $"host-{port}",
-            WorkersDirectory = o.GetValueOrDefault("--workers-dir") ?? FindWorkersDirectory(),
-            BlobPollInterval = TimeSpan.FromSeconds(poll),
-        };
-    }
-
     /// <summary>Runs until Ctrl+C / SIGTERM.</summary>
-    public static async Task<int> RunAsync(string[] args)
+    public static async Task<int> RunAsync(HostSettings settings)
     {
-        HostSettings settings = Parse(args);
         FunctionApp app;
         try
         {
@@ -296,32 +236,5 @@ public static class StartCommand
         }
 
         return text.ToString();
-    }
-
-    private static int FreePort(IPAddress address)
-    {
-        using var probe = new System.Net.Sockets.TcpListener(address, 0);
-        probe.Start();
-        return ((IPEndPoint)probe.LocalEndpoint).Port;
-    }
-
-    private static string FindWorkersDirectory()
-    {
-        string? fromEnvironment = Environment.GetEnvironmentVariable("FAASCACHE_WORKERS_DIR");
-        if (!string.IsNullOrEmpty(fromEnvironment))
-        {
-            return fromEnvironment;
-        }
-
-        for (DirectoryInfo? d = new(AppContext.BaseDirectory); d is not null; d = d.Parent)
-        {
-            string candidate = Path.Combine(d.FullName, "src", "Workers");
-            if (Directory.Exists(candidate))
-            {
-                return candidate;
-            }
-        }
-
-        return Path.Combine(AppContext.BaseDirectory, "workers");
     }
 }

@@ -1,3 +1,4 @@
+using System.CommandLine;
 using System.Diagnostics;
 using System.Globalization;
 using System.Text;
@@ -6,7 +7,7 @@ using FaaSCache.Options;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
 
-namespace FaaSCache.Host.Demo;
+namespace FaaSCache.Tools;
 
 /// <summary>
 /// A small tour of the cachelet against real storage: an AMBER-Alert-sized model read twice,
@@ -16,20 +17,50 @@ public static class DemoCommand
 {
     private const string Container = "demo-inputs";
 
-    /// <summary>Runs the demo.</summary>
-    public static async Task<int> RunAsync(string[] args)
+    /// <summary>Creates the command.</summary>
+    public static Command Create()
     {
-        Dictionary<string, string> o = CommandLineException.ParseOptions(args, "--connection", "--host-json", "--shm");
-        string connection = o.GetValueOrDefault("--connection") ?? Environment.GetEnvironmentVariable("AzureWebJobsStorage")
-            ?? throw new CommandLineException("--connection (or the AzureWebJobsStorage environment variable) is required");
-        FaaSCacheOptions options = o.TryGetValue("--host-json", out string? hostJson) ? FaaSCacheOptionsReader.ReadHostJson(hostJson) : new FaaSCacheOptions();
-        IReadOnlyList<string>? shmRoots = o.TryGetValue("--shm", out string? shm) ? [shm] : null;
+        Option<string> connection = Program.ConnectionOption();
+        var hostJson = new Option<string>("--host-json") { Description = "A host.json whose extensions.faasCache section sets the policies (default: the defaults)." };
+        var shm = new Option<string>("--shm") { Description = "The shared-memory root (maps go to <shm>/AzureFunctions; default /dev/shm)." };
+        var demo = new Command("demo", "A short tour of the cachelet against real storage: local miss, local hit, a write, another writer, a doNotCache blob.")
+        {
+            connection, hostJson, shm,
+        };
+        demo.SetAction(async (r, _) =>
+        {
+            if (Program.Connection(r.GetValue(connection)) is not { } resolved)
+            {
+                await Console.Error.WriteLineAsync("--connection (or the AzureWebJobsStorage environment variable) is required");
+                return Program.UsageError;
+            }
 
+            string? json = r.GetValue(hostJson);
+            FaaSCacheOptions options;
+            try
+            {
+                options = json is null ? new FaaSCacheOptions() : FaaSCacheOptionsReader.ReadHostJson(json);
+            }
+            catch (FaaSCacheConfigurationException e)
+            {
+                await Console.Error.WriteLineAsync(e.Message);
+                return 1;
+            }
+
+            return await RunAsync(resolved, options, json, r.GetValue(shm));
+        });
+        return demo;
+    }
+
+    private static async Task<int> RunAsync(string connection, FaaSCacheOptions options, string? hostJson, string? shm)
+    {
+        IReadOnlyList<string>? shmRoots = shm is null ? null : [shm];
         var storage = AzureBlobStore.FromConnectionString(connection);
         await using var cachelet = new Cachelet(options, storage, new SharedMemoryStore($"demo-{Environment.ProcessId}", shmRoots));
         Console.WriteLine($"FaaSCache demo: storage {storage.AccountUri}, shared memory {cachelet.SharedMemory.MapDirectory}");
-        Console.WriteLine($"Effective options{(hostJson is null ? string.Empty : $" (from {hostJson})")}:");
-        Console.WriteLine(FaaSCacheOptionsFormatter.Format(options));
+        Console.WriteLine(string.Create(
+            CultureInfo.InvariantCulture,
+            $"Policies{(hostJson is null ? " (defaults)" : $" (from {hostJson})")}: consistency {options.Consistency}, persist {options.EffectivePersist}, eviction {options.Eviction.Policy}, capacity {options.EffectiveCapacityBytes / (1024 * 1024)} MiB, doNotCache [{string.Join(", ", options.DoNotCache)}]"));
         Console.WriteLine();
 
         string model = $"{Container}/models/bounding-box.bin";

@@ -1,0 +1,206 @@
+using System.CommandLine;
+using System.CommandLine.Parsing;
+using System.Globalization;
+using System.Net;
+
+namespace FaaSCache.Host.Start;
+
+/// <summary>
+/// The <c>start</c> command's options (System.CommandLine): <c>--help</c> lists every one of them, an unknown
+/// option is named with the closest valid one, and a bad value names the option, the value and what is allowed.
+/// </summary>
+public static class StartCommandLine
+{
+    private static readonly Option<string> ScriptRoot = new("--script-root")
+    {
+        Description = "The function app folder (host.json, local.settings.json, one folder per function). Default: the current folder.",
+    };
+
+    private static readonly Option<int> Port = new("--port")
+    {
+        Description = "The HTTP port: triggers on http://127.0.0.1:<port>/api/<route>, admin on /admin/... (1..65535).",
+        DefaultValueFactory = _ => 7071,
+        CustomParser = r => ParsePort(r, "--port"),
+    };
+
+    private static readonly Option<string> Cache = OnOff("--cache", "on: blob bindings go through the cache; off: the stock host's behaviour (blob bytes inside the gRPC messages).");
+
+    private static readonly Option<string> InstanceId = new("--instance-id")
+    {
+        Description = "This instance's id: names its shared-memory journal and its membership entry. Default: host-<port>.",
+    };
+
+    private static readonly Option<string> WorkersDir = new("--workers-dir")
+    {
+        Description = "The folder holding <language>/worker.config.json. Default: $FAASCACHE_WORKERS_DIR, else src/Workers of this checkout.",
+    };
+
+    private static readonly Option<TimeSpan> BlobPollInterval = new("--blob-poll-interval")
+    {
+        Description = "Seconds between polls of blob-trigger containers for writes made by others (> 0; default 2).",
+        HelpName = "seconds",
+        DefaultValueFactory = _ => TimeSpan.FromSeconds(2),
+        CustomParser = r =>
+        {
+            if (r.Tokens.Count == 0)
+            {
+                return TimeSpan.FromSeconds(2);
+            }
+
+            string text = r.Tokens[0].Value;
+            if (double.TryParse(text, NumberStyles.Float, CultureInfo.InvariantCulture, out double seconds) && seconds > 0 && seconds < TimeSpan.MaxValue.TotalSeconds)
+            {
+                return TimeSpan.FromSeconds(seconds);
+            }
+
+            r.AddError($"--blob-poll-interval '{text}' must be a positive number of seconds");
+            return default;
+        },
+    };
+
+    private static readonly Option<string> AppName = new("--app-name")
+    {
+        Description = "The app name: names the membership blob and derives the peers' key. Default: the app folder's name.",
+    };
+
+    private static readonly Option<string> Membership = OnOff("--membership", "on: join the app's other instances as one cache (needs --cache on); off: own every key alone.");
+
+    private static readonly Option<int?> PeerPort = new("--peer-port")
+    {
+        Description = "The port of the peer (cachelet-to-cachelet) gRPC service. Default: a free port.",
+        CustomParser = r => r.Tokens.Count == 0 ? null : ParsePort(r, "--peer-port"),
+    };
+
+    private static readonly Option<IPAddress> PeerAddress = new("--peer-address")
+    {
+        Description = "The address the peer service binds to and advertises to the other instances.",
+        DefaultValueFactory = _ => IPAddress.Loopback,
+        CustomParser = r =>
+        {
+            if (r.Tokens.Count == 0)
+            {
+                return IPAddress.Loopback;
+            }
+
+            string text = r.Tokens[0].Value;
+            if (IPAddress.TryParse(text, out IPAddress? address))
+            {
+                return address;
+            }
+
+            r.AddError($"--peer-address '{text}' is not an IP address");
+            return IPAddress.Loopback;
+        },
+    };
+
+    /// <summary>Creates the <c>start</c> command; its action runs the host with the parsed <see cref="HostSettings"/>.</summary>
+    public static Command Create(Func<HostSettings, CancellationToken, Task<int>> run)
+    {
+        var command = new Command("start", "Runs a function app as Core Tools' `func start` does, with blob bindings served through the cache.")
+        {
+            ScriptRoot, Port, Cache, InstanceId, WorkersDir, BlobPollInterval, AppName, Membership, PeerPort, PeerAddress,
+        };
+        command.SetAction((result, cancellationToken) => run(ToSettings(result), cancellationToken));
+        return command;
+    }
+
+    /// <summary>Parses <c>start</c>'s arguments (without the word start); throws <see cref="CommandLineException"/> naming every error.</summary>
+    public static HostSettings Parse(string[] args)
+    {
+        var root = new RootCommand { Create((_, _) => Task.FromResult(0)) };
+        ParseResult result = root.Parse(["start", .. args]);
+        if (result.Errors.Count > 0)
+        {
+            throw new CommandLineException(string.Join(Environment.NewLine, result.Errors.Select(e => e.Message)));
+        }
+
+        return ToSettings(result);
+    }
+
+    private static HostSettings ToSettings(ParseResult result)
+    {
+        string root = Path.GetFullPath(result.GetValue(ScriptRoot) ?? Directory.GetCurrentDirectory());
+        int port = result.GetValue(Port);
+        bool cache = result.GetValue(Cache) == "on";
+        IPAddress peerAddress = result.GetValue(PeerAddress) ?? IPAddress.Loopback;
+        return new HostSettings
+        {
+            AppName = result.GetValue(AppName) ?? Path.GetFileName(root.TrimEnd('/')),
+            Membership = result.GetValue(Membership) == "on" && cache,
+            PeerAddress = peerAddress,
+            PeerPort = result.GetValue(PeerPort) ?? FreePort(peerAddress),
+            ScriptRoot = root,
+            Port = port,
+            CacheEnabled = cache,
+            InstanceId = result.GetValue(InstanceId) ?? $"host-{port}",
+            WorkersDirectory = result.GetValue(WorkersDir) ?? FindWorkersDirectory(),
+            BlobPollInterval = result.GetValue(BlobPollInterval),
+        };
+    }
+
+    // Port 0 is refused: the FunctionRpc listener also takes an ephemeral port, and with both ephemeral the
+    // host cannot tell them apart (it handed workers the HTTP/1 address, so they never connected).
+    private static int ParsePort(ArgumentResult r, string name)
+    {
+        if (r.Tokens.Count == 0)
+        {
+            return 7071;
+        }
+
+        string text = r.Tokens[0].Value;
+        if (int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out int port) && port is >= 1 and <= 65535)
+        {
+            return port;
+        }
+
+        r.AddError($"{name} '{text}' is not a port number (1..65535)");
+        return 0;
+    }
+
+    // A string option, not Option<bool>: System.CommandLine takes only true/false as a bool's value.
+    private static Option<string> OnOff(string name, string description)
+    {
+        var option = new Option<string>(name)
+        {
+            Description = description,
+            HelpName = "on|off",
+            DefaultValueFactory = _ => "on",
+        };
+        option.Validators.Add(r =>
+        {
+            string? text = r.GetValueOrDefault<string>();
+            if (text is not ("on" or "off"))
+            {
+                r.AddError($"{name} '{text}' must be on or off");
+            }
+        });
+        return option;
+    }
+
+    private static int FreePort(IPAddress address)
+    {
+        using var probe = new System.Net.Sockets.TcpListener(address, 0);
+        probe.Start();
+        return ((IPEndPoint)probe.LocalEndpoint).Port;
+    }
+
+    private static string FindWorkersDirectory()
+    {
+        string? fromEnvironment = Environment.GetEnvironmentVariable("FAASCACHE_WORKERS_DIR");
+        if (!string.IsNullOrEmpty(fromEnvironment))
+        {
+            return fromEnvironment;
+        }
+
+        for (DirectoryInfo? d = new(AppContext.BaseDirectory); d is not null; d = d.Parent)
+        {
+            string candidate = Path.Combine(d.FullName, "src", "Workers");
+            if (Directory.Exists(candidate))
+            {
+                return candidate;
+            }
+        }
+
+        return Path.Combine(AppContext.BaseDirectory, "workers");
+    }
+}

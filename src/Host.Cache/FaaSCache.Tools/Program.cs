@@ -1,0 +1,34 @@
+using System.CommandLine;
+
+namespace FaaSCache.Tools;
+
+/// <summary><c>faascache</c>: the developer's tool beside the FaaSCache host.</summary>
+public static class Program
+{
+    /// <summary>Exit code of a command line that does not parse.</summary>
+    public const int UsageError = 2;
+
+    /// <summary>Entry point.</summary>
+    public static async Task<int> Main(string[] args)
+    {
+        var root = new RootCommand("faascache: developer commands beside the FaaSCache host (storage, a cachelet tour, a running host's state).")
+        {
+            BlobCommand.Create(),
+            DemoCommand.Create(),
+            HostCommand.Create(),
+        };
+        ParseResult parsed = root.Parse(args);
+        int code = await parsed.InvokeAsync();
+        return parsed.Errors.Count > 0 ? UsageError : code;
+    }
+
+    /// <summary>The storage connection: <paramref name="given"/>, else <c>$AzureWebJobsStorage</c>; null when neither is set.</summary>
+    public static string? Connection(string? given)
+        => given is { Length: > 0 } ? given : Environment.GetEnvironmentVariable("AzureWebJobsStorage") is { Length: > 0 } env ? env : null;
+
+    /// <summary>The <c>--connection</c> option shared by the storage commands.</summary>
+    public static Option<string> ConnectionOption() => new("--connection")
+    {
+        Description = "Storage connection string (default: $AzureWebJobsStorage; UseDevelopmentStorage=true works for Azurite).",
+    };
+}
