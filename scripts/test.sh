@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Runs every test of the project: .NET (xunit), Python worker (pytest), Node worker (node --test).
+# First the set-up (scripts/setup.sh): it installs what is missing and ends with its checks (setup.sh --check),
+# so a missing install step fails here in seconds, naming the package, instead of as test failures.
 # Each suite prints its runner's summary; the last line sums them up.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-bash scripts/setup.sh || exit 1
+started=$SECONDS
+echo "== set-up and its checks (scripts/setup.sh) =="
+bash scripts/setup.sh || { echo "FAILED: the set-up's checks (above) name what is missing"; exit 1; }
 
 failed_suites=()
 echo "== .NET tests =="
@@ -23,8 +27,9 @@ if [ -d src/Workers/node/test ]; then
     (cd src/Workers/node && node --test test/) || failed_suites+=(node)
 fi
 
+elapsed="$((SECONDS - started)) s"
 if [ ${#failed_suites[@]} -gt 0 ]; then
-    echo "FAILED suites: ${failed_suites[*]}"
+    echo "FAILED suites: ${failed_suites[*]} (after $elapsed)"
     exit 1
 fi
-echo "All suites passed."
+echo "All suites passed in $elapsed."

@@ -1,3 +1,4 @@
+using System.CommandLine;
 using System.Runtime.InteropServices;
 using FaaSCache.TestSupport;
 
@@ -24,35 +25,29 @@ internal static class Program
 
     public static async Task<int> Main(string[] args)
     {
-        if (args.Length == 0 || args.Any(a => a is "-h" or "--help"))
+        var root = new RootCommand("FaaSCache benchmarks (normally run through benchmarks/run <name> [--quick], which builds in Release and checks prerequisites).");
+        foreach (BenchmarkDefinition definition in Benchmarks)
         {
-            PrintUsage(args.Length == 0 ? Console.Error : Console.Out);
-            return args.Length == 0 ? UsageError : 0;
+            var quickOption = new Option<bool>("--quick") { Description = "Fewer iterations: a smoke run of a few minutes; percentiles are less stable." };
+            var command = new Command(definition.Name, definition.Description) { quickOption };
+            command.SetAction((result, _) => RunAsync(definition, result.GetValue(quickOption)));
+            root.Subcommands.Add(command);
         }
 
-        string name = args[0];
-        BenchmarkDefinition? definition = Benchmarks.FirstOrDefault(b => b.Name == name);
-        if (definition is null)
+        if (args.Length == 0)
         {
-            await Console.Error.WriteLineAsync($"Unknown benchmark '{name}'.");
-            PrintUsage(Console.Error);
+            await root.Parse("--help").InvokeAsync();
             return UsageError;
         }
 
-        bool quick = false;
-        foreach (string flag in args.Skip(1))
-        {
-            if (flag == "--quick")
-            {
-                quick = true;
-            }
-            else
-            {
-                await Console.Error.WriteLineAsync($"Unknown option '{flag}' (allowed: --quick).");
-                return UsageError;
-            }
-        }
+        ParseResult parsed = root.Parse(args);
+        int code = await parsed.InvokeAsync();
+        return parsed.Errors.Count > 0 ? UsageError : code;
+    }
 
+    private static async Task<int> RunAsync(BenchmarkDefinition definition, bool quick)
+    {
+        string name = definition.Name;
         // The first Ctrl+C / SIGTERM stops the benchmark gracefully (servers stopped, files removed);
         // a second one ends the process at once (the fixtures' exit hooks still kill the servers).
         using var stop = new CancellationTokenSource();
@@ -101,20 +96,6 @@ internal static class Program
         signal.Cancel = true;
         Console.Error.WriteLine($"{signal.Signal}: stopping (again to kill at once)...");
         stop.Cancel();
-    }
-
-    private static void PrintUsage(TextWriter writer)
-    {
-        writer.WriteLine("usage: benchmarks/run <name> [--quick]");
-        writer.WriteLine();
-        writer.WriteLine("benchmarks:");
-        foreach (BenchmarkDefinition b in Benchmarks)
-        {
-            writer.WriteLine($"  {b.Name,-16} {b.Description}");
-        }
-
-        writer.WriteLine();
-        writer.WriteLine("  --quick          fewer iterations (a smoke run of a few minutes); results are less stable");
     }
 }
 

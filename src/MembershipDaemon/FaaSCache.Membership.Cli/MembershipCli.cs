@@ -1,3 +1,4 @@
+using System.CommandLine;
 using System.Globalization;
 using System.Text;
 
@@ -18,24 +19,6 @@ public static class MembershipCli
     /// <summary>Exit code: the command line is wrong.</summary>
     public const int Usage = 2;
 
-    /// <summary>The usage text.</summary>
-    public const string UsageText = """
-        Usage: faascache-membership --app <name> [--connection <connection string>] [--key <container/blob>]...
-                                    [--container <name>] [--virtual-nodes <n>] [--failure-timeout <hh:mm:ss>]
-
-        Prints the members of the app's FaaSCache membership list (id, peer endpoint, start time, heartbeat age)
-        and, for each --key, the member that owns that key on the SHA256 consistent-hash ring.
-
-          --app              the function app (names the blob <container>/<app>.json)
-          --connection       storage connection string; default: the AzureWebJobsStorage environment variable
-                             (UseDevelopmentStorage=true works for Azurite)
-          --key              a cache key, container/blobName; may be repeated
-          --container        membership container (default faascache-membership)
-          --virtual-nodes    points per member on the ring, as host.json's membership.virtualNodes (default 100)
-          --failure-timeout  heartbeats older than this are stale and own nothing, as host.json's
-                             membership.failureTimeout (default 00:00:15)
-        """;
-
     /// <summary>Runs the command with <paramref name="args"/>, writing results to <paramref name="output"/> and errors to <paramref name="error"/>.</summary>
     /// <returns>An exit code: <see cref="Ok"/>, <see cref="Failed"/> or <see cref="Usage"/>.</returns>
     public static async Task<int> RunAsync(string[] args, TextWriter output, TextWriter error, CancellationToken cancellationToken = default)
@@ -44,29 +27,32 @@ public static class MembershipCli
         ArgumentNullException.ThrowIfNull(output);
         ArgumentNullException.ThrowIfNull(error);
 
+        RootCommand root = CreateCommand();
+        ParseResult result = root.Parse(args);
+        var invocation = new InvocationConfiguration { Output = output, Error = error };
+        if (result.Errors.Count > 0 || result.Action != root.Action)
+        {
+            // Usage errors, --help and --version are System.CommandLine's own: each error with the closest valid option, the help.
+            int code = await result.InvokeAsync(invocation, cancellationToken).ConfigureAwait(false);
+            return result.Errors.Count > 0 ? Usage : code;
+        }
+
         Arguments parsed;
         try
         {
-            parsed = Arguments.Parse(args);
+            parsed = Arguments.From(result);
         }
         catch (ArgumentException e)
         {
             await error.WriteLineAsync(e.Message).ConfigureAwait(false);
-            await error.WriteLineAsync().ConfigureAwait(false);
-            await error.WriteLineAsync(UsageText).ConfigureAwait(false);
+            await error.WriteLineAsync("Run faascache-membership --help for the options.").ConfigureAwait(false);
             return Usage;
-        }
-
-        if (parsed.Help)
-        {
-            await output.WriteLineAsync(UsageText).ConfigureAwait(false);
-            return Ok;
         }
 
         MembershipStore store;
         try
         {
-            store = MembershipStore.Create(parsed.Connection!, parsed.App!, parsed.Container);
+            store = MembershipStore.Create(parsed.Connection, parsed.App, parsed.Container);
         }
         catch (Exception e) when (e is ArgumentException or FormatException or InvalidOperationException)
         {
@@ -166,86 +152,105 @@ public static class MembershipCli
         return end < 0 ? message : message[..end];
     }
 
+    private static readonly Option<string> ConnectionOption = new("--connection")
+    {
+        Description = "Storage connection string; default: the AzureWebJobsStorage environment variable (UseDevelopmentStorage=true works for Azurite).",
+    };
+
+    private static readonly Option<string> AppOption = new("--app") { Description = "The function app (names the blob <container>/<app>.json).", Required = true };
+
+    private static readonly Option<string[]> KeyOption = new("--key")
+    {
+        Description = "A cache key, container/blobName, whose owner to print; may be repeated.",
+        AllowMultipleArgumentsPerToken = false,
+    };
+
+    private static readonly Option<string> ContainerOption = new("--container")
+    {
+        Description = "The membership container.",
+        DefaultValueFactory = _ => MembershipStore.DefaultContainerName,
+    };
+
+    private static readonly Option<int> VirtualNodesOption = Checked(
+        new Option<int>("--virtual-nodes")
+        {
+            Description = "Points per member on the ring, as host.json's membership.virtualNodes (1..10000).",
+            DefaultValueFactory = _ => ConsistentHashRing.DefaultVirtualNodes,
+        },
+        n => n is >= 1 and <= 10_000,
+        "--virtual-nodes must be a whole number from 1 to 10000");
+
+    private static readonly Option<TimeSpan> FailureTimeoutOption = Checked(
+        new Option<TimeSpan>("--failure-timeout")
+        {
+            Description = "Heartbeats older than this are stale and own nothing, as host.json's membership.failureTimeout (hh:mm:ss).",
+            DefaultValueFactory = _ => MembershipDaemonOptions.DefaultFailureTimeout,
+        },
+        t => t > TimeSpan.Zero,
+        "--failure-timeout must be a positive time span such as 00:00:15");
+
+    /// <summary>The command line: its options, their defaults and checks; the action is <see cref="RunAsync"/>'s.</summary>
+    public static RootCommand CreateCommand()
+    {
+        var root = new RootCommand(
+            "Prints the members of the app's FaaSCache membership list (id, peer endpoint, start time, heartbeat age) and, for each --key, " +
+            "the member that owns that key on the SHA256 consistent-hash ring.")
+        {
+            ConnectionOption, AppOption, KeyOption, ContainerOption, VirtualNodesOption, FailureTimeoutOption,
+        };
+        root.SetAction(_ => Ok);
+        return root;
+    }
+
+    private static Option<T> Checked<T>(Option<T> option, Func<T, bool> isValid, string rule)
+    {
+        option.Validators.Add(r =>
+        {
+            if (!isValid(r.GetValueOrDefault<T>()))
+            {
+                r.AddError($"{rule}, not '{r.Tokens.FirstOrDefault()?.Value}'.");
+            }
+        });
+        return option;
+    }
+
     private sealed class Arguments
     {
-        public string? Connection { get; private set; }
+        public required string Connection { get; init; }
 
-        public string? App { get; private set; }
+        public required string App { get; init; }
 
-        public string Container { get; private set; } = MembershipStore.DefaultContainerName;
+        public required string Container { get; init; }
 
-        public List<string> Keys { get; } = [];
+        public required IReadOnlyList<string> Keys { get; init; }
 
-        public int VirtualNodes { get; private set; } = ConsistentHashRing.DefaultVirtualNodes;
+        public int VirtualNodes { get; init; }
 
-        public TimeSpan FailureTimeout { get; private set; } = MembershipDaemonOptions.DefaultFailureTimeout;
+        public TimeSpan FailureTimeout { get; init; }
 
-        public bool Help { get; private set; }
-
-        public static Arguments Parse(string[] args)
+        public static Arguments From(ParseResult result)
         {
-            var parsed = new Arguments();
-            for (int i = 0; i < args.Length; i++)
-            {
-                string name = args[i];
-                if (name is "-h" or "--help" or "-?")
-                {
-                    parsed.Help = true;
-                    continue;
-                }
-
-                if (i + 1 >= args.Length)
-                {
-                    throw new ArgumentException($"{name} needs a value.");
-                }
-
-                string value = args[++i];
-                switch (name)
-                {
-                    case "--connection":
-                        parsed.Connection = value;
-                        break;
-                    case "--app":
-                        parsed.App = value;
-                        break;
-                    case "--container":
-                        parsed.Container = value;
-                        break;
-                    case "--key":
-                        parsed.Keys.Add(value.Length > 0 ? value : throw new ArgumentException("--key needs a non-empty key (container/blobName)."));
-                        break;
-                    case "--virtual-nodes":
-                        parsed.VirtualNodes = int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n is >= 1 and <= 10_000
-                            ? n
-                            : throw new ArgumentException($"--virtual-nodes must be a whole number from 1 to 10000, not '{value}'.");
-                        break;
-                    case "--failure-timeout":
-                        parsed.FailureTimeout = TimeSpan.TryParse(value, CultureInfo.InvariantCulture, out TimeSpan t) && t > TimeSpan.Zero
-                            ? t
-                            : throw new ArgumentException($"--failure-timeout must be a positive time span such as 00:00:15, not '{value}'.");
-                        break;
-                    default:
-                        throw new ArgumentException($"Unknown option '{name}'.");
-                }
-            }
-
-            if (parsed.Help)
-            {
-                return parsed;
-            }
-
-            parsed.Connection ??= Environment.GetEnvironmentVariable("AzureWebJobsStorage");
-            if (string.IsNullOrEmpty(parsed.Connection))
+            string? connection = result.GetValue(ConnectionOption) ?? Environment.GetEnvironmentVariable("AzureWebJobsStorage");
+            if (string.IsNullOrEmpty(connection))
             {
                 throw new ArgumentException("--connection is required (or set AzureWebJobsStorage).");
             }
 
-            if (string.IsNullOrEmpty(parsed.App))
+            string[] keys = result.GetValue(KeyOption) ?? [];
+            if (keys.Any(k => k.Length == 0))
             {
-                throw new ArgumentException("--app is required.");
+                throw new ArgumentException("--key needs a non-empty key (container/blobName).");
             }
 
-            return parsed;
+            return new Arguments
+            {
+                Connection = connection,
+                App = result.GetValue(AppOption)!,
+                Container = result.GetValue(ContainerOption)!,
+                Keys = keys,
+                VirtualNodes = result.GetValue(VirtualNodesOption),
+                FailureTimeout = result.GetValue(FailureTimeoutOption),
+            };
         }
     }
 }
