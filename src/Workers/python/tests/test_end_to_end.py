@@ -425,7 +425,10 @@ def test_environment_reload_and_metadata_request(session_factory, pb, shm_root):
     assert metadata.use_default_metadata_indexing  # function.json apps: the host indexes them
     s.host.send(
         function_environment_reload_request=pb.FunctionEnvironmentReloadRequest(
-            environment_variables={DIRECTORIES_SETTING: str(shm_root), "FUNCTIONS_WORKER_SHARED_MEMORY_DATA_TRANSFER_ENABLED": "1"},
+            environment_variables={
+                DIRECTORIES_SETTING: str(shm_root),
+                "FUNCTIONS_WORKER_SHARED_MEMORY_DATA_TRANSFER_ENABLED": "1",
+            },
             function_app_directory=str(APP),
         )
     )

@@ -20,7 +20,9 @@ PYTHON = "/usr/bin/python3"
 
 
 def listed_packages() -> list[str]:
-    out = subprocess.run(["bash", str(REPO / "scripts" / "setup.sh"), "--list-packages"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        ["bash", str(REPO / "scripts" / "setup.sh"), "--list-packages"], capture_output=True, text=True, check=True
+    )
     return out.stdout.split()
 
 
@@ -77,7 +79,10 @@ def test_the_worker_builds_its_stubs_with_only_the_packaged_compiler_and_package
 def test_every_proto_imports_only_files_the_listed_packages_ship(packaged_toolchain, proto, tmp_path):
     bin_dir, include = packaged_toolchain
     result = subprocess.run(
-        [str(bin_dir / "protoc"), f"-I{PROTOS}", f"-I{include}", f"--descriptor_set_out={tmp_path / 'out.pb'}", str(PROTOS / proto)],
+        [
+            str(bin_dir / "protoc"), f"-I{PROTOS}", f"-I{include}",
+            f"--descriptor_set_out={tmp_path / 'out.pb'}", str(PROTOS / proto),
+        ],
         env={"PATH": str(bin_dir)},
         capture_output=True,
         text=True,
