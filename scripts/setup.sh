@@ -12,11 +12,12 @@ cd "$root"
 # Debian packages, each named (installed with --no-install-recommends, so nothing comes along unasked):
 #   redis-server                          the Redis rows of the benchmarks and TestSupport's RedisServer
 #   python3 python3-grpcio python3-protobuf python3-pytest   the Python worker, its runtime and its tests
+#   python3-flake8                        the Python worker's linter (scripts/test.sh runs it)
 #   protobuf-compiler protobuf-compiler-grpc                  protoc and grpc_python_plugin for the worker's stubs
 #   libprotobuf-dev                       google/protobuf/*.proto (FunctionRpc.proto imports duration.proto)
 #   g++ make                              node-gyp builds the Node worker's mmap-io
 #   curl                                  the scripts' HTTP requests to the host and Azurite
-apt_packages=(redis-server python3 python3-grpcio python3-protobuf python3-pytest protobuf-compiler
+apt_packages=(redis-server python3 python3-grpcio python3-protobuf python3-pytest python3-flake8 protobuf-compiler
     protobuf-compiler-grpc libprotobuf-dev g++ make curl)
 
 say() { printf '[setup] %s\n' "$*"; }

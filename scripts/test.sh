@@ -17,6 +17,12 @@ if [[ ! " ${failed_suites[*]} " =~ " dotnet build " ]]; then
     dotnet test FaaSCache.sln --no-build --verbosity quiet -nologo || failed_suites+=(dotnet)
 fi
 
+echo "== Lint: flake8 (Python worker), tsc --checkJs (Node worker) =="
+lint_failed=0
+(cd src/Workers/python && /usr/bin/python3 -m flake8 && echo "flake8: no findings") || lint_failed=1
+(cd src/Workers/node && npm run --silent lint && echo "tsc: no findings") || lint_failed=1
+[ "$lint_failed" -eq 0 ] || failed_suites+=(lint)
+
 if [ -d src/Workers/python/tests ]; then
     echo "== Python worker tests =="
     /usr/bin/python3 -m pytest src/Workers/python/tests -q -p no:cacheprovider || failed_suites+=(python)
