@@ -173,9 +173,14 @@ class Dispatcher:
 
     # ---- main loop ----------------------------------------------------------------------------------
 
+    def attach(self, loop: asyncio.AbstractEventLoop, outbox: asyncio.Queue[Any]) -> None:
+        """Serves on `loop`, queueing every message for the host in `outbox`. run() attaches to the stream's
+        queue; a test can attach to its own and drive the dispatcher in-process with dispatch()."""
+        self._loop = loop
+        self._outbox = outbox
+
     async def run(self) -> int:
-        self._loop = asyncio.get_running_loop()
-        self._outbox = asyncio.Queue()
+        self.attach(asyncio.get_running_loop(), asyncio.Queue())
         self._drained = asyncio.Event()
         self._stop = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -214,13 +219,13 @@ class Dispatcher:
             call.cancel()
             reader.cancel()
             await asyncio.gather(reader, return_exceptions=True)
-        self._cleanup()
+        self.close()
         return self._exit_code
 
     async def _read(self, call: Any) -> None:
         try:
             async for message in call:
-                self._dispatch(message)
+                self.dispatch(message)
             if not self._terminating:
                 log.info("the host closed the stream; exiting")
         except asyncio.CancelledError:
@@ -246,7 +251,8 @@ class Dispatcher:
         if root.level == logging.NOTSET or root.level > logging.INFO:
             root.setLevel(logging.INFO)
 
-    def _cleanup(self) -> None:
+    def close(self) -> None:
+        """Lets go of shared memory and the thread pool (run() does this when the stream ends)."""
         if self._log_handler is not None:
             logging.getLogger().removeHandler(self._log_handler)
         # Unclaimed outputs are deleted only when no host cache can have adopted them.
@@ -255,7 +261,8 @@ class Dispatcher:
 
     # ---- dispatch -----------------------------------------------------------------------------------
 
-    def _dispatch(self, message: Any) -> None:
+    def dispatch(self, message: Any) -> None:
+        """Handles one StreamingMessage from the host (on the attached loop)."""
         kind = message.WhichOneof("content")
         handler: Callable[[Any], Any] | None = getattr(self, f"_on_{kind}", None)
         if handler is None:

@@ -69,6 +69,25 @@ def find_map(name: str, environ: Mapping[str, str] | None = None) -> str:
     raise SharedMemoryError(f"shared-memory map {name!r} not found in {', '.join(searched)}")
 
 
+def parse_header(name: str, header: bytes | memoryview | mmap.mmap, file_size: int) -> int:
+    """The content length a map's header declares, after the checks every input gets: the file holds the
+    9-byte header, byte 0 is 0x01, and the length is neither negative nor beyond the file."""
+    if file_size < HEADER_SIZE or len(header) < HEADER_SIZE:
+        raise _shorter_than_header(name, file_size)
+    flag, length = HEADER.unpack_from(header, 0)
+    if flag != INITIALIZED:
+        raise SharedMemoryError(f"shared-memory map {name!r} is not initialized (byte 0 is 0x{flag:02x}, expected 0x01)")
+    if length < 0 or length > file_size - HEADER_SIZE:
+        raise SharedMemoryError(
+            f"shared-memory map {name!r} declares {length} content bytes but the file holds {file_size - HEADER_SIZE}"
+        )
+    return length
+
+
+def _shorter_than_header(name: str, file_size: int) -> SharedMemoryError:
+    return SharedMemoryError(f"shared-memory map {name!r} is {file_size} bytes, shorter than its {HEADER_SIZE}-byte header")
+
+
 class SharedMemoryMap:
     """One mapped file. `view()` hands out zero-copy memoryviews; `close()` unmaps when no one holds them."""
 
@@ -88,19 +107,15 @@ class SharedMemoryMap:
         try:
             size = os.fstat(fd).st_size
             if size < HEADER_SIZE:
-                raise SharedMemoryError(f"shared-memory map {name!r} is {size} bytes, shorter than its {HEADER_SIZE}-byte header")
+                raise _shorter_than_header(name, size)  # (an empty file cannot even be mapped)
             mapped = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
         finally:
             os.close(fd)  # the mapping keeps the pages; the descriptor is not needed
-        flag, length = HEADER.unpack_from(mapped, 0)
-        if flag != INITIALIZED:
+        try:
+            length = parse_header(name, mapped, size)
+        except SharedMemoryError:
             mapped.close()
-            raise SharedMemoryError(f"shared-memory map {name!r} is not initialized (byte 0 is 0x{flag:02x}, expected 0x01)")
-        if length < 0 or length > size - HEADER_SIZE:
-            mapped.close()
-            raise SharedMemoryError(
-                f"shared-memory map {name!r} declares {length} content bytes but the file holds {size - HEADER_SIZE}"
-            )
+            raise
         return cls(name, path, mapped, length, writable=False)
 
     @property
