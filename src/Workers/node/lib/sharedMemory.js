@@ -21,6 +21,7 @@ const {
   MIN_BYTES_FOR_SHARED_MEMORY,
   MAX_BYTES_FOR_SHARED_MEMORY,
   SharedMemoryError,
+  parseHeader,
 } = require('./sharedMemory/format');
 const {
   DIRECTORIES_SETTING,
@@ -59,6 +60,7 @@ module.exports = {
   MAX_BYTES_FOR_SHARED_MEMORY,
   SharedMemoryError,
   SharedMemoryManager,
+  parseHeader,
   BufferPool,
   MappingCache,
   roots,

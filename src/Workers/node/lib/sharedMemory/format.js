@@ -59,6 +59,24 @@ function checkRegion(name, offset, count, fileSize) {
   }
 }
 
+/**
+ * The content length a map's header declares, after the checks every input gets: the file holds the 9-byte
+ * header, byte 0 is 0x01, and the length is neither negative nor beyond the file.
+ * @param {string} name the map's name (for the message)
+ * @param {Uint8Array} header the map's first bytes
+ * @param {number} fileSize the map file's size
+ * @returns {number}
+ */
+function parseHeader(name, header, fileSize) {
+  if (fileSize < HEADER_SIZE || header.length < HEADER_SIZE) {
+    throw new SharedMemoryError(`shared-memory map ${JSON.stringify(name)} is ${fileSize} bytes, shorter than its ${HEADER_SIZE}-byte header`);
+  }
+  const bytes = Buffer.from(header.buffer, header.byteOffset, HEADER_SIZE);
+  const declared = bytes.readBigInt64LE(1);
+  checkHeader(name, fileSize, bytes[0], declared, 0, 0);
+  return Number(declared);
+}
+
 /** @param {unknown} e */
 function errorText(e) {
   return e instanceof Error ? /** @type {any} */ (e).code || e.message : String(e);
@@ -72,5 +90,6 @@ module.exports = {
   SharedMemoryError,
   checkHeader,
   checkRegion,
+  parseHeader,
   errorText,
 };
