@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,3 +59,28 @@ def write_host_map(root: Path, content: bytes, name: str | None = None) -> str:
         f.write(b"\x01" + len(content).to_bytes(8, "little", signed=True) + content)
     os.chmod(path, 0o600)
     return name
+
+
+def function_load_request(pb: Any, name: str, function_id: str, app: Path) -> Any:
+    """What a host builds from <app>/<name>/function.json."""
+    folder = app / name
+    spec = json.loads((folder / "function.json").read_text())
+    bindings = {}
+    for b in spec["bindings"]:
+        bindings[b["name"]] = pb.BindingInfo(
+            type=b["type"],
+            direction=pb.BindingInfo.Direction.Value(b.get("direction", "in")),
+            data_type=pb.BindingInfo.DataType.Value(b.get("dataType", "undefined")),
+        )
+    return pb.FunctionLoadRequest(
+        function_id=function_id,
+        metadata=pb.RpcFunctionMetadata(
+            name=name,
+            directory=str(folder),
+            script_file=str(folder / spec.get("scriptFile", "__init__.py")),
+            entry_point=spec.get("entryPoint", ""),
+            bindings=bindings,
+            raw_bindings=[json.dumps(b) for b in spec["bindings"]],
+            language="python",
+        ),
+    )

@@ -20,7 +20,7 @@ from typing import Any
 
 import grpc
 import pytest
-from conftest import WORKER_DIR, write_host_map
+from conftest import WORKER_DIR, function_load_request, write_host_map
 
 from faascache_worker.shared_memory import DIRECTORIES_SETTING, MAP_FOLDER
 
@@ -112,31 +112,6 @@ class FakeHost:
     def stop(self) -> None:
         self.outbound.put(None)
         self.server.stop(0)
-
-
-def function_load_request(pb: Any, name: str, function_id: str, app: Path = APP) -> Any:
-    """What a host builds from <app>/<name>/function.json."""
-    folder = app / name
-    spec = json.loads((folder / "function.json").read_text())
-    bindings = {}
-    for b in spec["bindings"]:
-        bindings[b["name"]] = pb.BindingInfo(
-            type=b["type"],
-            direction=pb.BindingInfo.Direction.Value(b.get("direction", "in")),
-            data_type=pb.BindingInfo.DataType.Value(b.get("dataType", "undefined")),
-        )
-    return pb.FunctionLoadRequest(
-        function_id=function_id,
-        metadata=pb.RpcFunctionMetadata(
-            name=name,
-            directory=str(folder),
-            script_file=str(folder / spec.get("scriptFile", "__init__.py")),
-            entry_point=spec.get("entryPoint", ""),
-            bindings=bindings,
-            raw_bindings=[json.dumps(b) for b in spec["bindings"]],
-            language="python",
-        ),
-    )
 
 
 def http_binding(pb: Any, binding_name: str = "req", body: bytes = b"{}", **query: str) -> Any:
