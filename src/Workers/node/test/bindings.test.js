@@ -1,5 +1,8 @@
 'use strict';
-/** Binding conversions: inputs by dataType (shared memory and TypedData), outputs by policy, HTTP, bindingData. */
+/**
+ * Binding conversions: the input stream, outputs by policy, HTTP, bindingData. The input table by dataType (shared
+ * memory and TypedData) is a conformance fixture shared with the Python worker: ../../conformance/input-decoding.json.
+ */
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -9,7 +12,7 @@ const b = require('../lib/bindings');
 const { HttpRequest, toRpcHttp } = require('../lib/http');
 const { InputStream } = require('../lib/inputStream');
 const shm = require('../lib/sharedMemory');
-const { makeShmRoot, writeHostMap, readMapFile } = require('../test-support/helpers');
+const { makeShmRoot, readMapFile } = require('../test-support/helpers');
 
 /**
  * @param {import('node:test').TestContext} t
@@ -33,31 +36,6 @@ function setup(t) {
 const spec = (name, type, dataType, direction = 'in') => ({ name, type, direction, dataType, properties: {} });
 
 describe('inputs', () => {
-  test('shared-memory blobs by function.json dataType', async (t) => {
-    const { r, manager } = setup(t);
-    const text = '{"model": "yolo"}';
-    const map = writeHostMap(r.root, Buffer.from(text));
-    const binding = { name: 'blob', rpc_shared_memory: { name: map, offset: 0, count: text.length, type: 'bytes' } };
-    const opts = { invocationId: 'inv', shm: manager, triggerMetadata: { BlobTrigger: { string: 'in/m.json' }, Uri: { string: 'http://x/in/m.json' } } };
-
-    const binary = await b.decodeInput(spec('blob', 'blob', 'binary'), binding, opts);
-    assert.ok(Buffer.isBuffer(binary) && binary.toString() === text);
-    assert.equal(await b.decodeInput(spec('blob', 'blob', 'string'), binding, opts), text);
-    const defaulted = await b.decodeInput(spec('blob', 'blob', 'undefined'), binding, opts);
-    assert.ok(Buffer.isBuffer(defaulted), 'binary data without a dataType is a Buffer, as in the real Node worker');
-
-    const stream = await b.decodeInput(spec('blob', 'blobTrigger', 'stream'), binding, opts);
-    assert.ok(stream instanceof Readable && stream instanceof InputStream);
-    assert.equal(stream.name, 'in/m.json');
-    assert.equal(stream.uri, 'http://x/in/m.json');
-    assert.equal(stream.length, text.length);
-    assert.equal(stream.getBuffer().toString(), text);
-    const chunks = [];
-    for await (const chunk of stream) chunks.push(chunk);
-    assert.equal(Buffer.concat(chunks).toString(), text);
-    manager.releaseInvocation('inv');
-  });
-
   test('a stream over a large input is sliced, not copied', async () => {
     const data = Buffer.alloc(3 * 1024 * 1024 + 1, 1);
     const stream = new InputStream(data);
@@ -67,25 +45,6 @@ describe('inputs', () => {
       total += chunk.length;
     }
     assert.equal(total, data.length);
-  });
-
-  test('TypedData without a dataType: as the classic Node worker', async (t) => {
-    const { manager } = setup(t);
-    const opts = { invocationId: 'inv', shm: manager };
-    /** @param {any} data */
-    const decode = (data) => b.decodeInput(spec('x', 'blob', 'undefined'), { name: 'x', data }, opts);
-    assert.ok(Buffer.isBuffer(await decode({ bytes: Buffer.from('ab') })));
-    assert.deepEqual(await decode({ string: '{"a": 1}' }), { a: 1 });
-    assert.equal(await decode({ string: 'plain text' }), 'plain text');
-    assert.deepEqual(await decode({ json: '[1, 2]' }), [1, 2]);
-    assert.equal(await decode({ int: 42 }), 42);
-    assert.equal(await decode({ double: 1.5 }), 1.5);
-    assert.deepEqual(await decode({ collection_string: { string: ['a', 'b'] } }), ['a', 'b']);
-    assert.equal(await decode({}), undefined);
-    // dataType wins over the data's own type.
-    assert.equal(await b.decodeInput(spec('x', 'blob', 'string'), { name: 'x', data: { bytes: Buffer.from('hi') } }, opts), 'hi');
-    assert.ok((await b.decodeInput(spec('x', 'blob', 'binary'), { name: 'x', data: { string: 'hi' } }, opts)).equals(Buffer.from('hi')));
-    await assert.rejects(b.decodeInput(spec('x', 'blob', 'binary'), { name: 'x', data: { int: 1 } }, opts), /binding 'x' received int data/);
   });
 
   test('an HTTP trigger: method, url, headers, query, params, body by content type, rawBody', () => {

@@ -1,4 +1,8 @@
-"""Binding conversions: what a function gets for each annotation, and how outputs travel back."""
+"""Binding conversions: what a function gets for each annotation, and how outputs travel back.
+
+The input table shared with the Node worker (by dataType and annotation) is a conformance fixture:
+../../conformance/input-decoding.json.
+"""
 
 from __future__ import annotations
 
@@ -37,12 +41,6 @@ def manager(shm_root):
     m.close_all(delete_created=True)
 
 
-def test_shared_memory_input_as_bytes_is_one_explicit_copy(pb, func, shm_root, manager):
-    _, b = shm_binding(pb, shm_root, b"payload")
-    value = decode(pb, func, loader.KIND_BYTES, b, manager)
-    assert type(value) is bytes and value == b"payload"
-
-
 def test_shared_memory_input_as_memoryview_is_the_mapping(pb, func, shm_root, manager):
     _, b = shm_binding(pb, shm_root, b"payload")
     value = decode(pb, func, loader.KIND_MEMORYVIEW, b, manager)
@@ -59,43 +57,6 @@ def test_shared_memory_input_as_stream_reads_the_mapping(pb, func, shm_root, man
     stream.close()
     manager.release_invocation("inv")
     assert (shm_root / MAP_FOLDER / map_name).exists()  # the host's file is never deleted
-
-
-def test_blob_trigger_stream_gets_name_and_uri_from_trigger_metadata(pb, func, shm_root, manager):
-    _, b = shm_binding(pb, shm_root, b"x", name="myblob")
-    spec = loader.BindingSpec("myblob", "blobTrigger", "in", "stream")
-    meta = {"BlobTrigger": pb.TypedData(string="in/a.txt"), "Uri": pb.TypedData(json='"http://h/in/a.txt"')}
-    stream = decode(pb, func, loader.KIND_STREAM, b, manager, spec=spec, trigger_metadata=meta)
-    assert (stream.name, stream.uri) == ("in/a.txt", "http://h/in/a.txt")
-
-
-def test_shared_memory_input_as_str_decodes_utf8(pb, func, shm_root, manager):
-    _, b = shm_binding(pb, shm_root, "größe".encode(), rpc_type="string")
-    assert decode(pb, func, loader.KIND_STR, b, manager) == "größe"
-
-
-@pytest.mark.parametrize(
-    ("data_type", "expected_type"),
-    [("binary", bytes), ("string", str), ("stream", "InputStream"), ("undefined", bytes)],
-)
-def test_unannotated_parameter_follows_function_json_data_type(pb, func, shm_root, manager, data_type, expected_type):
-    _, b = shm_binding(pb, shm_root, b"abc")
-    spec = loader.BindingSpec("blob", "blob", "in", data_type)
-    value = decode(pb, func, loader.KIND_AUTO, b, manager, spec=spec)
-    if expected_type == "InputStream":
-        assert isinstance(value, func.InputStream) and value.read() == b"abc"
-    else:
-        assert type(value) is expected_type and value in (b"abc", "abc")
-
-
-def test_inline_typed_data_inputs(pb, func, manager):
-    b = pb.ParameterBinding(name="blob", data=pb.TypedData(bytes=b"inline"))
-    assert decode(pb, func, loader.KIND_STREAM, b, manager).read() == b"inline"
-    assert decode(pb, func, loader.KIND_STR, b, manager) == "inline"
-    s = pb.ParameterBinding(name="blob", data=pb.TypedData(string="text"))
-    assert decode(pb, func, loader.KIND_BYTES, s, manager) == b"text"
-    n = pb.ParameterBinding(name="n", data=pb.TypedData(int=42))
-    assert decode(pb, func, loader.KIND_AUTO, n, manager, spec=None) == 42
 
 
 def test_http_request_from_rpc_http(pb, func, manager):
@@ -118,12 +79,6 @@ def test_http_request_from_rpc_http(pb, func, manager):
     as_string = pb.RpcHttp(method="GET", url="u", body=pb.TypedData(string="é"))
     req2 = bindings.http_request_from_rpc(func, as_string)
     assert req2.get_body() == "é".encode()
-
-
-def test_http_annotation_on_non_http_data_is_a_clear_error(pb, func, manager):
-    b = pb.ParameterBinding(name="req", data=pb.TypedData(bytes=b"x"))
-    with pytest.raises(BindingError, match="annotated func.HttpRequest but received bytes"):
-        decode(pb, func, loader.KIND_HTTP, b, manager)
 
 
 def encode(pb, value, manager, policy=OutputPolicy(), spec=loader.BindingSpec("out", "blob", "out")):
