@@ -6,6 +6,7 @@ using System.Text;
 using System.Text.Json;
 using Azure.Storage.Blobs;
 using FaaSCache.Membership;
+using FaaSCache.Ownership;
 using FaaSCache.TestSupport;
 
 namespace FaaSCache.Benchmarks;

@@ -7,6 +7,7 @@ using Azure.Storage.Blobs.Models;
 using FaaSCache.Caching;
 using FaaSCache.Diagnostics;
 using FaaSCache.Membership;
+using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.Peers;
 using FaaSCache.SharedMemory;

@@ -8,6 +8,10 @@ using Microsoft.Extensions.Logging;
 using Xunit;
 using Xunit.Abstractions;
 
+using FaaSCache.Ownership;
+
+using FaaSCache.Peers;
+
 namespace FaaSCache.Membership.Tests;
 
 [Collection(AzuriteCollection.Name)]

@@ -1,6 +1,7 @@
 using Azure.Storage.Blobs;
 using FaaSCache.Caching;
 using FaaSCache.Membership;
+using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;

@@ -59,7 +59,7 @@ public sealed class PeerCorruptionTests(AzuriteFixture azurite)
 
         storageDown.Down = false;
         using ObjectLease lease = await cluster["a"].ReadAsync(key);
-        Assert.Equal(ReadSource.LocalMiss, lease.Source);
+        Assert.Equal(ReadSource.StorageFallback, lease.Source);
         Assert.True(lease.Span.SequenceEqual(content));
         Assert.Single(cluster.MapFiles("a"));
         Assert.Equal(2, cluster["a"].Metrics.Snapshot().OwnerUnreachable);

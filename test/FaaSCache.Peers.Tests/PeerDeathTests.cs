@@ -2,6 +2,7 @@ using Azure.Storage.Blobs;
 using FaaSCache.Caching;
 using FaaSCache.Diagnostics;
 using FaaSCache.Membership;
+using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
@@ -50,7 +51,7 @@ public sealed class PeerDeathTests(AzuriteFixture azurite)
         await owner.KillAsync();
         using ObjectLease lease = await read.WaitAsync(TimeSpan.FromSeconds(120));
 
-        Assert.Equal(ReadSource.LocalMiss, lease.Source);
+        Assert.Equal(ReadSource.StorageFallback, lease.Source);
         Assert.True(lease.Span.SequenceEqual(content));
         CacheletCounters counters = reader.Metrics.Snapshot();
         Assert.Equal(1, counters.OwnerUnreachable);

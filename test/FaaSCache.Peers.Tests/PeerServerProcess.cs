@@ -3,6 +3,7 @@ using System.Globalization;
 using System.Threading.Channels;
 using FaaSCache.Caching;
 using FaaSCache.Membership;
+using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.Peers.Protocol;
 using FaaSCache.SharedMemory;

@@ -5,6 +5,7 @@ using System.Net.Sockets;
 using Azure.Storage.Blobs;
 using FaaSCache.Caching;
 using FaaSCache.Membership;
+using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;

@@ -1,5 +1,8 @@
 using System.Collections.Concurrent;
 using FaaSCache.Membership;
+using FaaSCache.Ownership;
+
+using FaaSCache.Peers;
 
 namespace FaaSCache.Peers.Tests;
 

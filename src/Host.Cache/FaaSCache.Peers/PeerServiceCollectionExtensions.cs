@@ -1,5 +1,5 @@
 using System.Net;
-using FaaSCache.Membership;
+using FaaSCache.Ownership;
 using Grpc.AspNetCore.Server;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Routing;

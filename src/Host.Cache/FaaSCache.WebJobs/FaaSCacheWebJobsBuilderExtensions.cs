@@ -1,7 +1,7 @@
 using System.Globalization;
 using System.Text;
 using FaaSCache.Caching;
-using FaaSCache.Membership;
+using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;

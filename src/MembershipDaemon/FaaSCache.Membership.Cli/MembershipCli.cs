@@ -1,6 +1,7 @@
 using System.CommandLine;
 using System.Globalization;
 using System.Text;
+using FaaSCache.Ownership;
 
 namespace FaaSCache.Membership.Cli;
 

@@ -3,6 +3,9 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 
+using FaaSCache.Ownership;
+using FaaSCache.Peers;
+
 namespace FaaSCache.Membership;
 
 /// <summary>

@@ -1,3 +1,6 @@
+using FaaSCache.Ownership;
+using FaaSCache.Peers;
+
 namespace FaaSCache.Membership;
 
 /// <summary>

@@ -1,5 +1,6 @@
 using FaaSCache.Caching;
 using FaaSCache.Membership;
+using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.TestSupport;
 using Microsoft.Extensions.Time.Testing;

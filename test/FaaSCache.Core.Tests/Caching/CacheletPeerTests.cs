@@ -2,6 +2,7 @@ using System.Text;
 using Azure.Storage.Blobs;
 using FaaSCache.Caching;
 using FaaSCache.Membership;
+using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
@@ -54,9 +55,12 @@ public sealed class CacheletPeerTests(AzuriteFixture azurite)
         cluster.Peers.TakeDown("b");
 
         using ObjectLease lease = await cluster["a"].ReadAsync(key);
-        Assert.Equal(ReadSource.LocalMiss, lease.Source);
+        Assert.Equal(ReadSource.StorageFallback, lease.Source);
         Assert.Equal([1, 2, 3], lease.Span.ToArray());
         Assert.Equal(1, cluster["a"].Metrics.Snapshot().OwnerUnreachable);
+        Assert.Equal(1, cluster["a"].Metrics.Snapshot().StorageFallbacks);
+        Assert.Equal(0, cluster["a"].Metrics.Snapshot().LocalMisses);
+        Assert.Equal(1, cluster["a"].GetStatistics(lease.Key)!.StorageFallbacks);
     }
 
     [Theory]
@@ -165,6 +169,55 @@ public sealed class CacheletPeerTests(AzuriteFixture azurite)
         using ObjectLease lease = await cluster["c"].ReadAsync(key);
         Assert.Equal(ReadSource.RemoteHit, lease.Source);
         Assert.Equal(0, cluster["c"].Metrics.Snapshot().BytesFetched);
+    }
+
+    [Fact]
+    public async Task AnOwnersReadsForPeersAreCountedApartFromItsOwnFunctionsReads()
+    {
+        await using var cluster = await Cluster.StartAsync(azurite, ConsistencyPreset.OwnerLocalRead);
+        string key = cluster.KeyOwnedBy("b");
+        await cluster.UploadAsync(key, new byte[4096]);
+
+        (await cluster["a"].ReadAsync(key)).Dispose(); // b: a peer miss (fetched for a)
+        (await cluster["c"].ReadAsync(key)).Dispose(); // b: a peer hit
+
+        ObjectStatistics owner = cluster["b"].GetStatistics(key)!;
+        Assert.Equal((0L, 0L, 1L, 1L), (owner.LocalHits, owner.LocalMisses, owner.PeerHits, owner.PeerMisses));
+        Assert.Equal(0, owner.Accesses);
+        Assert.Equal(2, owner.PeerAccesses);
+        var counters = cluster["b"].Metrics.Snapshot();
+        Assert.Equal((0L, 0L, 1L, 1L), (counters.LocalHits, counters.LocalMisses, counters.PeerHits, counters.PeerMisses));
+    }
+
+    [Fact]
+    public async Task AWriteForwardedToTheOwnerCountsOnceAsAWriteAcrossTheCluster()
+    {
+        await using var cluster = await Cluster.StartAsync(azurite, ConsistencyPreset.Owner);
+        string key = cluster.KeyOwnedBy("b");
+
+        WriteReceipt receipt = await cluster["a"].WriteAsync(key, new byte[1000]);
+
+        Assert.Equal(1, cluster["a"].GetStatistics(key)!.Writes);
+        Assert.Equal((0L, 1L), (cluster["b"].GetStatistics(key)!.Writes, cluster["b"].GetStatistics(key)!.PeerWrites));
+        Assert.Equal(1, Members.Sum(m => cluster[m].Metrics.Snapshot().Writes));
+        Assert.Equal(1, cluster["b"].Metrics.Snapshot().PeerWrites);
+        // Measured where the copies happened: into a's map (1000) and into the owner's (1000 sent to it).
+        Assert.Equal(2000, receipt.BytesCopied);
+    }
+
+    [Fact]
+    public async Task AfterAMemberJoinsOwnershipIsReDerivedFromTheNewRing()
+    {
+        await using var cluster = await Cluster.StartAsync(azurite, ConsistencyPreset.OwnerLocalRead, members: ["a", "b"]);
+        string key = cluster.KeyMovingTo("b", "c");
+        await cluster.UploadAsync(key, new byte[1000]);
+        (await cluster["b"].ReadAsync(key)).Dispose();
+        Assert.True(cluster["b"].GetStatistics(key)!.Owned);
+
+        await cluster.JoinAsync("c");
+
+        Assert.False(cluster["b"].GetStatistics(key)!.Owned);
+        Assert.True(cluster["b"].Contains(key));
     }
 
     private sealed class Cluster : IAsyncDisposable

@@ -152,8 +152,8 @@ public sealed class ClusterFailureTests(AzuriteFixture azurite, ITestOutputHelpe
         ClusterRead read = await reading;
         output.WriteLine(string.Join(Environment.NewLine, reader.Host.Output.Split('\n').Where(l => l.Contains("unreachable", StringComparison.Ordinal))));
 
-        // Served from storage (a local miss), whole and right; nothing counted as received from the peer.
-        Assert.Equal(("lm", (long)SixtyFourMegabytes, sha256), (read.Source, read.Bytes, read.Sha256));
+        // Served from storage (a fallback, not a local miss), whole and right; nothing counted as received from the peer.
+        Assert.Equal(("fallback", (long)SixtyFourMegabytes, sha256), (read.Source, read.Bytes, read.Sha256));
         HostStatus status = await HostCluster.StatusAsync(reader);
         Assert.True(status.Count.OwnerUnreachable > 0, "the reader counted the unreachable owner");
         Assert.Equal((0L, 0L, 0L), (status.Count.RemoteHits, status.Count.RemoteMisses, status.Count.BytesFromPeers));

@@ -7,6 +7,7 @@ using System.Net.Http.Json;
 using System.Text.Json;
 using Azure.Storage.Blobs;
 using FaaSCache.Membership;
+using FaaSCache.Ownership;
 using FaaSCache.TestSupport;
 using Xunit;
 using Xunit.Abstractions;

@@ -13,7 +13,8 @@ internal sealed class CacheEntry(string key, string version, SharedMemoryMap map
 
     public long Size => Map.ContentLength;
 
-    public bool Owned { get; } = owned;
+    /// <summary>Gets or sets whether this cachelet owns the key under the current ring (re-derived when the ring changes).</summary>
+    public bool Owned { get; set; } = owned;
 
     public bool Large { get; } = large;
 

@@ -1,4 +1,4 @@
-using FaaSCache.Membership;
+using FaaSCache.Ownership;
 using FaaSCache.SharedMemory;
 
 namespace FaaSCache.Caching;
@@ -29,12 +29,12 @@ public sealed partial class Cachelet
             }
 
             TouchLocked(entry);
-            RecordAccessLocked(key, ReadSource.LocalHit, entry.Owned);
+            RecordAccessLocked(key, AccessKind.LocalHit);
             mapName = entry.Map.Name;
             length = entry.Size;
         }
 
-        Metrics.Read(ReadSource.LocalHit, length);
+        Metrics.Read(ReadSource.LocalHit, length, forPeer: false);
         return true;
     }
 

@@ -115,6 +115,34 @@ public sealed partial class Cachelet
         }
     }
 
+    /// <summary>Moves an entry to the eviction list of its new ownership, keeping that list in last-touch order.</summary>
+    private void SetOwnedLocked(CacheEntry entry, bool owned)
+    {
+        if (entry.Node is not { } node)
+        {
+            entry.Owned = owned;
+            return;
+        }
+
+        ListOf(entry).Remove(node);
+        entry.Owned = owned;
+        LinkedList<CacheEntry> list = ListOf(entry);
+        LinkedListNode<CacheEntry>? before = list.Last;
+        while (before is not null && before.Value.LastTouch > entry.LastTouch)
+        {
+            before = before.Previous;
+        }
+
+        if (before is null)
+        {
+            list.AddFirst(node);
+        }
+        else
+        {
+            list.AddAfter(before, node);
+        }
+    }
+
     private bool IsExpiredLocked(CacheEntry entry) => entry.ExpiresAt is { } at && _time.GetUtcNow() >= at && !entry.Dirty;
 
     private LinkedList<CacheEntry> ListOf(CacheEntry e) => _lru[e.Owned ? 1 : 0][e.Large ? 1 : 0];

@@ -1,4 +1,4 @@
-using FaaSCache.Membership;
+using FaaSCache.Ownership;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
 
@@ -22,9 +22,10 @@ public sealed partial class Cachelet
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
         BlobKey.Parse(key);
+        bool forPeer = !forward;
         if (_doNotCache.IsMatch(key))
         {
-            return await FetchAsync(key, ReadSource.Bypass, cache: false, cancellationToken).ConfigureAwait(false);
+            return await FetchAsync(key, ReadSource.Bypass, cache: false, forPeer, cancellationToken).ConfigureAwait(false);
         }
 
         for (int attempt = 0; ; attempt++)
@@ -67,7 +68,7 @@ public sealed partial class Cachelet
             {
                 if (ChecksStorageVersion)
                 {
-                    return await ValidateAsync(hit, cancellationToken).ConfigureAwait(false);
+                    return await ValidateAsync(hit, forPeer, cancellationToken).ConfigureAwait(false);
                 }
 
                 if (MustAskOwner(hit, forward))
@@ -77,7 +78,7 @@ public sealed partial class Cachelet
                         ?? await MissAsync(key, forward, cancellationToken).ConfigureAwait(false);
                 }
 
-                return HitLease(hit);
+                return HitLease(hit, forPeer);
             }
 
             if (inflight is not null)
@@ -96,7 +97,7 @@ public sealed partial class Cachelet
 
             if (lead is null)
             {
-                return await FetchAsync(key, ReadSource.LocalMiss, cache: false, cancellationToken).ConfigureAwait(false);
+                return await FetchAsync(key, ReadSource.LocalMiss, cache: false, forPeer, cancellationToken).ConfigureAwait(false);
             }
 
             ObjectLease lease;
@@ -118,16 +119,16 @@ public sealed partial class Cachelet
         }
     }
 
-    /// <summary>A lease on an entry whose reference is already taken, counted as a local hit.</summary>
-    private ObjectLease HitLease(CacheEntry hit)
+    /// <summary>A lease on an entry whose reference is already taken, counted as a local hit (a peer hit when serving a peer).</summary>
+    private ObjectLease HitLease(CacheEntry hit, bool forPeer)
     {
         lock (_gate)
         {
-            RecordAccessLocked(hit.Key, ReadSource.LocalHit, hit.Owned);
+            RecordAccessLocked(hit.Key, AccessOf(ReadSource.LocalHit, forPeer));
         }
 
-        Metrics.Read(ReadSource.LocalHit, hit.Size);
-        return new ObjectLease(this, hit, hit.Map, hit.Key, hit.Version, ReadSource.LocalHit);
+        Metrics.Read(ReadSource.LocalHit, hit.Size, forPeer);
+        return new ObjectLease(this, hit, hit.Map, hit.Key, hit.Version, ReadSource.LocalHit, bytesCopied: 0);
     }
 
     private void EndInflight(string key)
@@ -139,7 +140,7 @@ public sealed partial class Cachelet
     }
 
     /// <summary>Strong reads: one conditional GET; 304 is a local hit, 200 brings the new version in the same response.</summary>
-    private async Task<ObjectLease> ValidateAsync(CacheEntry hit, CancellationToken cancellationToken)
+    private async Task<ObjectLease> ValidateAsync(CacheEntry hit, bool forPeer, CancellationToken cancellationToken)
     {
         Metrics.VersionCheck();
         FetchResult<Received> result;
@@ -163,18 +164,18 @@ public sealed partial class Cachelet
 
         if (result.Status == FetchStatus.NotModified)
         {
-            return HitLease(hit);
+            return HitLease(hit, forPeer);
         }
 
         Release(hit);
-        return Admit(hit.Key, result.ETag!, result.Value!, ReadSource.LocalMiss);
+        return Admit(hit.Key, result.ETag!, result.Value!, ReadSource.LocalMiss, forPeer);
     }
 
-    private async Task<ObjectLease> FetchAsync(string key, ReadSource source, bool cache, CancellationToken cancellationToken)
+    private async Task<ObjectLease> FetchAsync(string key, ReadSource source, bool cache, bool forPeer, CancellationToken cancellationToken)
     {
         FetchResult<Received> result = await _storage.FetchAsync(key, null, (length, _, content, token) => ReceiveAsync(length, content, cache, token), cancellationToken)
             .ConfigureAwait(false);
-        return Admit(key, result.ETag!, result.Value!, source);
+        return Admit(key, result.ETag!, result.Value!, source, forPeer);
     }
 
     /// <summary>Streams a body straight into a new map (no intermediate copy of the object); leaves nothing behind on failure.</summary>
@@ -196,7 +197,7 @@ public sealed partial class Cachelet
         try
         {
             map = _shm.Create(length);
-            await StreamCopy.FillAsync(content, map, cancellationToken).ConfigureAwait(false);
+            long copied = await StreamCopy.FillAsync(content, map, cancellationToken).ConfigureAwait(false);
             if (fromPeer)
             {
                 Metrics.FromPeer(length);
@@ -206,7 +207,7 @@ public sealed partial class Cachelet
                 Metrics.Fetched(length);
             }
 
-            return new Received(map, reserved);
+            return new Received(map, reserved, copied);
         }
         catch
         {
@@ -227,7 +228,7 @@ public sealed partial class Cachelet
         }
     }
 
-    private ObjectLease Admit(string key, string etag, Received received, ReadSource source)
+    private ObjectLease Admit(string key, string etag, Received received, ReadSource source, bool forPeer = false)
     {
         CacheEntry? entry = null;
         var dead = new List<CacheEntry>();
@@ -240,16 +241,14 @@ public sealed partial class Cachelet
                 InsertLocked(entry, dead);
             }
 
-            if (source != ReadSource.Bypass)
-            {
-                RecordAccessLocked(key, source, owned);
-            }
+            RecordAccessLocked(key, AccessOf(source, forPeer));
         }
 
         DeleteMaps(dead);
-        Metrics.Read(source, received.Map.ContentLength);
-        return new ObjectLease(this, entry, received.Map, key, etag, source);
+        Metrics.Read(source, received.Map.ContentLength, forPeer);
+        return new ObjectLease(this, entry, received.Map, key, etag, source, received.BytesCopied);
     }
 
-    private readonly record struct Received(SharedMemoryMap Map, bool Reserved);
+    /// <summary>A body received into a new map: whether its bytes are reserved in the cache, and how many bytes were written into it.</summary>
+    private readonly record struct Received(SharedMemoryMap Map, bool Reserved, long BytesCopied);
 }

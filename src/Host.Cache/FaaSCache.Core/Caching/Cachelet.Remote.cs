@@ -1,4 +1,4 @@
-using FaaSCache.Membership;
+using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.Peers;
 using FaaSCache.SharedMemory;
@@ -15,9 +15,9 @@ public sealed partial class Cachelet
     /// <summary>Gets a value indicating whether this cachelet talks to peers.</summary>
     public bool HasPeers => _peers is not null;
 
-    private bool ReadsFromOwner => _options.Consistency is ConsistencyPreset.Owner or ConsistencyPreset.OwnerAsync;
+    private bool ReadsFromOwner => Policy.ReadTarget == ReadTarget.Owner;
 
-    private bool WritesToOwner => _options.Consistency is ConsistencyPreset.Strong or ConsistencyPreset.Owner or ConsistencyPreset.OwnerAsync or ConsistencyPreset.OwnerLocalRead;
+    private bool WritesToOwner => Policy.WriteTarget == WriteTarget.Owner;
 
     /// <summary>
     /// Serves a peer's get: with <paramref name="fetchIfMissing"/> (this cachelet is the owner) a miss is fetched
@@ -42,7 +42,9 @@ public sealed partial class Cachelet
 
             entry.RefCount++;
             TouchLocked(entry);
-            return (new ObjectLease(this, entry, entry.Map, key, entry.Version, ReadSource.LocalHit), true);
+            RecordAccessLocked(key, AccessKind.PeerHit);
+            Metrics.Read(ReadSource.LocalHit, entry.Size, forPeer: true);
+            return (new ObjectLease(this, entry, entry.Map, key, entry.Version, ReadSource.LocalHit, bytesCopied: 0), true);
         }
     }
 
@@ -52,9 +54,10 @@ public sealed partial class Cachelet
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
         FaaSCache.Storage.BlobKey.Parse(key);
         SharedMemoryMap map = _shm.Create(length);
+        long copied;
         try
         {
-            await StreamCopy.FillAsync(content, map, cancellationToken).ConfigureAwait(false);
+            copied = await StreamCopy.FillAsync(content, map, cancellationToken).ConfigureAwait(false);
         }
         catch
         {
@@ -62,7 +65,7 @@ public sealed partial class Cachelet
             throw;
         }
 
-        WriteReceipt receipt = await CommitAsync(key, map, forward: false, cancellationToken).ConfigureAwait(false);
+        WriteReceipt receipt = await CommitAsync(key, map, forward: false, copied, cancellationToken).ConfigureAwait(false);
         return new PeerWriteResult(receipt.Version, receipt.Persisted);
     }
 
@@ -118,7 +121,7 @@ public sealed partial class Cachelet
         {
             // Without the owner, storage is the truth: one conditional request.
             OwnerUnreachable(owner, hit.Key, e);
-            return await ValidateAsync(hit, cancellationToken).ConfigureAwait(false);
+            return await ValidateAsync(hit, forPeer: false, cancellationToken).ConfigureAwait(false);
         }
         catch
         {
@@ -128,7 +131,7 @@ public sealed partial class Cachelet
 
         if (version == hit.Version)
         {
-            return HitLease(hit);
+            return HitLease(hit, forPeer: false);
         }
 
         Release(hit);
@@ -138,6 +141,7 @@ public sealed partial class Cachelet
     /// <summary>A miss: the owner (remote hit or miss), or a previous owner after a membership change, else storage.</summary>
     private async Task<ObjectLease> MissAsync(string key, bool forward, CancellationToken cancellationToken)
     {
+        ReadSource fromStorage = ReadSource.LocalMiss;
         if (forward && _peers is not null)
         {
             string owner = _owners.GetOwner(key);
@@ -155,6 +159,7 @@ public sealed partial class Cachelet
                 catch (PeerUnavailableException e)
                 {
                     OwnerUnreachable(owner, key, e);
+                    fromStorage = ReadSource.StorageFallback;
                 }
             }
             else if (PreviousOwner(key) is { } previous)
@@ -179,7 +184,7 @@ public sealed partial class Cachelet
             }
         }
 
-        return await FetchAsync(key, ReadSource.LocalMiss, cache: true, cancellationToken).ConfigureAwait(false);
+        return await FetchAsync(key, fromStorage, cache: true, forPeer: !forward, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Forwards a write to the owner; null when this cachelet must commit it itself.</summary>
@@ -204,25 +209,26 @@ public sealed partial class Cachelet
             return null;
         }
 
-        // Keep a local (not owned) copy: the writer reads its own write without a remote hit.
-        bool cached = TryInsertWritten(key, result.Version, map, dirty: false);
+        // Keep a local (not owned) copy: the writer reads its own write without a remote hit. The owner copied the
+        // bytes it received into its own map.
+        bool cached = TryInsertWritten(key, result.Version, map, dirty: false, AccessKind.Write);
         if (!cached)
         {
             _shm.Delete(map);
         }
 
-        return new WriteReceipt(key, result.Version, cached, result.Persisted, _options.EffectivePersist);
+        return new WriteReceipt(key, result.Version, cached, result.Persisted, _options.EffectivePersist) { BytesCopied = map.ContentLength };
     }
 
     /// <summary>After the owner committed a write under strong/owner presets: other members drop older copies (best effort).</summary>
     private void BroadcastInvalidation(string key, string version)
     {
-        if (_peers is null || _owners is not RingOwnerLocator ring || _options.Consistency is not (ConsistencyPreset.Strong or ConsistencyPreset.Owner or ConsistencyPreset.OwnerAsync))
+        if (_peers is null || !Policy.InvalidatesOtherCopies)
         {
             return;
         }
 
-        foreach (string member in ring.Current.Members.Where(m => m != _owners.SelfId))
+        foreach (string member in _owners.Others())
         {
             _ = InvalidateMemberAsync(member, key, version);
         }
@@ -272,16 +278,35 @@ public sealed partial class Cachelet
 
     private string? PreviousOwner(string key)
     {
-        if (_previousRing is not { IsEmpty: false } previous || _owners is not RingOwnerLocator ring)
+        if (_previousRing is not { IsEmpty: false } previous)
         {
             return null;
         }
 
         string owner = previous.GetOwner(key);
-        return owner != _owners.SelfId && ring.Current.Contains(owner) ? owner : null;
+        return owner != _owners.SelfId && _owners.Current.Contains(owner) ? owner : null;
     }
 
-    private void OnRingChanged(object? sender, RingChangedEventArgs e) => _previousRing = e.Previous;
+    /// <summary>
+    /// A member joined or left: remember the previous ring (keys that moved are fetched from their old owner) and
+    /// re-derive "owned by me" for every cached object, so eviction's non-owned-first order and the statistics follow
+    /// today's ownership, not the one at insert time.
+    /// </summary>
+    private void OnRingChanged(object? sender, RingChangedEventArgs e)
+    {
+        _previousRing = e.Previous;
+        lock (_gate)
+        {
+            foreach (CacheEntry entry in _index.Values.ToList())
+            {
+                bool owned = string.Equals(e.Current.IsEmpty ? _owners.SelfId : e.Current.GetOwner(entry.Key), _owners.SelfId, StringComparison.Ordinal);
+                if (owned != entry.Owned)
+                {
+                    SetOwnedLocked(entry, owned);
+                }
+            }
+        }
+    }
 
     private void OwnerUnreachable(string owner, string key, Exception e)
     {

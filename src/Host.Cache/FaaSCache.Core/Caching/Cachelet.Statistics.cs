@@ -1,4 +1,20 @@
+using FaaSCache.Ownership;
+
 namespace FaaSCache.Caching;
+
+/// <summary>What an access was, for the per-object statistics: own functions' accesses apart from peers'.</summary>
+internal enum AccessKind
+{
+    LocalHit,
+    LocalMiss,
+    RemoteHit,
+    RemoteMiss,
+    StorageFallback,
+    Write,
+    PeerHit,
+    PeerMiss,
+    PeerWrite,
+}
 
 /// <summary>Per-object statistics (kept for evicted objects too, bounded).</summary>
 public sealed partial class Cachelet
@@ -34,11 +50,15 @@ public sealed partial class Cachelet
             LocalMisses = s.LocalMisses,
             RemoteHits = s.RemoteHits,
             RemoteMisses = s.RemoteMisses,
+            StorageFallbacks = s.StorageFallbacks,
             Writes = s.Writes,
+            PeerHits = s.PeerHits,
+            PeerMisses = s.PeerMisses,
+            PeerWrites = s.PeerWrites,
             Evictions = s.Evictions,
             MeanInterArrival = s.Gaps == 0 ? TimeSpan.Zero : TimeSpan.FromTicks((long)s.MeanGapTicks),
             LastAccess = s.LastAccess,
-            Owned = entry?.Owned ?? s.Owned,
+            Owned = entry?.Owned ?? _owners.IsLocalOwner(key),
             Cached = entry is not null,
             SizeBytes = entry?.Size ?? 0,
             Version = entry?.Version,
@@ -61,8 +81,26 @@ public sealed partial class Cachelet
         return s;
     }
 
-    private void RecordAccessLocked(string key, ReadSource? read, bool owned)
+    /// <summary>The access a read of <paramref name="source"/> was, for this instance's functions or, with <paramref name="forPeer"/>, for another cachelet.</summary>
+    private static AccessKind? AccessOf(ReadSource source, bool forPeer) => (source, forPeer) switch
     {
+        (ReadSource.LocalHit, true) => AccessKind.PeerHit,
+        (ReadSource.LocalMiss, true) => AccessKind.PeerMiss,
+        (ReadSource.LocalHit, false) => AccessKind.LocalHit,
+        (ReadSource.LocalMiss, false) => AccessKind.LocalMiss,
+        (ReadSource.RemoteHit, _) => AccessKind.RemoteHit,
+        (ReadSource.RemoteMiss, _) => AccessKind.RemoteMiss,
+        (ReadSource.StorageFallback, _) => AccessKind.StorageFallback,
+        _ => null,
+    };
+
+    private void RecordAccessLocked(string key, AccessKind? kind)
+    {
+        if (kind is not { } access)
+        {
+            return;
+        }
+
         StatsState s = StatsLocked(key);
         DateTimeOffset now = _time.GetUtcNow();
         if (s.LastAccess != default)
@@ -73,15 +111,17 @@ public sealed partial class Cachelet
         }
 
         s.LastAccess = now;
-        s.Owned = owned;
-        switch (read)
+        switch (access)
         {
-            case ReadSource.LocalHit: s.LocalHits++; break;
-            case ReadSource.LocalMiss: s.LocalMisses++; break;
-            case ReadSource.RemoteHit: s.RemoteHits++; break;
-            case ReadSource.RemoteMiss: s.RemoteMisses++; break;
-            case null: s.Writes++; break;
-            default: break;
+            case AccessKind.LocalHit: s.LocalHits++; break;
+            case AccessKind.LocalMiss: s.LocalMisses++; break;
+            case AccessKind.RemoteHit: s.RemoteHits++; break;
+            case AccessKind.RemoteMiss: s.RemoteMisses++; break;
+            case AccessKind.StorageFallback: s.StorageFallbacks++; break;
+            case AccessKind.Write: s.Writes++; break;
+            case AccessKind.PeerHit: s.PeerHits++; break;
+            case AccessKind.PeerMiss: s.PeerMisses++; break;
+            case AccessKind.PeerWrite: s.PeerWrites++; break;
         }
     }
 
@@ -105,7 +145,15 @@ public sealed partial class Cachelet
 
         public long RemoteMisses { get; set; }
 
+        public long StorageFallbacks { get; set; }
+
         public long Writes { get; set; }
+
+        public long PeerHits { get; set; }
+
+        public long PeerMisses { get; set; }
+
+        public long PeerWrites { get; set; }
 
         public long Evictions { get; set; }
 
@@ -114,7 +162,5 @@ public sealed partial class Cachelet
         public double MeanGapTicks { get; set; }
 
         public DateTimeOffset LastAccess { get; set; }
-
-        public bool Owned { get; set; }
     }
 }

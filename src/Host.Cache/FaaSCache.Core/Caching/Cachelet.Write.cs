@@ -1,4 +1,4 @@
-using FaaSCache.Membership;
+using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
@@ -33,7 +33,7 @@ public sealed partial class Cachelet
             throw;
         }
 
-        return await CommitAsync(key, map, forward: true, cancellationToken).ConfigureAwait(false);
+        return await CommitAsync(key, map, forward: true, copiedIn: data.Length, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Writes the rest of <paramref name="data"/> to <paramref name="key"/>, streaming into shared memory.</summary>
@@ -50,9 +50,10 @@ public sealed partial class Cachelet
         }
 
         SharedMemoryMap map = _shm.Create(data.Length - data.Position);
+        long copied;
         try
         {
-            await StreamCopy.FillAsync(data, map, cancellationToken).ConfigureAwait(false);
+            copied = await StreamCopy.FillAsync(data, map, cancellationToken).ConfigureAwait(false);
         }
         catch
         {
@@ -60,7 +61,7 @@ public sealed partial class Cachelet
             throw;
         }
 
-        return await CommitAsync(key, map, forward: true, cancellationToken).ConfigureAwait(false);
+        return await CommitAsync(key, map, forward: true, copied, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Writes the content of a map another process created (a worker's output) without copying it: the cache adopts the file.</summary>
@@ -69,24 +70,37 @@ public sealed partial class Cachelet
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
         BlobKey.Parse(key);
         SharedMemoryMap map = _shm.Adopt(mapName);
-        return await CommitAsync(key, map, forward: true, cancellationToken).ConfigureAwait(false);
+        return await CommitAsync(key, map, forward: true, copiedIn: 0, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Waits until every asynchronous write made so far is in storage.</summary>
     public Task FlushAsync(CancellationToken cancellationToken = default) => WaitForWriteBackAsync(cancellationToken);
 
-    /// <summary>Takes ownership of <paramref name="map"/> (not yet in the index) and applies the persistence mode.</summary>
-    private async Task<WriteReceipt> CommitAsync(string key, SharedMemoryMap map, bool forward, CancellationToken cancellationToken)
+    /// <summary>
+    /// Takes ownership of <paramref name="map"/> (not yet in the index) and applies the preset and the persistence mode.
+    /// <paramref name="forward"/> is false when committing a peer's write as the key's owner; <paramref name="copiedIn"/>
+    /// is what filling the map cost (0 when a worker's map was adopted as it was).
+    /// </summary>
+    private async Task<WriteReceipt> CommitAsync(string key, SharedMemoryMap map, bool forward, long copiedIn, CancellationToken cancellationToken)
     {
-        Metrics.Write();
+        if (forward)
+        {
+            Metrics.Write();
+        }
+        else
+        {
+            Metrics.PeerWrite();
+        }
+
         if (forward && _peers is not null && WritesToOwner && !_doNotCache.IsMatch(key)
             && await ForwardWriteAsync(key, map, cancellationToken).ConfigureAwait(false) is { } forwarded)
         {
             // The owner committed it (and raises the events there: one cache trigger per write).
-            return forwarded;
+            return forwarded with { BytesCopied = forwarded.BytesCopied + copiedIn };
         }
 
-        WriteReceipt receipt = await CommitCoreAsync(key, map, cancellationToken).ConfigureAwait(false);
+        WriteReceipt receipt = await CommitCoreAsync(key, map, forward ? AccessKind.Write : AccessKind.PeerWrite, cancellationToken).ConfigureAwait(false);
+        receipt = receipt with { BytesCopied = copiedIn };
         BroadcastInvalidation(receipt.Key, receipt.Version);
         var args = new BlobWrittenEventArgs(receipt.Key, receipt.Version);
         if (receipt.Persisted)
@@ -98,7 +112,7 @@ public sealed partial class Cachelet
         return receipt;
     }
 
-    private async Task<WriteReceipt> CommitCoreAsync(string key, SharedMemoryMap map, CancellationToken cancellationToken)
+    private async Task<WriteReceipt> CommitCoreAsync(string key, SharedMemoryMap map, AccessKind access, CancellationToken cancellationToken)
     {
         if (_doNotCache.IsMatch(key))
         {
@@ -127,7 +141,7 @@ public sealed partial class Cachelet
                 throw;
             }
 
-            bool cached = TryInsertWritten(key, etag, map, dirty: false);
+            bool cached = TryInsertWritten(key, etag, map, dirty: false, access);
             if (!cached)
             {
                 _shm.Delete(map);
@@ -137,7 +151,7 @@ public sealed partial class Cachelet
         }
 
         string version = NextLocalVersion(mode == PersistMode.Async ? "pending" : "local");
-        if (TryInsertWritten(key, version, map, dirty: mode == PersistMode.Async))
+        if (TryInsertWritten(key, version, map, dirty: mode == PersistMode.Async, access))
         {
             return new WriteReceipt(key, version, true, false, mode);
         }
@@ -160,14 +174,14 @@ public sealed partial class Cachelet
             $"Cannot keep '{key}' ({map.ContentLength} bytes): the cache ({CapacityBytes} bytes, {BytesCached} in use or pinned) has no room for it and persist is 'none', so the write would be lost.");
     }
 
-    private bool TryInsertWritten(string key, string version, SharedMemoryMap map, bool dirty)
+    private bool TryInsertWritten(string key, string version, SharedMemoryMap map, bool dirty, AccessKind access)
     {
         var dead = new List<CacheEntry>();
         bool owned = _owners.IsLocalOwner(key);
         CacheEntry? entry = null;
         lock (_gate)
         {
-            RecordAccessLocked(key, null, owned);
+            RecordAccessLocked(key, access);
             if (TryReserveLocked(map.ContentLength, dead))
             {
                 // A pending write-back holds a reference, so the object stays until storage has it.

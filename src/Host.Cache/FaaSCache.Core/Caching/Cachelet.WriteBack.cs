@@ -53,13 +53,11 @@ public sealed partial class Cachelet
                 try
                 {
                     string etag = await UploadAsync(entry.Key, entry.Map, _abandonWriteBack.Token).ConfigureAwait(false);
+                    // The entry keeps the version the other members compare against (the pending one): switching it to
+                    // storage's ETag would make every other copy look stale and move the whole object again.
                     lock (_gate)
                     {
                         entry.Dirty = false;
-                        if (!entry.Detached)
-                        {
-                            entry.Version = etag;
-                        }
                     }
 
                     Persisted?.Invoke(this, new BlobWrittenEventArgs(entry.Key, etag));

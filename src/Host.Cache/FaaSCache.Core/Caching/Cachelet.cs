@@ -1,5 +1,5 @@
 using FaaSCache.Diagnostics;
-using FaaSCache.Membership;
+using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.Peers;
 using FaaSCache.SharedMemory;
@@ -64,15 +64,12 @@ public sealed partial class Cachelet : IAsyncDisposable, IDisposable
         _storage = storage;
         _shm = sharedMemory;
         _ownsShm = ownsSharedMemory;
-        _owners = owners ?? new SingleInstanceOwnerLocator(sharedMemory.InstanceId);
+        _owners = owners ?? RingOwnerLocator.SingleInstance(sharedMemory.InstanceId);
         _time = time ?? TimeProvider.System;
         _logger = (ILogger?)logger ?? NullLogger.Instance;
         _doNotCache = new KeyGlob(options.DoNotCache);
         _peers = peers;
-        if (_owners is RingOwnerLocator ring)
-        {
-            ring.RingChanged += OnRingChanged;
-        }
+        _owners.RingChanged += OnRingChanged;
 
         CapacityBytes = options.EffectiveCapacityBytes;
         Metrics = new CacheletMetrics(sharedMemory.InstanceId, () => Interlocked.Read(ref _bytesCached), () => Count);
@@ -113,7 +110,9 @@ public sealed partial class Cachelet : IAsyncDisposable, IDisposable
     /// <summary>Gets the id of this instance.</summary>
     public string InstanceId => _owners.SelfId;
 
-    private bool ChecksStorageVersion => _options.Consistency == ConsistencyPreset.Strong;
+    private ConsistencyPolicy Policy => _options.Policy;
+
+    private bool ChecksStorageVersion => Policy.ReadTarget == ReadTarget.StorageVersion;
 
     /// <summary>True when <paramref name="key"/> is cached (any version).</summary>
     public bool Contains(string key)

@@ -14,8 +14,9 @@ public sealed class ObjectLease : IDisposable
     private readonly SharedMemoryMap _map;
     private int _disposed;
 
-    internal ObjectLease(Cachelet owner, CacheEntry? entry, SharedMemoryMap map, string key, string version, ReadSource source)
+    internal ObjectLease(Cachelet owner, CacheEntry? entry, SharedMemoryMap map, string key, string version, ReadSource source, long bytesCopied)
     {
+        BytesCopied = bytesCopied;
         _owner = owner;
         _entry = entry;
         _map = map;
@@ -32,6 +33,12 @@ public sealed class ObjectLease : IDisposable
 
     /// <summary>Gets how the read was served.</summary>
     public ReadSource Source { get; }
+
+    /// <summary>
+    /// Gets the bytes this read wrote into shared memory, measured where the copy happened: 0 for a local hit (the
+    /// reader maps the cache's own copy), the object's length when it was received from storage or a peer.
+    /// </summary>
+    public long BytesCopied { get; }
 
     /// <summary>Gets a value indicating whether the cache keeps the object (false for oversize or doNotCache objects, served from a private map).</summary>
     public bool IsCached => _entry is not null;

@@ -1,6 +1,9 @@
 namespace FaaSCache.Caching;
 
-/// <summary>Per-object access statistics, the input of pre-warm and the cache-size vote (§3.3, §4).</summary>
+/// <summary>
+/// Per-object access statistics, the input of pre-warm and the cache-size vote (§3.3, §4). Accesses by this instance's
+/// own functions and accesses this cachelet served for other cachelets (as the key's owner) are counted apart.
+/// </summary>
 public sealed record ObjectStatistics
 {
     /// <summary>Gets the key.</summary>
@@ -18,8 +21,20 @@ public sealed record ObjectStatistics
     /// <summary>Gets remote misses.</summary>
     public long RemoteMisses { get; init; }
 
-    /// <summary>Gets writes.</summary>
+    /// <summary>Gets reads that went to storage because the owner could not be reached.</summary>
+    public long StorageFallbacks { get; init; }
+
+    /// <summary>Gets writes by this instance's functions (a write forwarded to the owner counts here, on the writer).</summary>
     public long Writes { get; init; }
+
+    /// <summary>Gets other cachelets' reads this cachelet served from its copy.</summary>
+    public long PeerHits { get; init; }
+
+    /// <summary>Gets other cachelets' reads this cachelet served by fetching from storage first.</summary>
+    public long PeerMisses { get; init; }
+
+    /// <summary>Gets other cachelets' writes this cachelet committed as the owner.</summary>
+    public long PeerWrites { get; init; }
 
     /// <summary>Gets how often the object was evicted.</summary>
     public long Evictions { get; init; }
@@ -30,7 +45,7 @@ public sealed record ObjectStatistics
     /// <summary>Gets the time of the last access.</summary>
     public DateTimeOffset LastAccess { get; init; }
 
-    /// <summary>Gets a value indicating whether this cachelet owns the key.</summary>
+    /// <summary>Gets a value indicating whether this cachelet owns the key under the current ring.</summary>
     public bool Owned { get; init; }
 
     /// <summary>Gets a value indicating whether the object is cached now.</summary>
@@ -42,6 +57,9 @@ public sealed record ObjectStatistics
     /// <summary>Gets the cached version (ETag), if cached.</summary>
     public string? Version { get; init; }
 
-    /// <summary>Gets all accesses.</summary>
-    public long Accesses => LocalHits + LocalMisses + RemoteHits + RemoteMisses + Writes;
+    /// <summary>Gets the accesses of this instance's own functions.</summary>
+    public long Accesses => LocalHits + LocalMisses + RemoteHits + RemoteMisses + StorageFallbacks + Writes;
+
+    /// <summary>Gets the accesses this cachelet served for other cachelets.</summary>
+    public long PeerAccesses => PeerHits + PeerMisses + PeerWrites;
 }

@@ -5,7 +5,7 @@ public enum ReadSource
 {
     /// <summary>Local hit: this cachelet had the current version.</summary>
     LocalHit,
-    /// <summary>Local miss: this cachelet fetched from storage (it owns the key, or the owner was unreachable).</summary>
+    /// <summary>Local miss: this cachelet owns the key and fetched it from storage.</summary>
     LocalMiss,
     /// <summary>Remote hit: the owner had it.</summary>
     RemoteHit,
@@ -13,4 +13,6 @@ public enum ReadSource
     RemoteMiss,
     /// <summary>Not cacheable (a <c>doNotCache</c> pattern): read straight from storage.</summary>
     Bypass,
+    /// <summary>A non-owner read storage itself because the key's owner could not be reached.</summary>
+    StorageFallback,
 }

@@ -8,12 +8,14 @@ internal static class StreamCopy
     /// <summary>Objects from this size up get their pages populated on another core while the bytes arrive.</summary>
     public const long PrefaultThreshold = 4L << 20;
 
-    public static async Task FillAsync(Stream source, SharedMemoryMap map, CancellationToken cancellationToken)
+    /// <summary>Fills the whole map from <paramref name="source"/>; returns the bytes written into it (its content length).</summary>
+    public static async Task<long> FillAsync(Stream source, SharedMemoryMap map, CancellationToken cancellationToken)
     {
         Task prefault = map.ContentLength >= PrefaultThreshold ? map.PrefaultAsync() : Task.CompletedTask;
         try
         {
             await CopyAsync(source, map, cancellationToken).ConfigureAwait(false);
+            return map.ContentLength;
         }
         finally
         {

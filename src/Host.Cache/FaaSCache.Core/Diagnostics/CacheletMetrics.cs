@@ -21,7 +21,11 @@ public sealed record CacheletCounters(
     long OwnerUnreachable = 0,
     long PeerServed = 0,
     long Invalidations = 0,
-    long BytesFromPeers = 0);
+    long BytesFromPeers = 0,
+    long StorageFallbacks = 0,
+    long PeerHits = 0,
+    long PeerMisses = 0,
+    long PeerWrites = 0);
 
 /// <summary>
 /// The cachelet's instruments on the <c>FaaSCache</c> meter (readable with
@@ -46,9 +50,15 @@ public sealed class CacheletMetrics : IDisposable
     private readonly Counter<long> _peerServed;
     private readonly Counter<long> _invalidations;
     private readonly Counter<long> _bytesFromPeers;
+    private readonly Counter<long> _peerReads;
+    private readonly Counter<long> _peerWrites;
     private readonly KeyValuePair<string, object?> _instance;
     private readonly KeyValuePair<string, object?> _local = new("type", "local");
     private readonly KeyValuePair<string, object?> _remote = new("type", "remote");
+    private readonly KeyValuePair<string, object?> _fallback = new("type", "fallback");
+    private readonly KeyValuePair<string, object?> _hit = new("result", "hit");
+    private readonly KeyValuePair<string, object?> _miss = new("result", "miss");
+    private long _fallbacks, _peerHits, _peerMisses, _peerWriteCount;
     private long _localHits, _localMisses, _remoteHits, _remoteMisses, _bypassCount, _checks, _served, _fetched, _written, _evicted, _writeCount, _unreachable, _peerServedCount, _invalidated, _fromPeers;
 
     /// <summary>Initializes a new instance of the <see cref="CacheletMetrics"/> class.</summary>
@@ -61,7 +71,7 @@ public sealed class CacheletMetrics : IDisposable
         _meter = meterFactory?.Create(MeterName) ?? new Meter(MeterName);
         _instance = new("instance", instanceId);
         _hits = _meter.CreateCounter<long>("faascache.hits", "{read}", "Reads served from a cache (type: local or remote)");
-        _misses = _meter.CreateCounter<long>("faascache.misses", "{read}", "Reads fetched from storage (type: local, or remote when the owner fetched)");
+        _misses = _meter.CreateCounter<long>("faascache.misses", "{read}", "Reads fetched from storage (type: local; remote when the owner fetched; fallback when a non-owner could not reach the owner)");
         _bypasses = _meter.CreateCounter<long>("faascache.bypasses", "{read}", "Reads of doNotCache keys");
         _versionChecks = _meter.CreateCounter<long>("faascache.version_checks", "{request}", "Conditional requests made to check a cached version");
         _bytesServed = _meter.CreateCounter<long>("faascache.bytes_served", "By", "Bytes handed to readers");
@@ -73,6 +83,8 @@ public sealed class CacheletMetrics : IDisposable
         _peerServed = _meter.CreateCounter<long>("faascache.peer_served", "{call}", "Gets served to other cachelets");
         _bytesFromPeers = _meter.CreateCounter<long>("faascache.bytes_from_peers", "By", "Bytes received from other cachelets");
         _invalidations = _meter.CreateCounter<long>("faascache.invalidations", "{object}", "Stale copies dropped on the owner's word");
+        _peerReads = _meter.CreateCounter<long>("faascache.peer_reads", "{read}", "Other cachelets' reads served as the owner (result: hit, or miss when fetched from storage first)");
+        _peerWrites = _meter.CreateCounter<long>("faascache.peer_writes", "{write}", "Other cachelets' writes committed as the owner");
         _meter.CreateObservableGauge("faascache.bytes_cached", () => new Measurement<long>(bytesCached(), _instance), "By", "Bytes cached now");
         _meter.CreateObservableGauge("faascache.objects_cached", () => new Measurement<long>(objectsCached(), _instance), "{object}", "Objects cached now");
         BytesCached = bytesCached;
@@ -83,9 +95,20 @@ public sealed class CacheletMetrics : IDisposable
 
     private Func<long> ObjectsCached { get; }
 
-    /// <summary>Records a read and the bytes handed out.</summary>
-    public void Read(ReadSource source, long bytes)
+    /// <summary>
+    /// Records a read and the bytes handed out: for this instance's functions, or, with <paramref name="forPeer"/>, a read
+    /// served to another cachelet as the owner (counted apart, never as a local hit or miss).
+    /// </summary>
+    public void Read(ReadSource source, long bytes, bool forPeer = false)
     {
+        if (forPeer)
+        {
+            bool hit = source == ReadSource.LocalHit;
+            Interlocked.Increment(ref hit ? ref _peerHits : ref _peerMisses);
+            _peerReads.Add(1, hit ? _hit : _miss, _instance);
+            return;
+        }
+
         switch (source)
         {
             case ReadSource.LocalHit:
@@ -103,6 +126,10 @@ public sealed class CacheletMetrics : IDisposable
             case ReadSource.RemoteMiss:
                 Interlocked.Increment(ref _remoteMisses);
                 _misses.Add(1, _remote, _instance);
+                break;
+            case ReadSource.StorageFallback:
+                Interlocked.Increment(ref _fallbacks);
+                _misses.Add(1, _fallback, _instance);
                 break;
             default:
                 Interlocked.Increment(ref _bypassCount);
@@ -147,6 +174,13 @@ public sealed class CacheletMetrics : IDisposable
     {
         Interlocked.Increment(ref _writeCount);
         _writes.Add(1, _instance);
+    }
+
+    /// <summary>Records a peer's write committed here as the key's owner.</summary>
+    public void PeerWrite()
+    {
+        Interlocked.Increment(ref _peerWriteCount);
+        _peerWrites.Add(1, _instance);
     }
 
     /// <summary>Records a fallback to storage because the owner was unreachable.</summary>
@@ -198,7 +232,11 @@ public sealed class CacheletMetrics : IDisposable
         Interlocked.Read(ref _unreachable),
         Interlocked.Read(ref _peerServedCount),
         Interlocked.Read(ref _invalidated),
-        Interlocked.Read(ref _fromPeers));
+        Interlocked.Read(ref _fromPeers),
+        Interlocked.Read(ref _fallbacks),
+        Interlocked.Read(ref _peerHits),
+        Interlocked.Read(ref _peerMisses),
+        Interlocked.Read(ref _peerWriteCount));
 
     /// <inheritdoc />
     public void Dispose() => _meter.Dispose();

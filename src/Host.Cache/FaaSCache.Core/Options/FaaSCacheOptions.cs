@@ -72,10 +72,11 @@ public sealed class FaaSCacheOptions
     /// <summary>Gets the membership settings.</summary>
     public MembershipOptions Membership { get; set; } = new();
 
+    /// <summary>Gets what the consistency preset means (Table 3): read and write targets, default persistence, invalidation.</summary>
+    public ConsistencyPolicy Policy => ConsistencyPolicy.For(Consistency);
+
     /// <summary>The persistence mode in force: the explicit one, or the preset's.</summary>
-    public PersistMode EffectivePersist => Persist ?? (Consistency is ConsistencyPreset.OwnerAsync or ConsistencyPreset.LocalAsync
-        ? PersistMode.Async
-        : PersistMode.Sync);
+    public PersistMode EffectivePersist => Persist ?? Policy.DefaultPersist;
 
     /// <summary>The capacity in force.</summary>
     public long EffectiveCapacityBytes => CapacityBytes ?? DefaultCapacity();

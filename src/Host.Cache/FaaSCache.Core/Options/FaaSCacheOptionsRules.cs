@@ -96,7 +96,7 @@ internal static class FaaSCacheOptionsRules
 
     /// <summary><c>strong</c> reads check the version in storage, so its writes must reach storage before they return.</summary>
     public static bool IsValidPersistFor(ConsistencyPreset consistency, PersistMode? persist) =>
-        consistency != ConsistencyPreset.Strong || persist is null or PersistMode.Sync;
+        !Enum.IsDefined(consistency) || !ConsistencyPolicy.For(consistency).AllowsOnlySyncPersist || persist is null or PersistMode.Sync;
 
     /// <summary>
     /// Every range and cross-field rule, in schema order. <paramref name="given"/> maps full keys to the text

@@ -1,6 +1,7 @@
 using FaaSCache.Caching;
 using FaaSCache.Host.AppModel;
 using FaaSCache.Membership;
+using FaaSCache.Ownership;
 using FaaSCache.Host.Invocation;
 using FaaSCache.Host.Workers;
 using FaaSCache.SharedMemory;

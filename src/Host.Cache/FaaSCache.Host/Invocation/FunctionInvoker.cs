@@ -110,7 +110,7 @@ public sealed class FunctionInvoker(
             {
                 ObjectLease lease = await cachelet.ReadAsync(key, cancellationToken).ConfigureAwait(false);
                 leases.Add(lease);
-                record.Inputs.Add(new InputRecord(binding.Name, key, SourceName(lease.Source), lease.MapName, lease.Count, lease.Source == ReadSource.LocalHit ? 0 : lease.Count));
+                record.Inputs.Add(new InputRecord(binding.Name, key, SourceName(lease.Source), lease.MapName, lease.Count, lease.BytesCopied));
                 return new ParameterBinding
                 {
                     Name = binding.Name,
@@ -208,7 +208,7 @@ public sealed class FunctionInvoker(
             if (cachelet is not null)
             {
                 WriteReceipt receipt = await cachelet.WriteMapAsync(key, shm.Name, cancellationToken).ConfigureAwait(false);
-                return new OutputRecord(binding.Name, key, shm.Name, shm.Count, receipt.Cached, receipt.Persisted, 0);
+                return new OutputRecord(binding.Name, key, shm.Name, shm.Count, receipt.Cached, receipt.Persisted, receipt.BytesCopied);
             }
 
             // Cache off: copy the bytes out and upload them; the worker deletes its map on close.
@@ -229,7 +229,7 @@ public sealed class FunctionInvoker(
         if (cachelet is not null)
         {
             WriteReceipt receipt = await cachelet.WriteAsync(key, data, cancellationToken).ConfigureAwait(false);
-            return new OutputRecord(binding.Name, key, null, data.Length, false, receipt.Persisted, data.Length);
+            return new OutputRecord(binding.Name, key, null, data.Length, false, receipt.Persisted, receipt.BytesCopied);
         }
 
         await storage.UploadAsync(key, new MemoryStream(data.ToArray(), writable: false), cancellationToken).ConfigureAwait(false);
@@ -251,6 +251,7 @@ public sealed class FunctionInvoker(
         ReadSource.LocalMiss => "lm",
         ReadSource.RemoteHit => "rh",
         ReadSource.RemoteMiss => "rm",
+        ReadSource.StorageFallback => "fallback",
         _ => "bypass",
     };
 }

@@ -1,4 +1,5 @@
 using FaaSCache.Membership;
+using FaaSCache.Ownership;
 
 namespace FaaSCache.Host.Start;
 

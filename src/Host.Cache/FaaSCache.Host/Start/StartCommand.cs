@@ -8,6 +8,7 @@ using FaaSCache.Host.Invocation;
 using FaaSCache.Host.Triggers;
 using FaaSCache.Host.Workers;
 using FaaSCache.Membership;
+using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.Peers;
 using FaaSCache.SharedMemory;

@@ -5,6 +5,7 @@ using FaaSCache.Host.AppModel;
 using FaaSCache.Host.Bindings;
 using FaaSCache.Host.Invocation;
 using FaaSCache.Membership;
+using FaaSCache.Ownership;
 using FaaSCache.Storage;
 using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
 

@@ -1,8 +1,8 @@
-namespace FaaSCache.Membership;
+namespace FaaSCache.Ownership;
 
 /// <summary>
-/// An <see cref="IOwnerLocator"/> over a <see cref="ConsistentHashRing"/> that the membership
-/// daemon replaces as cachelets join and leave.
+/// The <see cref="IOwnerLocator"/>: a <see cref="ConsistentHashRing"/> that the membership daemon replaces as
+/// cachelets join and leave. Without membership it holds this instance alone, which then owns every key.
 /// </summary>
 /// <remarks>
 /// The ring is immutable and held in one volatile reference: <see cref="Update"/> builds a new
@@ -35,14 +35,18 @@ public sealed class RingOwnerLocator : IOwnerLocator
         ring = initial;
     }
 
-    /// <summary>Raised after the ring has been replaced with one that has a different member set.</summary>
+    /// <inheritdoc />
     public event EventHandler<RingChangedEventArgs>? RingChanged;
 
     /// <inheritdoc />
     public string SelfId { get; }
 
-    /// <summary>Gets the current ring (a snapshot: later updates do not change it).</summary>
+    /// <inheritdoc />
     public ConsistentHashRing Current => ring;
+
+    /// <summary>A locator for a single instance: <paramref name="selfId"/> owns every key until members join.</summary>
+    public static RingOwnerLocator SingleInstance(string selfId, int virtualNodes = ConsistentHashRing.DefaultVirtualNodes)
+        => new(selfId, [selfId], virtualNodes);
 
     /// <inheritdoc />
     /// <exception cref="InvalidOperationException">The current ring has no members.</exception>

@@ -4,7 +4,9 @@ using System.Security.Cryptography;
 using System.Text;
 using Xunit;
 
-namespace FaaSCache.Membership.Tests;
+using FaaSCache.Ownership;
+
+namespace FaaSCache.Core.Tests.Ownership;
 
 public sealed class ConsistentHashRingTests
 {

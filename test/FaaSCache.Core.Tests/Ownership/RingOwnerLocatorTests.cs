@@ -2,7 +2,9 @@ using System.Collections.Concurrent;
 using System.Globalization;
 using Xunit;
 
-namespace FaaSCache.Membership.Tests;
+using FaaSCache.Ownership;
+
+namespace FaaSCache.Core.Tests.Ownership;
 
 public sealed class RingOwnerLocatorTests
 {

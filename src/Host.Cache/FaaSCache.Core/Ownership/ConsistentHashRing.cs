@@ -2,13 +2,10 @@ using System.Buffers;
 using System.Buffers.Binary;
 using System.Collections.ObjectModel;
 using System.Globalization;
-using System.Runtime.CompilerServices;
 using System.Security.Cryptography;
 using System.Text;
 
-[assembly: InternalsVisibleTo("FaaSCache.Membership.Tests")]
-
-namespace FaaSCache.Membership;
+namespace FaaSCache.Ownership;
 
 /// <summary>
 /// An immutable SHA256 consistent-hash ring (§3.2: owners by consistent hashing).

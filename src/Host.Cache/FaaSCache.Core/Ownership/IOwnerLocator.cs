@@ -1,0 +1,33 @@
+namespace FaaSCache.Ownership;
+
+/// <summary>
+/// Answers "which cachelet owns key K" (§3.2: owners by consistent hashing) and "who are the members now".
+/// Implementations must be safe to call concurrently with membership changes: a look-up sees the old or
+/// the new ring, never a torn one.
+/// </summary>
+public interface IOwnerLocator
+{
+    /// <summary>Raised after the ring has been replaced with one that has a different member set.</summary>
+    event EventHandler<RingChangedEventArgs>? RingChanged;
+
+    /// <summary>Gets the id of the local cachelet (this host instance).</summary>
+    string SelfId { get; }
+
+    /// <summary>Gets the current ring (a snapshot: later changes do not change it).</summary>
+    ConsistentHashRing Current { get; }
+
+    /// <summary>Returns the id of the member that owns <paramref name="key"/>.</summary>
+    string GetOwner(string key);
+}
+
+/// <summary>Extension helpers over <see cref="IOwnerLocator"/>.</summary>
+public static class OwnerLocatorExtensions
+{
+    /// <summary>True when the local cachelet owns <paramref name="key"/> under the current ring.</summary>
+    public static bool IsLocalOwner(this IOwnerLocator locator, string key)
+        => string.Equals(locator.GetOwner(key), locator.SelfId, StringComparison.Ordinal);
+
+    /// <summary>The current members other than this cachelet.</summary>
+    public static IEnumerable<string> Others(this IOwnerLocator locator)
+        => locator.Current.Members.Where(m => !string.Equals(m, locator.SelfId, StringComparison.Ordinal));
+}
