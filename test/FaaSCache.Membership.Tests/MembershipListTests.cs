@@ -142,53 +142,40 @@ public sealed class MembershipListTests
         Assert.Throws<ArgumentException>(() => MembershipStore.ValidateContainerName(name));
     }
 
-    [Fact]
-    public void The_daemon_options_default_to_the_host_json_membership_defaults()
-    {
-        var options = new MembershipDaemonOptions();
-
-        Assert.Equal(TimeSpan.FromSeconds(5), options.HeartbeatInterval);
-        Assert.Equal(TimeSpan.FromSeconds(15), options.FailureTimeout);
-        Assert.Equal(100, options.VirtualNodes);
-    }
-
     [Theory]
-    [InlineData(5, 5, 100, "failureTimeout")]
-    [InlineData(0, 15, 100, "heartbeatInterval")]
-    [InlineData(5, 15, 0, "virtualNodes")]
-    [InlineData(5, 15, 10_001, "virtualNodes")]
-    public void Daemon_options_out_of_range_are_rejected_with_the_setting_named(int heartbeatSeconds, int failureSeconds, int virtualNodes, string named)
+    [InlineData(5, 5, 100, "membership:failureTimeout")]
+    [InlineData(0, 15, 100, "membership:heartbeatInterval")]
+    [InlineData(5, 15, 0, "membership:virtualNodes")]
+    [InlineData(5, 15, 10_001, "membership:virtualNodes")]
+    public void A_daemon_refuses_membership_settings_out_of_range_naming_the_host_json_key(int heartbeatSeconds, int failureSeconds, int virtualNodes, string named)
     {
-        var options = new MembershipDaemonOptions
+        var options = new FaaSCache.Options.MembershipOptions
         {
-            App = "orders",
-            SelfId = "a",
-            SelfEndpoint = new Uri("http://a:1/"),
             HeartbeatInterval = TimeSpan.FromSeconds(heartbeatSeconds),
             FailureTimeout = TimeSpan.FromSeconds(failureSeconds),
             VirtualNodes = virtualNodes,
         };
 
-        var e = Assert.Throws<ArgumentException>(options.Validate);
+        var e = Assert.Throws<ArgumentException>(() => new MembershipDaemon(UnusedStore(), new MemberIdentity("orders", "a", new Uri("http://a:1/")), options));
 
         Assert.Contains(named, e.Message, StringComparison.Ordinal);
     }
 
     [Fact]
-    public void Daemon_options_need_a_self_id_and_an_absolute_endpoint()
+    public void A_member_identity_needs_a_self_id_and_an_absolute_endpoint()
     {
-        Assert.Throws<ArgumentException>(new MembershipDaemonOptions { App = "orders", SelfEndpoint = new Uri("http://a:1/") }.Validate);
-        Assert.Throws<ArgumentException>(new MembershipDaemonOptions { App = "orders", SelfId = "a" }.Validate);
-        Assert.Throws<ArgumentException>(new MembershipDaemonOptions { App = "orders", SelfId = "a", SelfEndpoint = new Uri("/x", UriKind.Relative) }.Validate);
+        Assert.Throws<ArgumentException>(new MemberIdentity("orders", "", new Uri("http://a:1/")).Validate);
+        Assert.Throws<ArgumentException>(new MemberIdentity("orders", "a", new Uri("/x", UriKind.Relative)).Validate);
+        Assert.Throws<ArgumentException>(new MemberIdentity("../x", "a", new Uri("http://a:1/")).Validate);
     }
+
+    private static MembershipStore UnusedStore() =>
+        new(new Azure.Storage.Blobs.BlobContainerClient(new Uri("http://127.0.0.1:1/devstoreaccount1/unused"), MembershipStore.CreateClientOptions()), "orders");
 
     [Fact]
     public void Before_it_starts_a_daemon_owns_every_key_itself()
     {
-        var container = new Azure.Storage.Blobs.BlobContainerClient(new Uri("http://127.0.0.1:1/devstoreaccount1/unused"), MembershipStore.CreateClientOptions());
-        using var daemon = new MembershipDaemon(
-            new MembershipStore(container, "orders"),
-            new MembershipDaemonOptions { App = "orders", SelfId = "a", SelfEndpoint = new Uri("http://a:1/") });
+        using var daemon = new MembershipDaemon(UnusedStore(), new MemberIdentity("orders", "a", new Uri("http://a:1/")));
 
         Assert.Equal(["a"], daemon.Owners.Current.Members);
         Assert.Equal("a", daemon.Owners.GetOwner("photos/cat.jpg"));

@@ -37,15 +37,12 @@ internal sealed class MembershipTestBed(AzuriteFixture azurite, ITestOutputHelpe
     {
         var daemon = new MembershipDaemon(
             NewStore(),
-            new MembershipDaemonOptions
+            new MemberIdentity(App, id, endpoint ?? EndpointOf(id)) { Metadata = new Dictionary<string, string> { ["test"] = "membership" } },
+            new FaaSCache.Options.MembershipOptions
             {
-                App = App,
-                SelfId = id,
-                SelfEndpoint = endpoint ?? EndpointOf(id),
                 HeartbeatInterval = heartbeatInterval,
                 FailureTimeout = failureTimeout,
-                WatchInterval = watchInterval,
-                Metadata = new Dictionary<string, string> { ["test"] = "membership" },
+                WatchInterval = watchInterval ?? TimeSpan.Zero,
             },
             logger: new TestLogger<MembershipDaemon>(output, id));
         lock (daemons)

@@ -68,7 +68,7 @@ internal sealed class PeerServer : IAsyncDisposable
         }
 
         builder.WebHost.ConfigureKestrel(k => k.ListenForPeers(new IPEndPoint(IPAddress.Loopback, port)));
-        builder.Services.AddSingleton(cachelet);
+        builder.Services.AddSingleton<IPeerServingCache>(cachelet);
         builder.Services.AddFaaSCachePeerService(key, configure);
         configureServices?.Invoke(builder.Services);
         WebApplication app = builder.Build();

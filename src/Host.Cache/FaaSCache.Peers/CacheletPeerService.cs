@@ -19,7 +19,7 @@ namespace FaaSCache.Peers;
 /// </summary>
 public sealed class CacheletPeerService : CacheletPeer.CacheletPeerBase
 {
-    private readonly Cachelet _cachelet;
+    private readonly IPeerServingCache _cachelet;
     private readonly int _chunkSize;
     private readonly ILogger _logger;
 
@@ -27,7 +27,7 @@ public sealed class CacheletPeerService : CacheletPeer.CacheletPeerBase
     /// <param name="cachelet">This instance's cachelet (from DI).</param>
     /// <param name="options">Peer options.</param>
     /// <param name="logger">Logger.</param>
-    public CacheletPeerService(Cachelet cachelet, IOptions<PeerServerOptions> options, ILogger<CacheletPeerService>? logger = null)
+    public CacheletPeerService(IPeerServingCache cachelet, IOptions<PeerServerOptions> options, ILogger<CacheletPeerService>? logger = null)
     {
         ArgumentNullException.ThrowIfNull(cachelet);
         options.Value.Validate();

@@ -12,17 +12,11 @@ using Microsoft.Extensions.Options;
 namespace FaaSCache.Peers;
 
 /// <summary>
-/// Wiring of the peer service and client into a host. A host that runs a cachelet with peers does, in order:
-/// <code>
-/// PeerKey key = PeerKey.FromConnectionString(storageConnectionString, appName);
-/// builder.WebHost.ConfigureKestrel(k => k.ListenForPeers(new IPEndPoint(IPAddress.Any, peerPort)));
-/// builder.Services.AddSingleton&lt;IPeerDirectory&gt;(membership);       // endpoints of the live members
-/// builder.Services.AddFaaSCachePeers(key);                           // service + client
-/// builder.Services.AddSingleton(sp =&gt; new Cachelet(options, storage, shm, ring, peers: sp.GetRequiredService&lt;IPeerClient&gt;()));
-/// ...
-/// app.MapFaaSCachePeers().RequireHost($"*:{peerPort}");              // only on the peer port
-/// </code>
-/// Each member advertises <c>http://&lt;its address&gt;:&lt;peerPort&gt;/</c> as its peer endpoint in the membership list.
+/// The peer service's pieces for a web server: <c>builder.AddPeers(...)</c> (<see cref="PeerBuilderExtensions"/>) wires
+/// them into a cachelet; a host that serves peers on its own server (<see cref="PeerServerHosting.HostServer"/>) then
+/// listens with <see cref="ListenForPeers"/> and maps <see cref="MapFaaSCachePeers"/> (<c>.RequireHost("*:&lt;peerPort&gt;")</c>
+/// to serve it on the peer port only). Each member advertises <c>http://&lt;its address&gt;:&lt;peerPort&gt;/</c> as its
+/// peer endpoint in the membership list.
 /// </summary>
 public static class PeerServiceCollectionExtensions
 {
@@ -32,16 +26,15 @@ public static class PeerServiceCollectionExtensions
     /// <see cref="PeerWire.MaxMessageSize"/>. Other gRPC services of the host (FunctionRpc) are not affected.
     /// </summary>
     /// <param name="services">The services.</param>
-    /// <param name="key">The app's peer key.</param>
+    /// <param name="key">The app's peer key; null when another registration configures it.</param>
     /// <param name="configure">Changes to the defaults (chunk size, clock skew).</param>
     /// <returns>The gRPC server builder, to configure more.</returns>
-    public static IGrpcServerBuilder AddFaaSCachePeerService(this IServiceCollection services, PeerKey key, Action<PeerServerOptions>? configure = null)
+    public static IGrpcServerBuilder AddFaaSCachePeerService(this IServiceCollection services, PeerKey? key, Action<PeerServerOptions>? configure = null)
     {
         ArgumentNullException.ThrowIfNull(services);
-        ArgumentNullException.ThrowIfNull(key);
         services.AddOptions<PeerServerOptions>().Configure(o =>
         {
-            o.Key = key;
+            o.Key ??= key;
             configure?.Invoke(o);
         });
         services.TryAddSingleton(sp => new PeerAuthInterceptor(
@@ -54,45 +47,6 @@ public static class PeerServiceCollectionExtensions
             o.MaxReceiveMessageSize = PeerWire.MaxMessageSize;
             o.MaxSendMessageSize = PeerWire.MaxMessageSize;
         });
-    }
-
-    /// <summary>
-    /// Registers the client side: a singleton <see cref="GrpcPeerClient"/> as <see cref="IPeerClient"/>, over the
-    /// <see cref="IPeerDirectory"/> registered in DI (the membership daemon's).
-    /// </summary>
-    /// <param name="services">The services.</param>
-    /// <param name="key">The app's peer key.</param>
-    /// <param name="configure">Changes to the client defaults (timeouts, put chunk size).</param>
-    /// <returns>The services.</returns>
-    public static IServiceCollection AddFaaSCachePeerClient(this IServiceCollection services, PeerKey key, Action<PeerClientOptions>? configure = null)
-    {
-        ArgumentNullException.ThrowIfNull(services);
-        ArgumentNullException.ThrowIfNull(key);
-        services.TryAddSingleton(sp =>
-        {
-            var options = new PeerClientOptions();
-            configure?.Invoke(options);
-            return new GrpcPeerClient(
-                sp.GetRequiredService<IPeerDirectory>(),
-                key,
-                options,
-                sp.GetService<ILogger<GrpcPeerClient>>(),
-                sp.GetService<TimeProvider>());
-        });
-        services.TryAddSingleton<IPeerClient>(sp => sp.GetRequiredService<GrpcPeerClient>());
-        return services;
-    }
-
-    /// <summary>Registers both sides (<see cref="AddFaaSCachePeerService"/> and <see cref="AddFaaSCachePeerClient"/>) with one key.</summary>
-    /// <param name="services">The services.</param>
-    /// <param name="key">The app's peer key.</param>
-    /// <param name="configureServer">Changes to the server defaults.</param>
-    /// <param name="configureClient">Changes to the client defaults.</param>
-    /// <returns>The services.</returns>
-    public static IServiceCollection AddFaaSCachePeers(this IServiceCollection services, PeerKey key, Action<PeerServerOptions>? configureServer = null, Action<PeerClientOptions>? configureClient = null)
-    {
-        services.AddFaaSCachePeerService(key, configureServer);
-        return services.AddFaaSCachePeerClient(key, configureClient);
     }
 
     /// <summary>Maps <see cref="CacheletPeerService"/>; chain <c>.RequireHost("*:&lt;peerPort&gt;")</c> to serve it on the peer port only.</summary>

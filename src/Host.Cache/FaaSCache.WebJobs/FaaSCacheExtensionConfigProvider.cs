@@ -19,7 +19,7 @@ public sealed class FaaSCacheExtensionConfigProvider : IExtensionConfigProvider
     /// <summary>The extension's name.</summary>
     public const string ExtensionName = "FaaSCache";
 
-    private readonly Cachelet _cachelet;
+    private readonly ICacheAdmin _cachelet;
     private readonly string _sectionPath;
     private readonly ILogger _logger;
 
@@ -27,7 +27,7 @@ public sealed class FaaSCacheExtensionConfigProvider : IExtensionConfigProvider
     /// <param name="cachelet">This host instance's cachelet.</param>
     /// <param name="configuration">The host's configuration, to name the section the options came from.</param>
     /// <param name="logger">Logger.</param>
-    public FaaSCacheExtensionConfigProvider(Cachelet cachelet, IConfiguration? configuration = null, ILogger<FaaSCacheExtensionConfigProvider>? logger = null)
+    public FaaSCacheExtensionConfigProvider(ICacheAdmin cachelet, IConfiguration? configuration = null, ILogger<FaaSCacheExtensionConfigProvider>? logger = null)
     {
         ArgumentNullException.ThrowIfNull(cachelet);
         _cachelet = cachelet;

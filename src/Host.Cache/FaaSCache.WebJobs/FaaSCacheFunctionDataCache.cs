@@ -14,24 +14,25 @@ namespace FaaSCache.WebJobs;
 /// </summary>
 public sealed class FaaSCacheFunctionDataCache : IFunctionDataCache
 {
-    private readonly Cachelet _cachelet;
+    private readonly IVersionedCache _cachelet;
+    private readonly ICacheAdmin _admin;
     private readonly ILogger _logger;
 
     /// <summary>Initializes a new instance of the <see cref="FaaSCacheFunctionDataCache"/> class.</summary>
-    /// <param name="cachelet">This host instance's cachelet (owned by the container, not by this object).</param>
+    /// <param name="cachelet">This host instance's cachelet's version-keyed face (owned by the container, not by this object).</param>
+    /// <param name="admin">The same cachelet's admin face (its storage account and shared-memory folder).</param>
     /// <param name="logger">Logger.</param>
-    public FaaSCacheFunctionDataCache(Cachelet cachelet, ILogger<FaaSCacheFunctionDataCache>? logger = null)
+    public FaaSCacheFunctionDataCache(IVersionedCache cachelet, ICacheAdmin admin, ILogger<FaaSCacheFunctionDataCache>? logger = null)
     {
         ArgumentNullException.ThrowIfNull(cachelet);
+        ArgumentNullException.ThrowIfNull(admin);
         _cachelet = cachelet;
+        _admin = admin;
         _logger = (ILogger?)logger ?? NullLogger.Instance;
     }
 
     /// <summary>Gets a value indicating whether the cache is on: always, once FaaSCache is added.</summary>
     public bool IsEnabled => true;
-
-    /// <summary>Gets the cachelet behind this cache.</summary>
-    public Cachelet Cachelet => _cachelet;
 
     /// <summary>
     /// Finds the object cached for exactly this blob URI and ETag; with <paramref name="isIncrementActiveReference"/>
@@ -62,7 +63,7 @@ public sealed class FaaSCacheFunctionDataCache : IFunctionDataCache
         ArgumentNullException.ThrowIfNull(cacheKey);
         ArgumentNullException.ThrowIfNull(sharedMemoryMeta);
         string mapName = sharedMemoryMeta.MemoryMapName;
-        if (string.IsNullOrEmpty(mapName) || _cachelet.SharedMemory.Owns(mapName))
+        if (string.IsNullOrEmpty(mapName) || _admin.SharedMemory.Owns(mapName))
         {
             // Already the cache's own file (e.g. one handed out by TryGet): nothing to adopt, nothing to delete.
             return false;
@@ -71,7 +72,8 @@ public sealed class FaaSCacheFunctionDataCache : IFunctionDataCache
         if (TryGetKey(cacheKey, out string? key, out string? version))
         {
             // The same version again (two invocations missed at once): keep the cached copy, like the host's own cache.
-            bool duplicate = _cachelet.Contains(key) && _cachelet.TryGetVersion(key, version, addReference: false, out _, out _);
+            // Checked without counting an access: a put is not a hit.
+            bool duplicate = _cachelet.HasVersion(key, version);
             if (!duplicate && _cachelet.TryAdoptVersion(key, version, mapName, isIncrementActiveReference))
             {
                 return true;
@@ -81,7 +83,7 @@ public sealed class FaaSCacheFunctionDataCache : IFunctionDataCache
         }
         else
         {
-            _logger.LogDebug("Not cached: {BlobUri} is not a blob of storage account {AccountUri}", cacheKey.Id, _cachelet.Storage.AccountUri);
+            _logger.LogDebug("Not cached: {BlobUri} is not a blob of storage account {AccountUri}", cacheKey.Id, _admin.Storage.AccountUri);
         }
 
         if (isDeleteOnFailure)
@@ -104,8 +106,8 @@ public sealed class FaaSCacheFunctionDataCache : IFunctionDataCache
             return false;
         }
 
-        // Exactly this version, as the host's own cache does (the look-up counts as an access there too).
-        return _cachelet.TryGetVersion(key, version, addReference: false, out _, out _) && _cachelet.Remove(key);
+        // Exactly this version, as the host's own cache does; a removal is not a hit.
+        return _cachelet.RemoveVersion(key, version);
     }
 
     /// <summary>Releases one reference taken by <see cref="TryGet"/> or <see cref="TryPut"/>.</summary>
@@ -134,7 +136,7 @@ public sealed class FaaSCacheFunctionDataCache : IFunctionDataCache
             return false;
         }
 
-        Uri account = _cachelet.Storage.AccountUri;
+        Uri account = _admin.Storage.AccountUri;
         if (!string.Equals(blob.Scheme, account.Scheme, StringComparison.OrdinalIgnoreCase) ||
             !string.Equals(blob.Host, account.Host, StringComparison.OrdinalIgnoreCase) ||
             blob.Port != account.Port)
@@ -192,7 +194,7 @@ public sealed class FaaSCacheFunctionDataCache : IFunctionDataCache
 
         try
         {
-            File.Delete(Path.Combine(_cachelet.SharedMemory.MapDirectory, mapName));
+            File.Delete(Path.Combine(_admin.SharedMemory.MapDirectory, mapName));
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {

@@ -185,7 +185,7 @@ public static class MembershipCli
         new Option<TimeSpan>("--failure-timeout")
         {
             Description = "Heartbeats older than this are stale and own nothing, as host.json's membership.failureTimeout (hh:mm:ss).",
-            DefaultValueFactory = _ => MembershipDaemonOptions.DefaultFailureTimeout,
+            DefaultValueFactory = _ => new FaaSCache.Options.MembershipOptions().FailureTimeout,
         },
         t => t > TimeSpan.Zero,
         "--failure-timeout must be a positive time span such as 00:00:15");

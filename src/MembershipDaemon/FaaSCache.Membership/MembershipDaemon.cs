@@ -3,6 +3,7 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 
+using FaaSCache.Options;
 using FaaSCache.Ownership;
 using FaaSCache.Peers;
 
@@ -10,14 +11,14 @@ namespace FaaSCache.Membership;
 
 /// <summary>
 /// Keeps this instance in its app's membership list and the consistent-hash ring in step with the list
-/// (§3.2): join at start, a heartbeat every <see cref="MembershipDaemonOptions.HeartbeatInterval"/> that also
-/// removes members silent for longer than <see cref="MembershipDaemonOptions.FailureTimeout"/>, leave at stop.
+/// (§3.2): join at start, a heartbeat every <see cref="MembershipOptions.HeartbeatInterval"/> that also
+/// removes members silent for longer than <see cref="MembershipOptions.FailureTimeout"/>, leave at stop.
 /// </summary>
 /// <remarks>
 /// <para>
 /// Every write is a compare-and-swap on the blob's ETag (<see cref="MembershipStore.UpdateAsync"/>), so concurrent
 /// joins, heartbeats and removals never lose one another. Between heartbeats the daemon asks every
-/// <see cref="MembershipDaemonOptions.WatchInterval"/> whether the blob changed (a conditional GET answered 304 when it
+/// <see cref="MembershipOptions.WatchInterval"/> whether the blob changed (a conditional GET answered 304 when it
 /// did not), so joins and leaves reach the ring within about one watch interval, and a member whose heartbeat
 /// has grown too old is removed as soon as any live member notices.
 /// </para>
@@ -65,34 +66,53 @@ public sealed class MembershipDaemon : IHostedService, IPeerDirectory, IAsyncDis
     private Task loop = Task.CompletedTask;
     private int state = Created;
 
-    /// <summary>Creates a daemon for <paramref name="options"/>' app in <paramref name="store"/>.</summary>
+    /// <summary>Creates a daemon for <paramref name="self"/>'s app in <paramref name="store"/>.</summary>
     /// <param name="store">The app's membership blob.</param>
-    /// <param name="options">Settings; validated here and copied (later changes to the object have no effect).</param>
+    /// <param name="self">Who this instance is (app, member id, peer endpoint).</param>
+    /// <param name="options">host.json's membership settings; checked here with host.json's rules and copied.</param>
+    /// <param name="owners">The cachelet's owner ring to keep in step (the composition root's); a new one when null.</param>
     /// <param name="time">Clock for heartbeats and timers; <see cref="TimeProvider.System"/> when null.</param>
     /// <param name="logger">Logs joins, leaves, failures and storage errors.</param>
-    /// <exception cref="ArgumentException">A setting is not usable, or the store belongs to another app.</exception>
-    public MembershipDaemon(MembershipStore store, MembershipDaemonOptions options, TimeProvider? time = null, ILogger<MembershipDaemon>? logger = null)
+    /// <exception cref="ArgumentException">A value is not usable, or the store belongs to another app.</exception>
+    public MembershipDaemon(
+        MembershipStore store,
+        MemberIdentity self,
+        MembershipOptions? options = null,
+        RingOwnerLocator? owners = null,
+        TimeProvider? time = null,
+        ILogger<MembershipDaemon>? logger = null)
     {
         ArgumentNullException.ThrowIfNull(store);
-        ArgumentNullException.ThrowIfNull(options);
-        options.Validate();
-        if (!string.Equals(MembershipStore.BlobNameFor(options.App), MembershipStore.BlobNameFor(store.App), StringComparison.Ordinal))
+        ArgumentNullException.ThrowIfNull(self);
+        options ??= new MembershipOptions();
+        self.Validate();
+        if (new FaaSCacheOptionsValidator().Validate(null, new FaaSCacheOptions { Membership = options }) is { Failed: true } invalid)
         {
-            throw new ArgumentException($"The store is for app '{store.App}' but the options name app '{options.App}'.", nameof(options));
+            throw new ArgumentException(invalid.FailureMessage, nameof(options));
+        }
+
+        if (!string.Equals(MembershipStore.BlobNameFor(self.App), MembershipStore.BlobNameFor(store.App), StringComparison.Ordinal))
+        {
+            throw new ArgumentException($"The store is for app '{store.App}' but this instance is of app '{self.App}'.", nameof(self));
+        }
+
+        if (owners is not null && !string.Equals(owners.SelfId, self.SelfId, StringComparison.Ordinal))
+        {
+            throw new ArgumentException($"The owner ring is of member '{owners.SelfId}', not '{self.SelfId}'.", nameof(owners));
         }
 
         this.store = store;
         this.time = time ?? TimeProvider.System;
         this.logger = (ILogger?)logger ?? NullLogger.Instance;
-        App = options.App;
-        SelfId = options.SelfId;
-        selfEndpoint = options.SelfEndpoint!;
-        metadata = options.Metadata is null ? null : options.Metadata.ToFrozenDictionary(StringComparer.Ordinal);
+        App = self.App;
+        SelfId = self.SelfId;
+        selfEndpoint = self.SelfEndpoint;
+        metadata = self.Metadata is null ? null : self.Metadata.ToFrozenDictionary(StringComparer.Ordinal);
         heartbeatInterval = options.HeartbeatInterval;
         failureTimeout = options.FailureTimeout;
         watchInterval = options.WatchInterval is { } w && w > TimeSpan.Zero && w < options.HeartbeatInterval ? w : null;
-        VirtualNodes = options.VirtualNodes;
-        Owners = new RingOwnerLocator(SelfId, [SelfId], VirtualNodes);
+        VirtualNodes = owners?.Current.VirtualNodes ?? options.VirtualNodes;
+        Owners = owners ?? RingOwnerLocator.SingleInstance(SelfId, VirtualNodes);
         view = new View([], new Dictionary<string, Uri>(StringComparer.Ordinal) { [SelfId] = selfEndpoint }.ToFrozenDictionary(StringComparer.Ordinal));
     }
 

@@ -138,6 +138,24 @@ public sealed class CacheletEvictionTests(AzuriteFixture azurite)
     }
 
     [Fact]
+    public async Task ExpiredObjectsAreFreedInTheBackgroundWithoutBeingReadAgain()
+    {
+        var time = new FakeTimeProvider(DateTimeOffset.UnixEpoch);
+        await using var h = await CacheletHarness.CreateAsync(azurite, o => { o.Consistency = ConsistencyPreset.Local; o.Eviction.Ttl = TimeSpan.FromMinutes(4); }, time: time);
+        await h.UploadDirectAsync("t", new byte[1000]);
+        (await h.Cachelet.ReadAsync(h.Key("t"))).Dispose();
+        Assert.Single(h.MapFiles());
+
+        // The sweep runs every minute (a quarter of the TTL); after 5 minutes the object is gone and its map deleted.
+        time.Advance(TimeSpan.FromMinutes(5));
+
+        Assert.False(h.Cachelet.Contains(h.Key("t")));
+        Assert.Empty(h.MapFiles());
+        Assert.Equal(0, h.Cachelet.BytesCached);
+        Assert.Equal(1, h.Cachelet.Metrics.Snapshot().Evictions);
+    }
+
+    [Fact]
     public async Task ExpiredObjectsAreEvictedBeforeLiveOnes()
     {
         var time = new FakeTimeProvider(DateTimeOffset.UnixEpoch);

@@ -15,7 +15,7 @@ public sealed class CacheletOptionsTests
     {
         using var shm = new TempShmDirectory();
         var options = new FaaSCacheOptions { CapacityBytes = 10 };
-        var e = Assert.Throws<OptionsValidationException>(() => new Cachelet(
+        var e = Assert.Throws<FaaSCacheConfigurationException>(() => new Cachelet(
             options,
             AzureBlobStore.FromConnectionString("UseDevelopmentStorage=true"),
             new SharedMemoryStore("opts", [shm.Path])));

@@ -25,16 +25,17 @@ public sealed class FaaSCacheOptionsFormatterTests
         Assert.Equal("size", root.GetProperty("eviction").GetProperty("policy").GetString());
         Assert.Equal(12_288, root.GetProperty("eviction").GetProperty("sizeThresholdBytes").GetInt64());
         Assert.Equal("00:05:00", root.GetProperty("eviction").GetProperty("ttl").GetString());
-        Assert.Equal(10, root.GetProperty("memoryHeadroomPercent").GetInt32());
         Assert.Equal(JsonValueKind.Null, root.GetProperty("capacityBytes").ValueKind);
         Assert.Equal(o.EffectiveCapacityBytes, root.GetProperty("effectiveCapacityBytes").GetInt64());
         Assert.Equal("logs/*", root.GetProperty("doNotCache")[0].GetString());
-        Assert.True(root.GetProperty("prewarm").GetProperty("enabled").GetBoolean());
-        Assert.Equal(0.5, root.GetProperty("prewarm").GetProperty("hitRateThreshold").GetDouble());
-        Assert.True(root.GetProperty("scaling").GetProperty("bandwidth").GetBoolean());
+        // Settings nothing acts on yet are not shown as effective.
+        Assert.False(root.TryGetProperty("prewarm", out _));
+        Assert.False(root.TryGetProperty("scaling", out _));
+        Assert.False(root.TryGetProperty("memoryHeadroomPercent", out _));
         Assert.Equal("00:00:05", root.GetProperty("membership").GetProperty("heartbeatInterval").GetString());
         Assert.Equal("00:00:15", root.GetProperty("membership").GetProperty("failureTimeout").GetString());
         Assert.Equal(100, root.GetProperty("membership").GetProperty("virtualNodes").GetInt32());
+        Assert.Equal("00:00:01", root.GetProperty("membership").GetProperty("watchInterval").GetString());
     }
 
     [Fact]
@@ -55,7 +56,7 @@ public sealed class FaaSCacheOptionsFormatterTests
     {
         FaaSCacheOptions original = FaaSCacheOptionsReader.Read(OptionsJson.Body("""
             { "consistency": "ownerAsync", "persist": "none", "eviction": { "policy": "size", "ttl": "01:00:00" },
-              "capacityBytes": 2097152, "doNotCache": [ "a/*", "b/**" ], "prewarm": { "enabled": false, "hitRateThreshold": 0.25 },
+              "capacityBytes": 2097152, "doNotCache": [ "a/*", "b/**" ],
               "membership": { "heartbeatInterval": "00:00:02", "failureTimeout": "00:00:07", "virtualNodes": 50 } }
             """));
         string formatted = FaaSCacheOptionsFormatter.Format(original);

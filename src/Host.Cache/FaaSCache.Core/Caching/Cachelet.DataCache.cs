@@ -11,7 +11,10 @@ public sealed partial class Cachelet
 {
     private readonly Dictionary<(string Key, string Version), (CacheEntry Entry, int Count)> _activeReferences = [];
 
-    /// <summary>Finds <paramref name="key"/> at exactly <paramref name="version"/>; optionally takes an active reference (the object is then never evicted).</summary>
+    /// <summary>
+    /// Finds <paramref name="key"/> at exactly <paramref name="version"/>; optionally takes an active reference (the object
+    /// is then never evicted). Counts a local hit, or a local miss when that version is not cached.
+    /// </summary>
     public bool TryGetVersion(string key, string version, bool addReference, out string mapName, out long length)
     {
         mapName = string.Empty;
@@ -20,6 +23,9 @@ public sealed partial class Cachelet
         {
             if (!_index.TryGetValue(key, out CacheEntry? entry) || entry.Version != version || IsExpiredLocked(entry))
             {
+                // The caller reads storage itself next (and puts the object): a local miss.
+                RecordAccessLocked(key, AccessKind.LocalMiss);
+                Metrics.Read(ReadSource.LocalMiss, 0, forPeer: false);
                 return false;
             }
 
@@ -97,6 +103,9 @@ public sealed partial class Cachelet
             return _index.TryGetValue(key, out CacheEntry? entry) && entry.Version == version && !IsExpiredLocked(entry);
         }
     }
+
+    /// <inheritdoc />
+    public bool RemoveVersion(string key, string version) => HasVersion(key, version) && Remove(key);
 
     /// <summary>Drops one active reference taken by <see cref="TryGetVersion"/> or <see cref="TryAdoptVersion"/>.</summary>
     public void ReleaseVersion(string key, string version)

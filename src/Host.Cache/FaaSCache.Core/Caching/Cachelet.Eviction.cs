@@ -143,6 +143,40 @@ public sealed partial class Cachelet
         }
     }
 
+    /// <summary>
+    /// With a TTL, expired objects are freed in the background (not only when read again or when room is needed):
+    /// a timer on the cachelet's clock sweeps every quarter of the TTL (between 1 s and 1 min).
+    /// </summary>
+    private ITimer? StartExpirySweep()
+    {
+        if (_options.Eviction.Ttl is not TimeSpan ttl)
+        {
+            return null;
+        }
+
+        TimeSpan period = TimeSpan.FromTicks(Math.Clamp(ttl.Ticks / 4, TimeSpan.TicksPerSecond, TimeSpan.TicksPerMinute));
+        return _time.CreateTimer(_ => SweepExpired(), null, period, period);
+    }
+
+    /// <summary>Frees every expired object that nobody uses; returns how many went.</summary>
+    internal int SweepExpired()
+    {
+        var dead = new List<CacheEntry>();
+        int expired = 0;
+        lock (_gate)
+        {
+            foreach (CacheEntry entry in _index.Values.Where(e => !e.Pinned && IsExpiredLocked(e)).ToList())
+            {
+                DetachLocked(entry, dead);
+                expired++;
+            }
+        }
+
+        DeleteMaps(dead);
+        Metrics.Evicted(expired);
+        return expired;
+    }
+
     private bool IsExpiredLocked(CacheEntry entry) => entry.ExpiresAt is { } at && _time.GetUtcNow() >= at && !entry.Dirty;
 
     private LinkedList<CacheEntry> ListOf(CacheEntry e) => _lru[e.Owned ? 1 : 0][e.Large ? 1 : 0];

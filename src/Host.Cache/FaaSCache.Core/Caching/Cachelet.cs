@@ -6,7 +6,6 @@ using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
-using Microsoft.Extensions.Options;
 
 namespace FaaSCache.Caching;
 
@@ -14,7 +13,7 @@ namespace FaaSCache.Caching;
 /// One host instance's part of the app's cache (§3): objects in shared memory, read paths LH/LM
 /// (RH/RM with peers), writes under the app's consistency preset, eviction under its policy.
 /// </summary>
-public sealed partial class Cachelet : IAsyncDisposable, IDisposable
+public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersionedCache, ICacheAdmin, IAsyncDisposable, IDisposable
 {
     private readonly Lock _gate = new();
     private readonly Dictionary<string, CacheEntry> _index = new(StringComparer.Ordinal);
@@ -31,6 +30,7 @@ public sealed partial class Cachelet : IAsyncDisposable, IDisposable
     private readonly System.Threading.Channels.Channel<SharedMemoryMap> _deletions =
         System.Threading.Channels.Channel.CreateUnbounded<SharedMemoryMap>(new System.Threading.Channels.UnboundedChannelOptions { SingleReader = true });
     private readonly Task _deleter;
+    private readonly ITimer? _expirySweep;
     private long _bytesCached;
     private long _localVersion;
     private int _disposed;
@@ -54,11 +54,7 @@ public sealed partial class Cachelet : IAsyncDisposable, IDisposable
         bool ownsSharedMemory = true,
         IPeerClient? peers = null)
     {
-        ValidateOptionsResult validation = new FaaSCacheOptionsValidator().Validate(null, options);
-        if (validation.Failed)
-        {
-            throw new OptionsValidationException(nameof(FaaSCacheOptions), typeof(FaaSCacheOptions), validation.Failures);
-        }
+        FaaSCacheOptionsValidator.ThrowIfInvalid(new FaaSCacheOptionsValidator().Validate(null, options));
 
         _options = options;
         _storage = storage;
@@ -75,6 +71,7 @@ public sealed partial class Cachelet : IAsyncDisposable, IDisposable
         Metrics = new CacheletMetrics(sharedMemory.InstanceId, () => Interlocked.Read(ref _bytesCached), () => Count);
         _writeBack = StartWriteBack();
         _deleter = Task.Run(DeleteInBackgroundAsync);
+        _expirySweep = StartExpirySweep();
     }
 
     /// <summary>Gets the options in force.</summary>
@@ -198,6 +195,12 @@ public sealed partial class Cachelet : IAsyncDisposable, IDisposable
             return;
         }
 
+        if (_expirySweep is not null)
+        {
+            await _expirySweep.DisposeAsync().ConfigureAwait(false);
+        }
+
+        _owners.RingChanged -= OnRingChanged;
         await StopWriteBackAsync().ConfigureAwait(false);
         _deletions.Writer.TryComplete();
         await _deleter.ConfigureAwait(false);

@@ -54,7 +54,10 @@ public sealed class FaaSCacheOptions
     /// <summary>Gets the eviction settings.</summary>
     public EvictionOptions Eviction { get; set; } = new();
 
-    /// <summary>Gets or sets how close (in percent of the memory limit) the cache may come before the Memory Daemon evicts.</summary>
+    /// <summary>
+    /// Gets or sets how close (in percent of the memory limit) the cache may come before the Memory Daemon evicts.
+    /// Read and checked, but nothing acts on it until the Memory Daemon exists.
+    /// </summary>
     public int MemoryHeadroomPercent { get; set; } = DEFAULT_MEMORY_HEADROOM_PERCENT;
 
     /// <summary>Gets or sets the cache capacity in bytes; null derives it from the memory available to the process.</summary>
@@ -63,10 +66,10 @@ public sealed class FaaSCacheOptions
     /// <summary>Gets or sets glob patterns of keys (<c>container/blob</c>) that are never cached.</summary>
     public IList<string> DoNotCache { get; set; } = [];
 
-    /// <summary>Gets the pre-warm settings.</summary>
+    /// <summary>Gets the pre-warm settings (read and checked; nothing acts on them until the Load Daemon exists).</summary>
     public PrewarmOptions Prewarm { get; set; } = new();
 
-    /// <summary>Gets the scaling settings.</summary>
+    /// <summary>Gets the scaling settings (read and checked; nothing acts on them until the voters exist).</summary>
     public ScalingOptions Scaling { get; set; } = new();
 
     /// <summary>Gets the membership settings.</summary>
@@ -139,4 +142,10 @@ public sealed class MembershipOptions
 
     /// <summary>Gets or sets the virtual nodes per member on the ring.</summary>
     public int VirtualNodes { get; set; } = DEFAULT_VIRTUAL_NODES;
+
+    /// <summary>
+    /// Gets or sets how often, between heartbeats, a member asks whether the list changed (one conditional GET, a 304
+    /// when nothing did); zero turns it off (changes are seen at the next heartbeat).
+    /// </summary>
+    public TimeSpan WatchInterval { get; set; } = TimeSpan.FromSeconds(1);
 }

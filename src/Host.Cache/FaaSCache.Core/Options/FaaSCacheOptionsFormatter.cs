@@ -11,6 +11,8 @@ public static class FaaSCacheOptionsFormatter
     /// <summary>
     /// The options as indented camelCase JSON in host.json's shape, enums by their host.json names, plus
     /// <c>effectivePersist</c> and <c>effectiveCapacityBytes</c> (what is in force when persist or capacity is unset).
+    /// Only settings that something acts on are shown: <c>prewarm</c>, <c>scaling</c> and <c>memoryHeadroomPercent</c>
+    /// are read and checked but have no effect until the Load Daemon, the voters and the Memory Daemon exist.
     /// </summary>
     /// <param name="o">The options.</param>
     /// <returns>The JSON text.</returns>
@@ -36,7 +38,6 @@ public static class FaaSCacheOptionsFormatter
                 w.WriteEndObject();
             }
 
-            w.WriteNumber(R.MemoryHeadroomPercent, o.MemoryHeadroomPercent);
             if (o.CapacityBytes is { } capacity)
             {
                 w.WriteNumber(R.CapacityBytes, capacity);
@@ -56,28 +57,13 @@ public static class FaaSCacheOptionsFormatter
 
             w.WriteEndArray();
 
-            if (o.Prewarm is { } prewarm)
-            {
-                w.WriteStartObject(R.Prewarm);
-                w.WriteBoolean(R.Enabled, prewarm.Enabled);
-                w.WriteNumber(R.HitRateThreshold, prewarm.HitRateThreshold);
-                w.WriteEndObject();
-            }
-
-            if (o.Scaling is { } scaling)
-            {
-                w.WriteStartObject(R.Scaling);
-                w.WriteBoolean(R.CacheSize, scaling.CacheSize);
-                w.WriteBoolean(R.Bandwidth, scaling.Bandwidth);
-                w.WriteEndObject();
-            }
-
             if (o.Membership is { } membership)
             {
                 w.WriteStartObject(R.Membership);
                 w.WriteString(R.HeartbeatInterval, R.Format(membership.HeartbeatInterval));
                 w.WriteString(R.FailureTimeout, R.Format(membership.FailureTimeout));
                 w.WriteNumber(R.VirtualNodes, membership.VirtualNodes);
+                w.WriteString(R.WatchInterval, R.Format(membership.WatchInterval));
                 w.WriteEndObject();
             }
 

@@ -25,12 +25,22 @@ public static class FaaSCacheOptionsReader
     /// <param name="section">The section, usually <c>configuration.GetSection("extensions:faasCache")</c>.</param>
     /// <returns>The options.</returns>
     /// <exception cref="FaaSCacheConfigurationException">A key is unknown, or a value has the wrong type or is out of range.</exception>
-    public static FaaSCacheOptions Read(IConfigurationSection section)
+    public static FaaSCacheOptions Read(IConfigurationSection section) => ReadInto(section, new FaaSCacheOptions());
+
+    /// <summary>
+    /// Reads a <c>faasCache</c> section into <paramref name="options"/> (what the options pattern's binding step does:
+    /// <c>AddOptions&lt;FaaSCacheOptions&gt;().BindFaaSCacheSection(...)</c>), with <see cref="Read"/>'s checks.
+    /// </summary>
+    /// <param name="section">The section.</param>
+    /// <param name="options">The options to fill (defaults stay where the section says nothing).</param>
+    /// <returns><paramref name="options"/>.</returns>
+    /// <exception cref="FaaSCacheConfigurationException">A key is unknown, or a value has the wrong type or is out of range.</exception>
+    public static FaaSCacheOptions ReadInto(IConfigurationSection section, FaaSCacheOptions options)
     {
         ArgumentNullException.ThrowIfNull(section);
+        ArgumentNullException.ThrowIfNull(options);
 
         var given = new Dictionary<string, string?>(StringComparer.OrdinalIgnoreCase);
-        var options = new FaaSCacheOptions();
         string prefix = section.Path;
 
         foreach ((string name, IConfigurationSection child, string path) in Members(section, prefix, R.RootKeys))
@@ -197,6 +207,9 @@ public static class FaaSCacheOptionsReader
                     break;
                 case R.VirtualNodes:
                     membership.VirtualNodes = ReadInt(child, path, R.AllowedVirtualNodes, given);
+                    break;
+                case R.WatchInterval:
+                    membership.WatchInterval = ReadTimeSpan(child, path, R.AllowedWatchInterval, given);
                     break;
                 default:
                     throw new InvalidOperationException($"Key '{name}' is in the schema but not read.");

@@ -31,13 +31,14 @@ internal static class FaaSCacheOptionsRules
     public const string HeartbeatInterval = "heartbeatInterval";
     public const string FailureTimeout = "failureTimeout";
     public const string VirtualNodes = "virtualNodes";
+    public const string WatchInterval = "watchInterval";
 
     public static readonly string[] RootKeys =
         [Consistency, Persist, Eviction, MemoryHeadroomPercent, CapacityBytes, DoNotCache, Prewarm, Scaling, Membership];
     public static readonly string[] EvictionKeys = [Policy, SizeThresholdBytes, Ttl];
     public static readonly string[] PrewarmKeys = [Enabled, HitRateThreshold];
     public static readonly string[] ScalingKeys = [CacheSize, Bandwidth];
-    public static readonly string[] MembershipKeys = [HeartbeatInterval, FailureTimeout, VirtualNodes];
+    public static readonly string[] MembershipKeys = [HeartbeatInterval, FailureTimeout, VirtualNodes, WatchInterval];
 
     public const int MinMemoryHeadroomPercent = 0;
     public const int MaxMemoryHeadroomPercent = 90;
@@ -56,6 +57,7 @@ internal static class FaaSCacheOptionsRules
     public const string AllowedHeartbeatInterval = "allowed values are positive time spans such as 00:00:05";
     public const string AllowedFailureTimeoutFormat = "allowed values are time spans such as 00:00:15, greater than the heartbeat interval";
     public const string AllowedVirtualNodes = "allowed values are whole numbers from 1 to 10000";
+    public const string AllowedWatchInterval = "allowed values are 00:00:00 (off: changes are seen at the next heartbeat) or positive time spans such as 00:00:01";
     public const string AllowedBoolean = "allowed values are true and false";
     public const string AllowedGlob = "allowed values are non-empty strings (glob patterns such as logs/*)";
     public const string AllowedDoNotCache = "allowed values are arrays of non-empty strings (glob patterns such as logs/*)";
@@ -91,6 +93,8 @@ internal static class FaaSCacheOptionsRules
     public static bool IsValidFailureTimeout(TimeSpan value, TimeSpan heartbeatInterval) => value > heartbeatInterval;
 
     public static bool IsValidVirtualNodes(int value) => value is >= MinVirtualNodes and <= MaxVirtualNodes;
+
+    public static bool IsValidWatchInterval(TimeSpan value) => value >= TimeSpan.Zero;
 
     public static bool IsValidGlob(string? value) => !string.IsNullOrWhiteSpace(value);
 
@@ -224,6 +228,12 @@ internal static class FaaSCacheOptionsRules
             if (!IsValidVirtualNodes(membership.VirtualNodes))
             {
                 yield return Error(key, Format(membership.VirtualNodes), AllowedVirtualNodes);
+            }
+
+            key = Join(prefix, Membership, WatchInterval);
+            if (!IsValidWatchInterval(membership.WatchInterval))
+            {
+                yield return Error(key, Format(membership.WatchInterval), AllowedWatchInterval);
             }
         }
     }

@@ -3,8 +3,10 @@ using Microsoft.Extensions.Options;
 namespace FaaSCache.Options;
 
 /// <summary>
-/// Validates <see cref="FaaSCacheOptions"/> built in code with the same ranges as host.json
-/// (<see cref="FaaSCacheOptionsReader"/>); each failure names the key, the value and what is allowed.
+/// Validates <see cref="FaaSCacheOptions"/> (from host.json, or changed in code) with the same rules as
+/// <see cref="FaaSCacheOptionsReader"/>; each failure names the key, the value and what is allowed. Registered by the
+/// composition root with <c>ValidateOnStart</c>: an invalid setting stops the host's start-up with a
+/// <see cref="FaaSCacheConfigurationException"/> (<see cref="ThrowIfInvalid"/>), the one type of every configuration error.
 /// </summary>
 public sealed class FaaSCacheOptionsValidator : IValidateOptions<FaaSCacheOptions>
 {
@@ -15,4 +17,9 @@ public sealed class FaaSCacheOptionsValidator : IValidateOptions<FaaSCacheOption
         List<string> failures = [.. FaaSCacheOptionsRules.Check(options, FaaSCacheOptionsRules.SectionPath).Select(e => e.Message)];
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
+
+    /// <summary>Throws the configuration exception of <paramref name="result"/>'s failures, if it failed.</summary>
+    /// <exception cref="FaaSCacheConfigurationException">The options are invalid.</exception>
+    public static ValidateOptionsResult ThrowIfInvalid(ValidateOptionsResult result) =>
+        result.Failed ? throw new FaaSCacheConfigurationException(result.FailureMessage) : result;
 }

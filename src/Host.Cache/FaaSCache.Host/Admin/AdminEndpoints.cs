@@ -16,7 +16,7 @@ public static class AdminEndpoints
     {
         web.MapGet("/admin/host/status", (FunctionApp app, HostSettings settings, InvocationLog log, SharedMemoryStore shm, IReadOnlyDictionary<string, LanguageWorkerManager> workers, IServiceProvider sp) =>
         {
-            Cachelet? cachelet = sp.GetService<Cachelet>();
+            ICacheAdmin? cachelet = settings.CacheEnabled ? sp.GetService<ICacheAdmin>() : null;
             MembershipDaemon? membership = sp.GetService<MembershipDaemon>();
             return Results.Json(new HostStatus(
                 App: app.Name,
@@ -35,14 +35,14 @@ public static class AdminEndpoints
         web.MapGet("/admin/invocations", (InvocationLog log, string? function) => Results.Json(log.Recent(function)));
 
         // Drops one key from this instance's cache (the next read is a miss): for benchmarks and operators.
-        web.MapPost("/admin/cache/remove", (string? key, IServiceProvider sp) =>
+        web.MapPost("/admin/cache/remove", (string? key, HostSettings settings, IServiceProvider sp) =>
         {
             if (string.IsNullOrEmpty(key))
             {
                 return Results.BadRequest(new { error = "query parameter 'key' (container/blob) is required" });
             }
 
-            Cachelet? cachelet = sp.GetService<Cachelet>();
+            ICacheAdmin? cachelet = settings.CacheEnabled ? sp.GetService<ICacheAdmin>() : null;
             return cachelet is null
                 ? Results.Conflict(new { error = "the cache is off (--cache off)" })
                 : Results.Json(new { key, removed = cachelet.Remove(key) });

@@ -1,5 +1,3 @@
-using FaaSCache.Options;
-
 namespace FaaSCache.Host.AppModel;
 
 /// <summary>A loaded function app folder.</summary>
@@ -10,9 +8,6 @@ public sealed class FunctionApp
 
     /// <summary>Gets the app name (the folder name).</summary>
     public string Name => Path.GetFileName(RootDirectory.TrimEnd('/'));
-
-    /// <summary>Gets the cache options from host.json.</summary>
-    public required FaaSCacheOptions CacheOptions { get; init; }
 
     /// <summary>Gets the app settings: local.settings.json's Values, overridden by the environment.</summary>
     public required IReadOnlyDictionary<string, string> Settings { get; init; }

@@ -35,10 +35,11 @@ public static class FunctionAppLoader
             throw new AppLoadException($"'{hostJson}' not found: a function app folder needs a host.json (at least {{\"version\": \"2.0\"}}).");
         }
 
-        FaaSCacheOptions options;
         try
         {
-            options = FaaSCacheOptionsReader.ReadHostJson(hostJson);
+            // Checked here so that a bad host.json stops start-up naming the file, before anything listens; the
+            // cachelet reads the same section from the host's configuration (one reader, one set of rules).
+            _ = FaaSCacheOptionsReader.ReadHostJson(hostJson);
         }
         catch (FaaSCacheConfigurationException e)
         {
@@ -70,7 +71,6 @@ public static class FunctionAppLoader
         return new FunctionApp
         {
             RootDirectory = root,
-            CacheOptions = options,
             Settings = settings,
             StorageConnection = storage,
             Functions = functions,

@@ -22,7 +22,7 @@ public sealed record InvocationOutcome(RpcHttp? Http, InvocationRecord Record);
 /// </summary>
 public sealed class FunctionInvoker(
     FunctionApp app,
-    Cachelet? cachelet,
+    IObjectCache? cachelet,
     IBlobStore storage,
     SharedMemoryStore sharedMemory,
     IReadOnlyDictionary<string, LanguageWorkerManager> workers,

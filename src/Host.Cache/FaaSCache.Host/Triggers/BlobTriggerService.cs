@@ -19,7 +19,7 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
 {
     private readonly List<(FunctionDefinition Function, BindingTemplate Path)> _triggers;
     private readonly FunctionInvoker _invoker;
-    private readonly Cachelet? _cachelet;
+    private readonly IObjectCache? _cachelet;
     private readonly IBlobStore _storage;
     private readonly HostSettings _settings;
     private readonly ILogger _logger;
@@ -32,7 +32,7 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
     private Task? _poller;
 
     /// <summary>Initializes a new instance of the <see cref="BlobTriggerService"/> class.</summary>
-    public BlobTriggerService(FunctionApp app, FunctionInvoker invoker, IBlobStore storage, HostSettings settings, ILogger<BlobTriggerService> logger, Cachelet? cachelet = null, IOwnerLocator? owners = null)
+    public BlobTriggerService(FunctionApp app, FunctionInvoker invoker, IBlobStore storage, HostSettings settings, ILogger<BlobTriggerService> logger, IObjectCache? cachelet = null, IOwnerLocator? owners = null)
     {
         _owners = owners;
         _invoker = invoker;

@@ -3,11 +3,12 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 
-namespace FaaSCache.WebJobs;
+namespace FaaSCache.Hosting;
 
 /// <summary>
 /// Creates the cachelet when the host starts (so bad settings stop start-up, not the first invocation) and disposes
-/// it once every hosted service, the job host included, has stopped: pending writes are flushed and the maps removed.
+/// it once every hosted service (the job host, the web server, the workers) has stopped: pending writes are flushed
+/// and the maps removed.
 /// </summary>
 internal sealed class FaaSCacheLifetime(Cachelet cachelet, ILogger<FaaSCacheLifetime>? logger = null) : IHostedLifecycleService
 {

@@ -1,13 +1,12 @@
-using FaaSCache.Membership;
-using FaaSCache.Ownership;
+using Microsoft.Extensions.Hosting;
 
-namespace FaaSCache.Host.Start;
+namespace FaaSCache.Membership;
 
 /// <summary>
 /// Joins the app's membership once the server (and so the peer service) listens, and leaves it as soon as
 /// the host begins to stop, so the other instances stop routing keys here before the server closes.
 /// </summary>
-public sealed class MembershipLifetime(MembershipDaemon daemon) : IHostedLifecycleService
+internal sealed class MembershipLifetime(MembershipDaemon daemon) : IHostedLifecycleService
 {
     /// <inheritdoc />
     public Task StartingAsync(CancellationToken cancellationToken) => Task.CompletedTask;

@@ -1,0 +1,95 @@
+using FaaSCache.Peers;
+using FaaSCache.SharedMemory;
+
+namespace FaaSCache.Caching;
+
+/// <summary>§3.2, the server half: what this cachelet does when other cachelets of the app ask it (as a key's owner).</summary>
+public sealed partial class Cachelet
+{
+    /// <summary>
+    /// Serves a peer's get: with <paramref name="fetchIfMissing"/> (this cachelet is the owner) a miss is fetched
+    /// from storage (a remote miss for the caller); without, null when not cached. <c>Hit</c> tells which.
+    /// </summary>
+    public async Task<(ObjectLease Lease, bool Hit)?> ServePeerGetAsync(string key, bool fetchIfMissing, CancellationToken cancellationToken = default)
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        Metrics.PeerServed();
+        if (fetchIfMissing)
+        {
+            ObjectLease lease = await ReadCoreAsync(key, forward: false, cancellationToken).ConfigureAwait(false);
+            return (lease, lease.Source == ReadSource.LocalHit);
+        }
+
+        lock (_gate)
+        {
+            if (!_index.TryGetValue(key, out CacheEntry? entry) || IsExpiredLocked(entry))
+            {
+                return null;
+            }
+
+            entry.RefCount++;
+            TouchLocked(entry);
+            RecordAccessLocked(key, AccessKind.PeerHit);
+            Metrics.Read(ReadSource.LocalHit, entry.Size, forPeer: true);
+            return (new ObjectLease(this, entry, entry.Map, key, entry.Version, ReadSource.LocalHit, bytesCopied: 0), true);
+        }
+    }
+
+    /// <summary>Serves a peer's write: this cachelet is the owner and commits it under the app's preset.</summary>
+    public async Task<PeerWriteResult> AcceptPeerWriteAsync(string key, Stream content, long length, CancellationToken cancellationToken = default)
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        FaaSCache.Storage.BlobKey.Parse(key);
+        SharedMemoryMap map = _shm.Create(length);
+        long copied;
+        try
+        {
+            copied = await StreamCopy.FillAsync(content, map, cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            _shm.Delete(map);
+            throw;
+        }
+
+        WriteReceipt receipt = await CommitAsync(key, map, forward: false, copied, cancellationToken).ConfigureAwait(false);
+        return new PeerWriteResult(receipt.Version, receipt.Persisted);
+    }
+
+    /// <summary>Serves a peer's version query: the cached version, else storage's (null when the blob does not exist).</summary>
+    public async Task<string?> GetOwnerVersionAsync(string key, CancellationToken cancellationToken = default)
+    {
+        lock (_gate)
+        {
+            if (_index.TryGetValue(key, out CacheEntry? entry) && !IsExpiredLocked(entry))
+            {
+                return entry.Version;
+            }
+        }
+
+        return await _storage.GetVersionAsync(key, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>Drops a cached copy of <paramref name="key"/> whose version is not <paramref name="version"/> (the owner wrote a new one).</summary>
+    public bool Invalidate(string key, string version)
+    {
+        var dead = new List<CacheEntry>();
+        bool dropped;
+        lock (_gate)
+        {
+            dropped = _index.TryGetValue(key, out CacheEntry? entry) && entry.Version != version && !entry.Dirty;
+            if (dropped)
+            {
+                DetachLocked(entry!, dead);
+            }
+        }
+
+        DeleteMaps(dead);
+        if (dropped)
+        {
+            Metrics.Invalidated();
+        }
+
+        return dropped;
+    }
+}

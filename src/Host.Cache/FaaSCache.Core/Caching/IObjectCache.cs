@@ -1,0 +1,32 @@
+namespace FaaSCache.Caching;
+
+/// <summary>
+/// The cachelet's function-facing face: what a host's bindings use to read and write blobs for invocations (§3.2).
+/// Reads hand out leases on shared memory; writes follow the app's consistency preset.
+/// </summary>
+public interface IObjectCache
+{
+    /// <summary>Raised after a write through this cachelet took effect (cache triggers). Handlers must not block.</summary>
+    event EventHandler<BlobWrittenEventArgs>? Written;
+
+    /// <summary>Raised when storage got a write: at once for sync persistence, after the background write for async.</summary>
+    event EventHandler<BlobWrittenEventArgs>? Persisted;
+
+    /// <summary>Reads <paramref name="key"/> (<c>container/blob</c>) into a lease on shared memory.</summary>
+    Task<ObjectLease> ReadAsync(string key, CancellationToken cancellationToken = default);
+
+    /// <summary>Writes <paramref name="data"/> to <paramref name="key"/>.</summary>
+    Task<WriteReceipt> WriteAsync(string key, ReadOnlyMemory<byte> data, CancellationToken cancellationToken = default);
+
+    /// <summary>Writes the rest of <paramref name="data"/> to <paramref name="key"/>.</summary>
+    Task<WriteReceipt> WriteAsync(string key, Stream data, CancellationToken cancellationToken = default);
+
+    /// <summary>Writes a map another process created (a worker's output) by adopting it, without a copy.</summary>
+    Task<WriteReceipt> WriteMapAsync(string key, string mapName, CancellationToken cancellationToken = default);
+
+    /// <summary>Waits until every asynchronous write made so far is in storage.</summary>
+    Task FlushAsync(CancellationToken cancellationToken = default);
+
+    /// <summary>True when <paramref name="key"/> matches a <c>doNotCache</c> pattern.</summary>
+    bool IsExcluded(string key);
+}

@@ -1,0 +1,22 @@
+using FaaSCache.Peers;
+
+namespace FaaSCache.Caching;
+
+/// <summary>The cachelet's peer-server face: what the peer service calls when other cachelets of the app ask (§3.2).</summary>
+public interface IPeerServingCache
+{
+    /// <summary>
+    /// Serves a peer's get: with <paramref name="fetchIfMissing"/> (this cachelet is the owner) a miss is fetched from
+    /// storage (a remote miss for the caller); without, null when not cached. <c>Hit</c> tells which.
+    /// </summary>
+    Task<(ObjectLease Lease, bool Hit)?> ServePeerGetAsync(string key, bool fetchIfMissing, CancellationToken cancellationToken = default);
+
+    /// <summary>Serves a peer's write: this cachelet is the owner and commits it under the app's preset.</summary>
+    Task<PeerWriteResult> AcceptPeerWriteAsync(string key, Stream content, long length, CancellationToken cancellationToken = default);
+
+    /// <summary>Serves a peer's version query: the cached version, else storage's (null when the blob does not exist).</summary>
+    Task<string?> GetOwnerVersionAsync(string key, CancellationToken cancellationToken = default);
+
+    /// <summary>Drops a cached copy of <paramref name="key"/> whose version is not <paramref name="version"/>.</summary>
+    bool Invalidate(string key, string version);
+}

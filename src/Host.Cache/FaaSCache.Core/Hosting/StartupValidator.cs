@@ -1,0 +1,14 @@
+using FaaSCache.Options;
+using Microsoft.Extensions.Options;
+
+namespace FaaSCache.Hosting;
+
+/// <summary>
+/// Runs a validator for <c>ValidateOnStart</c> and turns its failures into the one configuration error type,
+/// <see cref="FaaSCacheConfigurationException"/>, whose message names the key, the value and what is allowed.
+/// </summary>
+internal sealed class StartupValidator<TOptions>(IValidateOptions<TOptions> rules) : IValidateOptions<TOptions>
+    where TOptions : class
+{
+    public ValidateOptionsResult Validate(string? name, TOptions options) => FaaSCacheOptionsValidator.ThrowIfInvalid(rules.Validate(name, options));
+}

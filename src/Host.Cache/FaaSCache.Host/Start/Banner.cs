@@ -1,0 +1,46 @@
+using System.Globalization;
+using System.Text;
+using FaaSCache.Host.AppModel;
+using FaaSCache.Membership;
+using FaaSCache.Options;
+using FaaSCache.SharedMemory;
+using FaaSCache.Storage;
+using Microsoft.Extensions.Options;
+
+namespace FaaSCache.Host.Start;
+
+/// <summary>What the host prints once it listens: endpoints, storage, shared memory, the policies in force, the functions.</summary>
+public static class Banner
+{
+    /// <summary>The banner text.</summary>
+    public static string Describe(FunctionApp app, HostSettings settings, IServiceProvider services, Uri http, Uri grpc)
+    {
+        var shm = services.GetRequiredService<SharedMemoryStore>();
+        var storage = services.GetRequiredService<IBlobStore>();
+        FaaSCacheOptions o = services.GetRequiredService<IOptions<FaaSCacheOptions>>().Value;
+        var inv = CultureInfo.InvariantCulture;
+        var text = new StringBuilder();
+        text.AppendLine(inv, $"FaaSCache host: app '{app.Name}' ({app.RootDirectory})");
+        text.AppendLine(inv, $"  HTTP           {http}");
+        text.AppendLine(inv, $"  Worker gRPC    {grpc} ({string.Join(", ", app.Workers.Keys)})");
+        text.AppendLine(inv, $"  Storage        {storage.AccountUri}");
+        text.AppendLine(inv, $"  Shared memory  {shm.MapDirectory} (instance {settings.InstanceId}{(shm.SweptAtStartup > 0 ? $", swept {shm.SweptAtStartup} stale maps" : string.Empty)})");
+        text.AppendLine(settings.CacheEnabled
+            ? string.Create(inv, $"  Cache          on: consistency {o.Consistency}, persist {o.EffectivePersist}, eviction {o.Eviction.Policy}, capacity {o.EffectiveCapacityBytes / (1024 * 1024)} MiB, doNotCache [{string.Join(", ", o.DoNotCache)}]")
+            : "  Cache          off (stock behaviour: blob bytes inside the gRPC messages)");
+        text.AppendLine(settings.Membership
+            ? string.Create(inv, $"  Peers          {settings.PeerEndpoint} (app '{settings.AppName}', {services.GetRequiredService<MembershipDaemon>().Members.Count} member(s) now, ring of {o.Membership.VirtualNodes} virtual nodes each)")
+            : "  Peers          none (membership off: this instance owns every key)");
+        text.AppendLine(inv, $"  Admin          {http}admin/host/status, {http}admin/invocations, {http}metrics (Prometheus)");
+        text.AppendLine("  Functions:");
+        foreach (FunctionDefinition f in app.Functions)
+        {
+            string trigger = f.Trigger.IsHttpTrigger
+                ? $"[{(f.Methods.Count == 0 ? "ALL" : string.Join(",", f.Methods))}] {http}api/{f.Route}"
+                : $"{f.Trigger.Type} {f.Trigger.Path}";
+            text.AppendLine(inv, $"    {f.Name} ({f.Language}): {trigger}");
+        }
+
+        return text.ToString();
+    }
+}

@@ -1,0 +1,148 @@
+using System.Net;
+using FaaSCache.Caching;
+using FaaSCache.Hosting;
+using FaaSCache.Host.Admin;
+using FaaSCache.Host.AppModel;
+using FaaSCache.Host.Invocation;
+using FaaSCache.Host.Triggers;
+using FaaSCache.Host.Workers;
+using FaaSCache.Membership;
+using FaaSCache.Ownership;
+using FaaSCache.Peers;
+using FaaSCache.SharedMemory;
+using FaaSCache.Storage;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using OpenTelemetry.Metrics;
+
+namespace FaaSCache.Host.Start;
+
+/// <summary>
+/// Builds the FaaSCache host's web application for a loaded app: Kestrel (HTTP triggers and admin, FunctionRpc for the
+/// workers, the peer service), the cachelet through the one composition root
+/// (<see cref="FaaSCacheServiceCollectionExtensions.AddFaaSCache(IServiceCollection, IConfiguration)"/>), the workers,
+/// the invoker and the triggers, and the <c>FaaSCache</c> meter exported for Prometheus on <c>/metrics</c>.
+/// </summary>
+public static class HostApplication
+{
+    /// <summary>Builds the application; nothing listens until it starts.</summary>
+    public static WebApplication Build(FunctionApp app, HostSettings settings)
+    {
+        WebApplicationBuilder builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions { ContentRootPath = app.RootDirectory, Args = [] });
+        builder.Logging.AddSimpleConsole(o =>
+        {
+            o.SingleLine = true;
+            o.TimestampFormat = "HH:mm:ss.fff ";
+        });
+        builder.Logging.AddFilter("Microsoft.AspNetCore", LogLevel.Warning);
+        builder.Logging.AddFilter("Grpc", LogLevel.Warning);
+        AddAppConfiguration(builder.Configuration, app, settings);
+        builder.WebHost.ConfigureKestrel(k =>
+        {
+            k.Limits.MaxRequestBodySize = null;
+            k.Listen(IPAddress.Loopback, settings.Port, l => l.Protocols = HttpProtocols.Http1);
+            // FunctionRpc: HTTP/2 cleartext on a port of its own, for the workers only.
+            k.Listen(IPAddress.Loopback, 0, l => l.Protocols = HttpProtocols.Http2);
+            if (settings.Membership)
+            {
+                k.ListenForPeers(new IPEndPoint(settings.PeerAddress, settings.PeerPort));
+            }
+        });
+
+        IServiceCollection services = builder.Services;
+        services.AddGrpc(o =>
+        {
+            o.MaxReceiveMessageSize = null;
+            o.MaxSendMessageSize = null;
+        });
+        FaaSCacheBuilder cache = services.AddFaaSCache(builder.Configuration);
+        if (settings.Membership)
+        {
+            // §3.2: the app's instances in one blob; the ring and the peer endpoints follow it.
+            cache.AddMembership().AddPeers(PeerServerHosting.HostServer);
+        }
+
+        services.AddOpenTelemetry().WithMetrics(m => m.AddMeter(Diagnostics.CacheletMetrics.MeterName).AddPrometheusExporter());
+        services.AddSingleton(app);
+        services.AddSingleton(settings);
+        services.AddSingleton<WorkerRegistry>();
+        services.AddSingleton<InvocationLog>();
+        services.AddSingleton<IReadOnlyDictionary<string, LanguageWorkerManager>>(sp => CreateWorkers(app, settings, sp));
+        services.AddSingleton(sp => new FunctionInvoker(
+            app,
+            settings.CacheEnabled ? sp.GetRequiredService<IObjectCache>() : null,
+            sp.GetRequiredService<IBlobStore>(),
+            sp.GetRequiredService<SharedMemoryStore>(),
+            sp.GetRequiredService<IReadOnlyDictionary<string, LanguageWorkerManager>>(),
+            sp.GetRequiredService<InvocationLog>(),
+            sp.GetRequiredService<ILogger<FunctionInvoker>>()));
+        services.AddSingleton(sp => new BlobTriggerService(
+            app,
+            sp.GetRequiredService<FunctionInvoker>(),
+            sp.GetRequiredService<IBlobStore>(),
+            settings,
+            sp.GetRequiredService<ILogger<BlobTriggerService>>(),
+            settings.CacheEnabled ? sp.GetRequiredService<IObjectCache>() : null,
+            settings.Membership ? sp.GetRequiredService<IOwnerLocator>() : null));
+        services.AddSingleton<WorkerHostedService>();
+        services.AddHostedService(sp => sp.GetRequiredService<WorkerHostedService>());
+        services.AddHostedService(sp => sp.GetRequiredService<BlobTriggerService>());
+        services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(15));
+
+        WebApplication web = builder.Build();
+        web.MapGrpcService<FunctionRpcService>();
+        if (settings.Membership)
+        {
+            web.MapFaaSCachePeers().RequireHost($"*:{settings.PeerPort}");
+        }
+
+        HttpTriggerEndpoints.Map(web, app);
+        AdminEndpoints.Map(web);
+        web.MapPrometheusScrapingEndpoint("/metrics").RequireHost($"*:{settings.Port}");
+        return web;
+    }
+
+    /// <summary>
+    /// The app's configuration as the cachelet reads it: host.json (its <c>extensions:faasCache</c> section), the app
+    /// settings (local.settings.json's Values with the environment on top) and this instance's command-line settings
+    /// under <c>FaaSCache:</c>.
+    /// </summary>
+    private static void AddAppConfiguration(ConfigurationManager configuration, FunctionApp app, HostSettings settings)
+    {
+        configuration.Sources.Clear();
+        configuration.AddJsonFile(Path.Combine(app.RootDirectory, "host.json"), optional: false, reloadOnChange: false);
+        configuration.AddInMemoryCollection(app.Settings.Select(s => new KeyValuePair<string, string?>(s.Key, s.Value)));
+        configuration.AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            [FaaSCacheInstanceOptions.StorageSetting] = app.StorageConnection,
+            ["FaaSCache:InstanceId"] = settings.InstanceId,
+            ["FaaSCache:AppName"] = settings.AppName,
+            ["FaaSCache:PeerAddress"] = settings.PeerAddress.ToString(),
+            ["FaaSCache:PeerPort"] = settings.PeerPort.ToString(System.Globalization.CultureInfo.InvariantCulture),
+        });
+    }
+
+    private static Dictionary<string, LanguageWorkerManager> CreateWorkers(FunctionApp app, HostSettings settings, IServiceProvider sp)
+    {
+        var shm = sp.GetRequiredService<SharedMemoryStore>();
+        var environment = new Dictionary<string, string>(app.Settings, StringComparer.Ordinal)
+        {
+            [SharedMemoryStore.DirectoriesSetting] = Path.GetDirectoryName(shm.MapDirectory)!,
+            ["FUNCTIONS_WORKER_SHARED_MEMORY_DATA_TRANSFER_ENABLED"] = "1",
+            ["AzureWebJobsScriptRoot"] = app.RootDirectory,
+            ["PYTHONUNBUFFERED"] = "1",
+        };
+        var capabilities = new Dictionary<string, string>(StringComparer.Ordinal);
+        if (settings.CacheEnabled)
+        {
+            // Outputs of any size come back in shared memory and the cache adopts the worker's maps.
+            capabilities["FunctionDataCache"] = "true";
+        }
+
+        var loggers = sp.GetRequiredService<ILoggerFactory>();
+        var registry = sp.GetRequiredService<WorkerRegistry>();
+        return app.Workers.Values.ToDictionary(
+            w => w.Language,
+            w => new LanguageWorkerManager(w, app, registry, capabilities, environment, loggers),
+            StringComparer.OrdinalIgnoreCase);
+    }
+}

@@ -1,0 +1,42 @@
+using FaaSCache.Hosting;
+using FaaSCache.Options;
+using FaaSCache.Ownership;
+using FaaSCache.Peers;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.DependencyInjection.Extensions;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+
+namespace FaaSCache.Membership;
+
+/// <summary>Adds the membership daemon to a cachelet (§3.2): several instances of one app become one cache.</summary>
+public static class MembershipBuilderExtensions
+{
+    /// <summary>
+    /// Registers the <see cref="MembershipDaemon"/> over the app's membership blob, keeping the cachelet's owner ring
+    /// in step, as the <see cref="IPeerDirectory"/> the peer client looks members up in. It joins once the host has
+    /// started (so the peer service listens) and leaves as soon as the host begins to stop. The settings are host.json's
+    /// <c>membership</c> section and the instance's <c>FaaSCache:AppName</c>, <c>FaaSCache:InstanceId</c> and peer endpoint.
+    /// </summary>
+    public static FaaSCacheBuilder AddMembership(this FaaSCacheBuilder builder)
+    {
+        ArgumentNullException.ThrowIfNull(builder);
+        IServiceCollection services = builder.Services;
+        services.Configure<FaaSCacheInstanceOptions>(o => o.Membership = true);
+        services.TryAddSingleton(sp =>
+        {
+            FaaSCacheInstanceOptions instance = sp.GetRequiredService<IOptions<FaaSCacheInstanceOptions>>().Value;
+            return new MembershipDaemon(
+                MembershipStore.Create(instance.StorageConnection!, instance.AppName!),
+                new MemberIdentity(instance.AppName!, instance.InstanceId!, instance.PeerEndpoint),
+                sp.GetRequiredService<IOptions<FaaSCacheOptions>>().Value.Membership,
+                sp.GetRequiredService<RingOwnerLocator>(),
+                sp.GetService<TimeProvider>(),
+                sp.GetService<ILogger<MembershipDaemon>>());
+        });
+        services.TryAddSingleton<IPeerDirectory>(sp => sp.GetRequiredService<MembershipDaemon>());
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IHostedService, MembershipLifetime>());
+        return builder;
+    }
+}
