@@ -249,13 +249,13 @@ public sealed class CacheletWriteTests(AzuriteFixture azurite)
                 return Inner.FetchAsync(key, ifNoneMatch, consume, cancellationToken);
             }
 
-            public override async Task<string> UploadAsync(string key, Stream content, CancellationToken cancellationToken = default)
+            public override async Task<string> UploadAsync(string key, Stream content, string? writeId, CancellationToken cancellationToken = default)
             {
                 await Task.Delay(owner.UploadDelay, cancellationToken);
                 long start = content.Position;
                 string text = await new StreamReader(content).ReadToEndAsync(cancellationToken);
                 content.Position = start;
-                string etag = await Inner.UploadAsync(key, content, cancellationToken);
+                string etag = await Inner.UploadAsync(key, content, writeId, cancellationToken);
                 lock (owner._gate)
                 {
                     owner._uploads.Add((key, text));

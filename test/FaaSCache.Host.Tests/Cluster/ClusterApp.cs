@@ -9,6 +9,8 @@ namespace FaaSCache.Host.Tests.Cluster;
 /// <item><c>Read</c> (GET <c>?name=</c>): reads blob <c>data-X/{name}</c> and answers its size, SHA-256 and first bytes.</item>
 /// <item><c>Increment</c> (POST <c>?name=</c>): reads <c>data-X/{name}</c> (a decimal number, 0 when missing) and writes it back plus one.</item>
 /// <item><c>Write</c> (POST <c>?name=</c>): writes the request body to <c>data-X/{name}</c>.</item>
+/// <item><c>Emit</c> (POST <c>?name=</c>): writes the request body to <c>events-X/{name}</c>, the path of <c>OnEvent</c>.</item>
+/// <item><c>OnEvent</c> (blob trigger on <c>events-X/{name}</c>): reads the blob and does nothing else.</item>
 /// </list>
 /// Membership runs fast: a heartbeat every <see cref="HeartbeatInterval"/>, members silent for <see cref="FailureTimeout"/> removed.
 /// </summary>
@@ -21,6 +23,7 @@ internal sealed class ClusterApp
     {
         Name = $"cluster-{suffix}";
         Container = $"data-{suffix}";
+        Events = $"events-{suffix}";
         Consistency = consistency;
     }
 
@@ -29,6 +32,9 @@ internal sealed class ClusterApp
 
     /// <summary>Gets the container the functions read and write.</summary>
     public string Container { get; }
+
+    /// <summary>Gets the container <c>Emit</c> writes to and <c>OnEvent</c> is triggered by.</summary>
+    public string Events { get; }
 
     /// <summary>Gets the consistency preset in host.json.</summary>
     public string Consistency { get; }
@@ -109,6 +115,34 @@ internal sealed class ClusterApp
                 body = req.get_body()
                 blob.set(body)
                 return func.HttpResponse(str(len(body)))
+            """))
+        .WithFunction("Emit", $$"""
+            {
+              "scriptFile": "__init__.py",
+              "bindings": [
+                { "authLevel": "anonymous", "type": "httpTrigger", "direction": "in", "name": "req", "methods": ["post"] },
+                { "type": "blob", "direction": "out", "name": "event", "path": "{{Events}}/{name}", "connection": "AzureWebJobsStorage" },
+                { "type": "http", "direction": "out", "name": "$return" }
+              ]
+            }
+            """, ("__init__.py", """
+            import azure.functions as func
+
+
+            def main(req: func.HttpRequest, event: func.Out[bytes]) -> func.HttpResponse:
+                event.set(req.get_body())
+                return func.HttpResponse("ok")
+            """))
+        .WithFunction("OnEvent", $$"""
+            {
+              "scriptFile": "__init__.py",
+              "bindings": [
+                { "type": "blobTrigger", "direction": "in", "name": "event", "path": "{{Events}}/{name}", "connection": "AzureWebJobsStorage", "dataType": "binary" }
+              ]
+            }
+            """, ("__init__.py", """
+            def main(event: bytes) -> None:
+                assert event is not None
             """))
         .Build();
 }

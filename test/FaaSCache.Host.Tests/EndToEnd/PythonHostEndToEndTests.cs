@@ -53,6 +53,34 @@ public sealed class PythonHostEndToEndTests(AzuriteFixture azurite)
     }
 
     [Fact]
+    public async Task A_restarted_host_fires_writes_made_while_it_was_down_and_never_fires_old_ones_again()
+    {
+        var app = PythonApp.Create();
+        using FunctionAppFolder folder = app.Build();
+        using var shm = new TempShmDirectory();
+        var blobs = azurite.CreateServiceClient().GetBlobContainerClient(app.Uploads);
+        await blobs.CreateIfNotExistsAsync();
+
+        await using (FaaSCacheHostProcess first = await FaaSCacheHostProcess.StartAsync(folder.Path, azurite.ConnectionString, shm.Path, extraArgs: SharedScenarios.PollEvery(0.5)))
+        {
+            await first.WaitForWorkersAsync();
+            await blobs.UploadBlobAsync("before.txt", BinaryData.FromString("old"));
+            Assert.Single(await first.WaitForInvocationsAsync("OnUpload", 1, SharedScenarios.TriggerTimeout));
+            Assert.Equal(0, await first.StopAsync());
+        }
+
+        await blobs.UploadBlobAsync("while-down.txt", BinaryData.FromString("new"));
+        await using FaaSCacheHostProcess second = await FaaSCacheHostProcess.StartAsync(folder.Path, azurite.ConnectionString, shm.Path, extraArgs: SharedScenarios.PollEvery(0.5));
+        await second.WaitForWorkersAsync();
+        InvocationRecord fired = Assert.Single(await second.WaitForInvocationsAsync("OnUpload", 1, SharedScenarios.TriggerTimeout));
+        Assert.Equal($"{app.Uploads}/while-down.txt", fired.Input("upload").Key);
+
+        // Several more polls: the write the first run handled has a receipt, so it does not fire again.
+        await Task.Delay(TimeSpan.FromSeconds(3));
+        Assert.Single(await second.GetInvocationsAsync("OnUpload"));
+    }
+
+    [Fact]
     public async Task A_worker_killed_during_an_invocation_fails_that_invocation_clearly_and_the_restarted_worker_serves_the_next()
     {
         var app = PythonApp.Create();

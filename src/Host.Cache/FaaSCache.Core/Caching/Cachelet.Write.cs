@@ -102,7 +102,7 @@ public sealed partial class Cachelet
         WriteReceipt receipt = await CommitCoreAsync(key, map, forward ? AccessKind.Write : AccessKind.PeerWrite, cancellationToken).ConfigureAwait(false);
         receipt = receipt with { BytesCopied = copiedIn };
         BroadcastInvalidation(receipt.Key, receipt.Version);
-        var args = new BlobWrittenEventArgs(receipt.Key, receipt.Version);
+        var args = new BlobWrittenEventArgs(receipt.Key, receipt.Version, receipt.Persisted || receipt.Persist != PersistMode.None);
         if (receipt.Persisted)
         {
             Persisted?.Invoke(this, args);
@@ -204,10 +204,11 @@ public sealed partial class Cachelet
         return entry is not null;
     }
 
-    private async Task<string> UploadAsync(string key, SharedMemoryMap map, CancellationToken cancellationToken)
+    /// <summary>Uploads a map; <paramref name="writeId"/> tags an asynchronous write with the version it was announced under.</summary>
+    private async Task<string> UploadAsync(string key, SharedMemoryMap map, CancellationToken cancellationToken, string? writeId = null)
     {
         await using Stream content = map.OpenRead();
-        string etag = await _storage.UploadAsync(key, content, cancellationToken).ConfigureAwait(false);
+        string etag = await _storage.UploadAsync(key, content, writeId, cancellationToken).ConfigureAwait(false);
         Metrics.Uploaded(map.ContentLength);
         return etag;
     }

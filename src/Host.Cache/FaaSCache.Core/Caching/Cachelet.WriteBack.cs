@@ -52,7 +52,9 @@ public sealed partial class Cachelet
             {
                 try
                 {
-                    string etag = await UploadAsync(entry.Key, entry.Map, _abandonWriteBack.Token).ConfigureAwait(false);
+                    // Tagged with the version the write was announced under (cache triggers, other members): a poll that
+                    // lists the blob later knows it for the same write.
+                    string etag = await UploadAsync(entry.Key, entry.Map, _abandonWriteBack.Token, writeId: entry.Version).ConfigureAwait(false);
                     // The entry keeps the version the other members compare against (the pending one): switching it to
                     // storage's ETag would make every other copy look stale and move the whole object again.
                     lock (_gate)

@@ -98,24 +98,56 @@ public sealed class AzureBlobStore : IBlobStore
     }
 
     /// <inheritdoc />
-    public async Task<string> UploadAsync(string key, Stream content, CancellationToken cancellationToken = default)
+    public async Task<string> UploadAsync(string key, Stream content, string? writeId, CancellationToken cancellationToken = default)
     {
         BlobClient blob = GetBlob(key);
         long start = content.Position;
+        var options = new BlobUploadOptions
+        {
+            Metadata = writeId is null ? null : new Dictionary<string, string>(StringComparer.Ordinal) { [IBlobStore.WriteIdMetadata] = writeId },
+        };
         return await _pipeline.ExecuteAsync(
             async token =>
             {
                 content.Position = start;
                 try
                 {
-                    return (await blob.UploadAsync(content, overwrite: true, token).ConfigureAwait(false)).Value.ETag.ToString();
+                    return (await blob.UploadAsync(content, options, token).ConfigureAwait(false)).Value.ETag.ToString();
                 }
                 catch (RequestFailedException e) when (e.ErrorCode == BlobErrorCode.ContainerNotFound)
                 {
                     // Output bindings create their container, as the Functions blob extension does.
                     await _service.GetBlobContainerClient(blob.BlobContainerName).CreateIfNotExistsAsync(cancellationToken: token).ConfigureAwait(false);
                     content.Position = start;
-                    return (await blob.UploadAsync(content, overwrite: true, token).ConfigureAwait(false)).Value.ETag.ToString();
+                    return (await blob.UploadAsync(content, options, token).ConfigureAwait(false)).Value.ETag.ToString();
+                }
+            },
+            cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <inheritdoc />
+    public async Task<bool> TryCreateAsync(string key, ReadOnlyMemory<byte> content, CancellationToken cancellationToken = default)
+    {
+        BlobClient blob = GetBlob(key);
+        var options = new BlobUploadOptions { Conditions = new BlobRequestConditions { IfNoneMatch = ETag.All } };
+        return await _pipeline.ExecuteAsync(
+            async token =>
+            {
+                for (int attempt = 0; ; attempt++)
+                {
+                    try
+                    {
+                        await blob.UploadAsync(new BinaryData(content), options, token).ConfigureAwait(false);
+                        return true;
+                    }
+                    catch (RequestFailedException e) when (e.Status is 409 or 412 && e.ErrorCode != BlobErrorCode.ContainerNotFound)
+                    {
+                        return false;
+                    }
+                    catch (RequestFailedException e) when (e.ErrorCode == BlobErrorCode.ContainerNotFound && attempt == 0)
+                    {
+                        await _service.GetBlobContainerClient(blob.BlobContainerName).CreateIfNotExistsAsync(cancellationToken: token).ConfigureAwait(false);
+                    }
                 }
             },
             cancellationToken).ConfigureAwait(false);
@@ -144,7 +176,7 @@ public sealed class AzureBlobStore : IBlobStore
     public async IAsyncEnumerable<BlobListing> ListAsync(string container, string? prefix = null, [System.Runtime.CompilerServices.EnumeratorCancellation] CancellationToken cancellationToken = default)
     {
         BlobContainerClient client = _service.GetBlobContainerClient(container);
-        var pages = client.GetBlobsAsync(new GetBlobsOptions { Prefix = prefix }, cancellationToken).AsPages().GetAsyncEnumerator(cancellationToken);
+        var pages = client.GetBlobsAsync(new GetBlobsOptions { Prefix = prefix, Traits = BlobTraits.Metadata }, cancellationToken).AsPages().GetAsyncEnumerator(cancellationToken);
         try
         {
             while (true)
@@ -166,7 +198,8 @@ public sealed class AzureBlobStore : IBlobStore
 
                 foreach (BlobItem item in page.Values)
                 {
-                    yield return new BlobListing($"{container}/{item.Name}", Quoted(item.Properties.ETag?.ToString()), item.Properties.ContentLength ?? 0);
+                    string? writeId = item.Metadata is { } metadata && metadata.TryGetValue(IBlobStore.WriteIdMetadata, out string? id) ? id : null;
+                    yield return new BlobListing($"{container}/{item.Name}", Quoted(item.Properties.ETag?.ToString()), item.Properties.ContentLength ?? 0, writeId);
                 }
             }
         }

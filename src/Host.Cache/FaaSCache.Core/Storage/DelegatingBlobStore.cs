@@ -14,7 +14,10 @@ public abstract class DelegatingBlobStore(IBlobStore inner) : IBlobStore
         => Inner.FetchAsync(key, ifNoneMatch, consume, cancellationToken);
 
     /// <inheritdoc />
-    public virtual Task<string> UploadAsync(string key, Stream content, CancellationToken cancellationToken = default) => Inner.UploadAsync(key, content, cancellationToken);
+    public virtual Task<string> UploadAsync(string key, Stream content, string? writeId, CancellationToken cancellationToken = default) => Inner.UploadAsync(key, content, writeId, cancellationToken);
+
+    /// <inheritdoc />
+    public virtual Task<bool> TryCreateAsync(string key, ReadOnlyMemory<byte> content, CancellationToken cancellationToken = default) => Inner.TryCreateAsync(key, content, cancellationToken);
 
     /// <inheritdoc />
     public virtual Task<string?> GetVersionAsync(string key, CancellationToken cancellationToken = default) => Inner.GetVersionAsync(key, cancellationToken);

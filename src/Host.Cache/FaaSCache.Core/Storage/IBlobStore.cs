@@ -25,11 +25,15 @@ public delegate Task<T> BlobBodyConsumer<T>(long length, string etag, Stream con
 /// <param name="Key">The key, <c>container/blob</c>.</param>
 /// <param name="ETag">The version.</param>
 /// <param name="Length">The size in bytes.</param>
-public readonly record struct BlobListing(string Key, string ETag, long Length);
+/// <param name="WriteId">The write id a cachelet tagged the blob with when it persisted a write (null for other writers).</param>
+public readonly record struct BlobListing(string Key, string ETag, long Length, string? WriteId = null);
 
 /// <summary>A narrow blob storage API: conditional fetch, upload, version query, delete.</summary>
 public interface IBlobStore
 {
+    /// <summary>The metadata name of a write id (<see cref="UploadAsync(string, Stream, string?, CancellationToken)"/>).</summary>
+    const string WriteIdMetadata = "faascachewrite";
+
     /// <summary>Gets the account endpoint, for messages and banners.</summary>
     Uri AccountUri { get; }
 
@@ -39,8 +43,15 @@ public interface IBlobStore
     /// </summary>
     Task<FetchResult<T>> FetchAsync<T>(string key, string? ifNoneMatch, BlobBodyConsumer<T> consume, CancellationToken cancellationToken = default);
 
-    /// <summary>Uploads <paramref name="content"/> (seekable, replayed on retry); creates the container if needed; returns the new ETag.</summary>
-    Task<string> UploadAsync(string key, Stream content, CancellationToken cancellationToken = default);
+    /// <summary>
+    /// Uploads <paramref name="content"/> (seekable, replayed on retry); creates the container if needed; returns the new
+    /// ETag. A non-null <paramref name="writeId"/> tags the blob (metadata, returned by listings): a cachelet tags an
+    /// asynchronous write with the version it announced, so that whoever lists the blob later can tell it is that write.
+    /// </summary>
+    Task<string> UploadAsync(string key, Stream content, string? writeId, CancellationToken cancellationToken = default);
+
+    /// <summary>Creates the blob only if it does not exist (<c>If-None-Match: *</c>); false when it already does.</summary>
+    Task<bool> TryCreateAsync(string key, ReadOnlyMemory<byte> content, CancellationToken cancellationToken = default);
 
     /// <summary>Returns the current ETag, or null when the blob does not exist.</summary>
     Task<string?> GetVersionAsync(string key, CancellationToken cancellationToken = default);
@@ -50,4 +61,15 @@ public interface IBlobStore
 
     /// <summary>Deletes the blob; false when it did not exist.</summary>
     Task<bool> DeleteAsync(string key, CancellationToken cancellationToken = default);
+}
+
+/// <summary>Shorthands over <see cref="IBlobStore"/>.</summary>
+public static class BlobStoreExtensions
+{
+    /// <summary>Uploads <paramref name="content"/> untagged; returns the new ETag.</summary>
+    public static Task<string> UploadAsync(this IBlobStore store, string key, Stream content, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(store);
+        return store.UploadAsync(key, content, null, cancellationToken);
+    }
 }

@@ -12,8 +12,11 @@ using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
 namespace FaaSCache.Host.Triggers;
 
 /// <summary>
-/// Blob triggers. A write through the cache fires matching functions at once (the paper's cache
-/// triggers); writes made by others are found by polling the trigger containers. A version fires once.
+/// Blob triggers. A write through the cache fires matching functions at once, on the cachelet that committed it (the
+/// paper's cache triggers); writes made by others are found by polling the trigger containers (on each key's owner).
+/// Either way a function fires only after it claimed the write's receipt in storage (<see cref="BlobReceipts"/>), so
+/// each write fires each function exactly once, under every preset and with any number of instances, and across
+/// restarts. A write that never reaches storage (<c>persist: none</c>) fires from its cache event alone.
 /// </summary>
 public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
 {
@@ -24,7 +27,7 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
     private readonly HostSettings _settings;
     private readonly ILogger _logger;
     private readonly ConcurrentDictionary<string, string> _known = new(StringComparer.Ordinal);
-    private readonly ConcurrentDictionary<string, byte> _awaitingPersistence = new(StringComparer.Ordinal);
+    private readonly BlobReceipts _receipts;
     private readonly ConcurrentDictionary<Task, byte> _running = new();
     private readonly CancellationTokenSource _stopping = new();
     private readonly SemaphoreSlim _concurrency = new(8);
@@ -40,6 +43,7 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
         _storage = storage;
         _settings = settings;
         _logger = logger;
+        _receipts = new BlobReceipts(storage, settings.AppName);
         _triggers = app.Functions.Where(f => f.Trigger.Type.Equals("blobTrigger", StringComparison.OrdinalIgnoreCase))
             .Select(f => (f, invoker.TemplateOf(f.Trigger))).ToList();
     }
@@ -55,11 +59,10 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
         if (_cachelet is not null)
         {
             _cachelet.Written += OnCacheWrite;
-            _cachelet.Persisted += OnPersisted;
         }
 
-        // What is in storage at start-up is the baseline: only later writes fire.
-        await ScanAsync(fire: false, cancellationToken).ConfigureAwait(false);
+        // The first scan fires what was written while no instance ran (no receipt yet), as the real host does.
+        await ScanAsync(cancellationToken).ConfigureAwait(false);
         _poller = Task.Run(PollAsync, CancellationToken.None);
     }
 
@@ -69,7 +72,6 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
         if (_cachelet is not null)
         {
             _cachelet.Written -= OnCacheWrite;
-            _cachelet.Persisted -= OnPersisted;
         }
 
         await _stopping.CancelAsync().ConfigureAwait(false);
@@ -83,20 +85,9 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
 
     private void OnCacheWrite(object? sender, BlobWrittenEventArgs e)
     {
-        if (!e.Version.StartsWith('"'))
-        {
-            // Not in storage yet (async persistence): polling must not fire it a second time when it lands.
-            _awaitingPersistence[e.Key] = 0;
-        }
-
+        // A write that never reaches storage (persist: none) has no receipt: only this cache event can fire it.
         _known[e.Key] = e.Version;
-        Fire(e.Key, e.Version, "cache");
-    }
-
-    private void OnPersisted(object? sender, BlobWrittenEventArgs e)
-    {
-        _known[e.Key] = e.Version;
-        _awaitingPersistence.TryRemove(e.Key, out _);
+        Fire(e.Key, e.Version, "cache", claimReceipt: e.ReachesStorage);
     }
 
     private async Task PollAsync()
@@ -106,7 +97,7 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
             try
             {
                 await Task.Delay(_settings.BlobPollInterval, _stopping.Token).ConfigureAwait(false);
-                await ScanAsync(fire: true, _stopping.Token).ConfigureAwait(false);
+                await ScanAsync(_stopping.Token).ConfigureAwait(false);
             }
             catch (OperationCanceledException) when (_stopping.IsCancellationRequested)
             {
@@ -119,29 +110,30 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
         }
     }
 
-    private async Task ScanAsync(bool fire, CancellationToken cancellationToken)
+    private async Task ScanAsync(CancellationToken cancellationToken)
     {
         foreach (string container in _triggers.Select(t => t.Path.LiteralContainer).OfType<string>().Distinct(StringComparer.Ordinal))
         {
             await foreach (BlobListing blob in _storage.ListAsync(container, cancellationToken: cancellationToken).ConfigureAwait(false))
             {
-                if (_awaitingPersistence.ContainsKey(blob.Key) || (_known.TryGetValue(blob.Key, out string? seen) && seen == blob.ETag))
+                string write = BlobReceipts.WriteOf(blob.ETag, blob.WriteId);
+                if (_known.TryGetValue(blob.Key, out string? seen) && seen == write)
                 {
                     continue;
                 }
 
-                _known[blob.Key] = blob.ETag;
+                _known[blob.Key] = write;
 
-                // With several instances, the key's owner fires it: once per write, not once per instance.
-                if (fire && (_owners is null || _owners.IsLocalOwner(blob.Key)))
+                // With several instances, the key's owner polls for it; the receipt makes it once per write regardless.
+                if (_owners is null || _owners.IsLocalOwner(blob.Key))
                 {
-                    Fire(blob.Key, blob.ETag, "blob");
+                    Fire(blob.Key, write, "blob", claimReceipt: true);
                 }
             }
         }
     }
 
-    private void Fire(string key, string version, string kind)
+    private void Fire(string key, string version, string kind, bool claimReceipt)
     {
         foreach ((FunctionDefinition function, BindingTemplate path) in _triggers)
         {
@@ -150,17 +142,23 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
                 continue;
             }
 
-            Task run = RunAsync(function, key, version, kind, captures);
+            Task run = RunAsync(function, key, version, kind, captures, claimReceipt);
             _running[run] = 0;
             _ = run.ContinueWith(t => _running.TryRemove(t, out _), TaskScheduler.Default);
         }
     }
 
-    private async Task RunAsync(FunctionDefinition function, string key, string version, string kind, Dictionary<string, string> captures)
+    private async Task RunAsync(FunctionDefinition function, string key, string version, string kind, Dictionary<string, string> captures, bool claimReceipt)
     {
         await _concurrency.WaitAsync(_stopping.Token).ConfigureAwait(false);
         try
         {
+            if (claimReceipt && !await _receipts.TryClaimAsync(function.Name, key, version, _stopping.Token).ConfigureAwait(false))
+            {
+                _logger.LogDebug("'{Function}' already fired for {Key} at {Version} (receipt found)", function.Name, key, version);
+                return;
+            }
+
             var metadata = new Dictionary<string, TypedData>(StringComparer.Ordinal)
             {
                 ["BlobTrigger"] = new() { String = key },
