@@ -53,6 +53,48 @@ public sealed class PythonHostEndToEndTests(AzuriteFixture azurite)
     }
 
     [Fact]
+    public async Task A_worker_that_does_not_advertise_shared_memory_gets_its_inputs_as_bytes_still_served_from_the_cache()
+    {
+        // A Python worker with SharedMemoryDataTransfer taken out of its capabilities (and its outputs kept inline), as
+        // a worker without shared-memory support (the upstream Node.js worker) behaves.
+        using var workers = new TempFolder("faascache-bytes-workers-");
+        string realWorker = Path.Combine(RepositoryRoot.Find(), "src", "Workers", "python");
+        Directory.CreateDirectory(Path.Combine(workers.Path, "python"));
+        await File.WriteAllTextAsync(Path.Combine(workers.Path, "python", "bytes_only_worker.py"), $$"""
+            import sys
+            sys.path.insert(0, {{JsonSerializer.Serialize(realWorker)}})
+            from faascache_worker import bindings, dispatcher
+            dispatcher.WORKER_CAPABILITIES.pop("SharedMemoryDataTransfer")
+            bindings.OutputPolicy.use_shared_memory = lambda self, size: False
+            import worker
+            sys.exit(worker.main(sys.argv[1:]))
+            """);
+        await File.WriteAllTextAsync(Path.Combine(workers.Path, "python", "worker.config.json"), """
+            { "description": { "language": "python", "extensions": [".py"], "defaultExecutablePath": "/usr/bin/python3", "defaultWorkerPath": "bytes_only_worker.py" } }
+            """);
+        var app = PythonApp.Create();
+        await using RunningHost running = await RunningHost.StartAsync(azurite, app.Build, extraArgs: new Dictionary<string, string> { ["--workers-dir"] = workers.Path });
+        byte[] model = RandomNumberGenerator.GetBytes(3 * 1024 * 1024);
+        await running.UploadAsync(app.Models, "model.bin", model);
+
+        foreach (int _ in new[] { 1, 2 })
+        {
+            using HttpResponseMessage response = await running.SendAsync(HttpMethod.Get, "api/ReadModel?name=model.bin");
+            string body = await response.Content.ReadAsStringAsync();
+            Assert.True(response.StatusCode == HttpStatusCode.OK, $"{response.StatusCode}: {body}");
+            Assert.Contains(Convert.ToHexStringLower(SHA256.HashData(model)), body, StringComparison.Ordinal);
+        }
+
+        IReadOnlyList<InvocationRecord> runs = await running.Host.GetInvocationsAsync("ReadModel");
+        InputRecord second = runs[1].Input("model");
+        // Served from the cache (a local hit), but inside the message: no map named, the whole blob copied.
+        Assert.Equal(("lh", null, (long)model.Length), (second.Source, second.MapName, second.BytesCopied));
+        OutputRecord output = runs[1].Output("result");
+        Assert.Null(output.MapName);
+        Assert.False(output.Adopted);
+    }
+
+    [Fact]
     public async Task A_restarted_host_fires_writes_made_while_it_was_down_and_never_fires_old_ones_again()
     {
         var app = PythonApp.Create();

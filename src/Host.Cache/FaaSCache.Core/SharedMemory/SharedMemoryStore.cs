@@ -116,6 +116,22 @@ public sealed class SharedMemoryStore : IDisposable
         return map;
     }
 
+    /// <summary>
+    /// Copies a region of a map another process wrote into <see cref="MapDirectory"/> (a worker's output when nothing
+    /// adopts it), without taking the file over: it stays the writer's to delete.
+    /// </summary>
+    public byte[] ReadForeign(string mapName, long offset, long count)
+    {
+        ValidateName(mapName);
+        using SharedMemoryMap map = SharedMemoryMap.Open(MapDirectory, mapName);
+        if (offset < 0 || count < 0 || offset + count > map.ContentLength)
+        {
+            throw new SharedMemoryException($"Map '{mapName}' holds {map.ContentLength} bytes; the region at {offset} of {count} bytes is outside it.");
+        }
+
+        return map.Content.Slice(checked((int)offset), checked((int)count)).ToArray();
+    }
+
     /// <summary>Unmaps <paramref name="map"/> and deletes its file.</summary>
     public void Delete(SharedMemoryMap map)
     {

@@ -1,81 +1,67 @@
 using System.Diagnostics;
-using FaaSCache.Caching;
 using FaaSCache.Host.AppModel;
 using FaaSCache.Host.Bindings;
 using FaaSCache.Host.Workers;
-using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
-using Google.Protobuf;
 using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
 
 namespace FaaSCache.Host.Invocation;
 
 /// <summary>What an invocation returned to its trigger.</summary>
-/// <param name="Http">The HTTP response binding, if any.</param>
+/// <param name="Http">The HTTP response, if the function has an HTTP output.</param>
 /// <param name="Record">The invocation record.</param>
-public sealed record InvocationOutcome(RpcHttp? Http, InvocationRecord Record);
+public sealed record InvocationOutcome(HttpResponseData? Http, InvocationRecord Record);
 
 /// <summary>
-/// Runs one invocation: binds blob inputs (a cache lease's map as <c>RpcSharedMemory</c>, or bytes when the
-/// cache is off), sends it to the function's worker, stores outputs (adopting the worker's maps into the
-/// cache without a copy) and releases everything.
+/// Runs one invocation: turns the trigger event into the request, binds blob inputs through the host's blob binder
+/// (the cache's map as <c>RpcSharedMemory</c>, or bytes when the cache is off or the worker cannot map shared memory),
+/// sends it to the function's worker, stores the outputs and releases everything.
 /// </summary>
 public sealed class FunctionInvoker(
     FunctionApp app,
-    IObjectCache? cachelet,
-    IBlobStore storage,
-    SharedMemoryStore sharedMemory,
+    IBlobBinder blobs,
     IReadOnlyDictionary<string, LanguageWorkerManager> workers,
     InvocationLog log,
     ILogger<FunctionInvoker> logger)
 {
+    /// <summary>The worker capability that says it reads inputs from, and writes outputs to, shared memory.</summary>
+    public const string SharedMemoryCapability = "SharedMemoryDataTransfer";
+
     private readonly Dictionary<BindingDefinition, BindingTemplate> _templates = app.Functions
         .SelectMany(f => f.Bindings).Where(b => b.IsBlob).ToDictionary(b => b, b => new BindingTemplate(b.Path!));
 
     /// <summary>Gets the template of a blob binding.</summary>
     public BindingTemplate TemplateOf(BindingDefinition binding) => _templates[binding];
 
-    /// <summary>Invokes <paramref name="function"/>.</summary>
-    /// <param name="function">The function.</param>
-    /// <param name="trigger">The trigger's own parameter (HTTP), or null for a blob trigger.</param>
-    /// <param name="triggerBlobKey">The blob that fired a blob trigger.</param>
-    /// <param name="triggerKind">http, blob or cache (for the record).</param>
-    /// <param name="bindingData">Values for path templates (route, query, blob-name captures).</param>
-    /// <param name="triggerMetadata">Trigger metadata for the worker.</param>
-    /// <param name="cancellationToken">Cancellation.</param>
-    public async Task<InvocationOutcome> InvokeAsync(
-        FunctionDefinition function,
-        TypedData? trigger,
-        string? triggerBlobKey,
-        string triggerKind,
-        IReadOnlyDictionary<string, string> bindingData,
-        IDictionary<string, TypedData> triggerMetadata,
-        CancellationToken cancellationToken)
+    /// <summary>Invokes <paramref name="function"/> for <paramref name="trigger"/>.</summary>
+    public async Task<InvocationOutcome> InvokeAsync(FunctionDefinition function, TriggerEvent trigger, CancellationToken cancellationToken)
     {
-        var record = new InvocationRecord { InvocationId = Guid.NewGuid().ToString(), Function = function.Name, Trigger = triggerKind };
+        var record = new InvocationRecord { InvocationId = Guid.NewGuid().ToString(), Function = function.Name, Trigger = trigger.Kind };
         var clock = Stopwatch.StartNew();
-        var leases = new List<ObjectLease>();
+        var holds = new List<IDisposable>();
         LanguageWorkerManager manager = workers[function.Language];
         try
         {
             // A language whose worker cannot start fails at once, before any input is read.
             manager.ThrowIfUnavailable();
+            WorkerChannel channel = await manager.GetReadyChannelAsync(cancellationToken).ConfigureAwait(false);
+            bool workerMaps = channel.WorkerCapabilities.TryGetValue(SharedMemoryCapability, out string? can)
+                && string.Equals(can, "true", StringComparison.OrdinalIgnoreCase);
             var request = new InvocationRequest { InvocationId = record.InvocationId, FunctionId = function.FunctionId };
-            request.TriggerMetadata.Add(triggerMetadata);
+            request.TriggerMetadata.Add(RpcMessages.Metadata(trigger));
             foreach (BindingDefinition binding in function.Bindings.Where(b => b.Direction != BindingDirection.Out))
             {
                 if (binding.IsTrigger && !binding.IsBlob)
                 {
-                    request.InputData.Add(new ParameterBinding { Name = binding.Name, Data = trigger ?? new TypedData() });
+                    request.InputData.Add(new ParameterBinding { Name = binding.Name, Data = RpcMessages.TriggerData(trigger) });
                 }
                 else if (binding.IsBlob)
                 {
-                    string key = binding.IsTrigger ? triggerBlobKey! : _templates[binding].Resolve(bindingData, binding.Name);
-                    request.InputData.Add(await BindBlobInputAsync(binding, key, record, leases, cancellationToken).ConfigureAwait(false));
+                    string key = binding.IsTrigger && trigger is BlobTriggerEvent blob ? blob.Key : _templates[binding].Resolve(trigger.BindingData, binding.Name);
+                    request.InputData.Add(await BindInputAsync(binding, key, workerMaps, record, holds, cancellationToken).ConfigureAwait(false));
                 }
             }
 
-            WorkerChannel channel = await manager.GetReadyChannelAsync(cancellationToken).ConfigureAwait(false);
             InvocationResponse response = await channel.InvokeAsync(request, function, cancellationToken).ConfigureAwait(false);
             if (response.Result?.Status != StatusResult.Types.Status.Success)
             {
@@ -83,9 +69,9 @@ public sealed class FunctionInvoker(
                 throw new FunctionInvocationException($"Function '{function.Name}' (invocation {record.InvocationId}) failed: {why}");
             }
 
-            RpcHttp? http = await StoreOutputsAsync(function, response, bindingData, record, channel, cancellationToken).ConfigureAwait(false);
+            RpcHttp? http = await StoreOutputsAsync(function, response, trigger.BindingData, record, channel, cancellationToken).ConfigureAwait(false);
             record.Status = "succeeded";
-            return new InvocationOutcome(http, record);
+            return new InvocationOutcome(http is null ? null : RpcMessages.FromRpc(http), record);
         }
         catch (Exception e)
         {
@@ -95,38 +81,24 @@ public sealed class FunctionInvoker(
         }
         finally
         {
-            leases.ForEach(l => l.Dispose());
+            holds.ForEach(h => h.Dispose());
             record.DurationMs = clock.Elapsed.TotalMilliseconds;
             log.Add(record);
         }
     }
 
-    private async Task<ParameterBinding> BindBlobInputAsync(BindingDefinition binding, string key, InvocationRecord record, List<ObjectLease> leases, CancellationToken cancellationToken)
+    private async Task<ParameterBinding> BindInputAsync(BindingDefinition binding, string key, bool workerMaps, InvocationRecord record, List<IDisposable> holds, CancellationToken cancellationToken)
     {
-        bool asString = string.Equals(binding.DataType, "string", StringComparison.OrdinalIgnoreCase);
         try
         {
-            if (cachelet is not null)
+            BoundInput bound = await blobs.BindInputAsync(binding, key, workerMaps, cancellationToken).ConfigureAwait(false);
+            if (bound.Hold is { } hold)
             {
-                ObjectLease lease = await cachelet.ReadAsync(key, cancellationToken).ConfigureAwait(false);
-                leases.Add(lease);
-                record.Inputs.Add(new InputRecord(binding.Name, key, SourceName(lease.Source), lease.MapName, lease.Count, lease.BytesCopied));
-                return new ParameterBinding
-                {
-                    Name = binding.Name,
-                    RpcSharedMemory = new RpcSharedMemory { Name = lease.MapName, Offset = lease.Offset, Count = lease.Count, Type = asString ? RpcDataType.String : RpcDataType.Bytes },
-                };
+                holds.Add(hold);
             }
 
-            // The stock host's way: download, then send the bytes inside the gRPC message.
-            FetchResult<byte[]> fetched = await storage.FetchAsync(key, null, ReadAllAsync, cancellationToken).ConfigureAwait(false);
-            byte[] bytes = fetched.Value!;
-            record.Inputs.Add(new InputRecord(binding.Name, key, "storage", null, bytes.Length, bytes.Length));
-            return new ParameterBinding
-            {
-                Name = binding.Name,
-                Data = asString ? new TypedData { String = System.Text.Encoding.UTF8.GetString(bytes) } : new TypedData { Bytes = UnsafeByteOperations.UnsafeWrap(bytes) },
-            };
+            record.Inputs.Add(bound.Record);
+            return bound.Binding;
         }
         catch (BlobNotFoundException)
         {
@@ -135,13 +107,6 @@ public sealed class FunctionInvoker(
             record.Inputs.Add(new InputRecord(binding.Name, key, "missing", null, 0, 0));
             return new ParameterBinding { Name = binding.Name, Data = new TypedData() };
         }
-    }
-
-    private static async Task<byte[]> ReadAllAsync(long length, string etag, Stream content, CancellationToken cancellationToken)
-    {
-        var bytes = new byte[length];
-        await content.ReadExactlyAsync(bytes, cancellationToken).ConfigureAwait(false);
-        return bytes;
     }
 
     private async Task<RpcHttp?> StoreOutputsAsync(
@@ -183,7 +148,7 @@ public sealed class FunctionInvoker(
                 else if (binding.IsBlob)
                 {
                     string key = _templates[binding].Resolve(bindingData, binding.Name);
-                    record.Outputs.Add(await StoreBlobAsync(binding, key, value, cancellationToken).ConfigureAwait(false));
+                    record.Outputs.Add(await blobs.StoreOutputAsync(binding, key, value, cancellationToken).ConfigureAwait(false));
                 }
             }
         }
@@ -195,63 +160,4 @@ public sealed class FunctionInvoker(
 
         return http;
     }
-
-    private async Task<OutputRecord> StoreBlobAsync(BindingDefinition binding, string key, ParameterBinding value, CancellationToken cancellationToken)
-    {
-        if (value.RpcSharedMemory is { } shm)
-        {
-            if (shm.Offset != 0)
-            {
-                throw new BindingException($"Output '{binding.Name}': a shared-memory region at offset {shm.Offset} cannot be adopted (only whole maps).");
-            }
-
-            if (cachelet is not null)
-            {
-                WriteReceipt receipt = await cachelet.WriteMapAsync(key, shm.Name, cancellationToken).ConfigureAwait(false);
-                return new OutputRecord(binding.Name, key, shm.Name, shm.Count, receipt.Cached, receipt.Persisted, receipt.BytesCopied);
-            }
-
-            // Cache off: copy the bytes out and upload them; the worker deletes its map on close.
-            byte[] bytes = ReadWorkerMap(shm);
-            await storage.UploadAsync(key, new MemoryStream(bytes, writable: false), cancellationToken).ConfigureAwait(false);
-            return new OutputRecord(binding.Name, key, shm.Name, bytes.Length, false, true, bytes.Length);
-        }
-
-        ReadOnlyMemory<byte> data = value.Data.DataCase switch
-        {
-            TypedData.DataOneofCase.Bytes => value.Data.Bytes.Memory,
-            TypedData.DataOneofCase.Stream => value.Data.Stream.Memory,
-            TypedData.DataOneofCase.String => System.Text.Encoding.UTF8.GetBytes(value.Data.String),
-            TypedData.DataOneofCase.Json => System.Text.Encoding.UTF8.GetBytes(value.Data.Json),
-            TypedData.DataOneofCase.None => throw new BindingException($"Output '{binding.Name}' ({key}) got no value."),
-            _ => throw new BindingException($"Output '{binding.Name}' ({key}): a {value.Data.DataCase} value cannot be written to a blob (use bytes or a string)."),
-        };
-        if (cachelet is not null)
-        {
-            WriteReceipt receipt = await cachelet.WriteAsync(key, data, cancellationToken).ConfigureAwait(false);
-            return new OutputRecord(binding.Name, key, null, data.Length, false, receipt.Persisted, receipt.BytesCopied);
-        }
-
-        await storage.UploadAsync(key, new MemoryStream(data.ToArray(), writable: false), cancellationToken).ConfigureAwait(false);
-        return new OutputRecord(binding.Name, key, null, data.Length, false, true, data.Length);
-    }
-
-    private byte[] ReadWorkerMap(RpcSharedMemory shm)
-    {
-        using FileStream file = File.OpenRead(Path.Combine(sharedMemory.MapDirectory, Path.GetFileName(shm.Name)));
-        file.Seek(SharedMemoryMap.HeaderSize + shm.Offset, SeekOrigin.Begin);
-        var bytes = new byte[shm.Count];
-        file.ReadExactly(bytes);
-        return bytes;
-    }
-
-    private static string SourceName(ReadSource source) => source switch
-    {
-        ReadSource.LocalHit => "lh",
-        ReadSource.LocalMiss => "lm",
-        ReadSource.RemoteHit => "rh",
-        ReadSource.RemoteMiss => "rm",
-        ReadSource.StorageFallback => "fallback",
-        _ => "bypass",
-    };
 }

@@ -3,6 +3,7 @@ using FaaSCache.Caching;
 using FaaSCache.Hosting;
 using FaaSCache.Host.Admin;
 using FaaSCache.Host.AppModel;
+using FaaSCache.Host.Bindings;
 using FaaSCache.Host.Invocation;
 using FaaSCache.Host.Triggers;
 using FaaSCache.Host.Workers;
@@ -67,11 +68,13 @@ public static class HostApplication
         services.AddSingleton<WorkerRegistry>();
         services.AddSingleton<InvocationLog>();
         services.AddSingleton<IReadOnlyDictionary<string, LanguageWorkerManager>>(sp => CreateWorkers(app, settings, sp));
+        // One blob binder per mode: through the cache, or as the stock host does.
+        services.AddSingleton<IBlobBinder>(sp => settings.CacheEnabled
+            ? new CachedBlobBinder(sp.GetRequiredService<IObjectCache>())
+            : new StockBlobBinder(sp.GetRequiredService<IBlobStore>(), sp.GetRequiredService<SharedMemoryStore>()));
         services.AddSingleton(sp => new FunctionInvoker(
             app,
-            settings.CacheEnabled ? sp.GetRequiredService<IObjectCache>() : null,
-            sp.GetRequiredService<IBlobStore>(),
-            sp.GetRequiredService<SharedMemoryStore>(),
+            sp.GetRequiredService<IBlobBinder>(),
             sp.GetRequiredService<IReadOnlyDictionary<string, LanguageWorkerManager>>(),
             sp.GetRequiredService<InvocationLog>(),
             sp.GetRequiredService<ILogger<FunctionInvoker>>()));

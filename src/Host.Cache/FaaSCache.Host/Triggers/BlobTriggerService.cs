@@ -1,5 +1,4 @@
 using System.Collections.Concurrent;
-using System.Text.Json;
 using FaaSCache.Caching;
 using FaaSCache.Host.AppModel;
 using FaaSCache.Host.Bindings;
@@ -7,7 +6,6 @@ using FaaSCache.Host.Invocation;
 using FaaSCache.Membership;
 using FaaSCache.Ownership;
 using FaaSCache.Storage;
-using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
 
 namespace FaaSCache.Host.Triggers;
 
@@ -159,19 +157,10 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
                 return;
             }
 
-            var metadata = new Dictionary<string, TypedData>(StringComparer.Ordinal)
-            {
-                ["BlobTrigger"] = new() { String = key },
-                ["Uri"] = new() { String = new Uri(_storage.AccountUri, Uri.EscapeDataString(key).Replace("%2F", "/", StringComparison.Ordinal)).ToString() },
-                ["Properties"] = new() { Json = JsonSerializer.Serialize(new { ETag = version }) },
-            };
-            foreach ((string name, string value) in captures)
-            {
-                metadata[name] = new TypedData { String = value };
-            }
-
+            var blobUri = new Uri(_storage.AccountUri, Uri.EscapeDataString(key).Replace("%2F", "/", StringComparison.Ordinal));
+            var trigger = new BlobTriggerEvent(key, version, kind == "cache" ? BlobTriggerSource.Cache : BlobTriggerSource.Poll, blobUri, captures);
             _logger.LogInformation("Executing '{Function}' (reason: {Kind} trigger on {Key})", function.Name, kind, key);
-            await _invoker.InvokeAsync(function, null, key, kind, captures, metadata, _stopping.Token).ConfigureAwait(false);
+            await _invoker.InvokeAsync(function, trigger, _stopping.Token).ConfigureAwait(false);
         }
         catch (OperationCanceledException) when (_stopping.IsCancellationRequested)
         {

@@ -1,11 +1,8 @@
-using System.Text;
 using System.Text.Json;
 using FaaSCache.Host.AppModel;
 using FaaSCache.Host.Bindings;
 using FaaSCache.Host.Invocation;
 using FaaSCache.Host.Workers;
-using Google.Protobuf;
-using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
 
 namespace FaaSCache.Host.Triggers;
 
@@ -39,41 +36,18 @@ public static class HttpTriggerEndpoints
             body = buffer.ToArray();
         }
 
-        var http = new RpcHttp { Method = request.Method, Url = $"{request.Scheme}://{request.Host}{request.Path}{request.QueryString}" };
-        var bindingData = new Dictionary<string, string>(StringComparer.OrdinalIgnoreCase);
-        var metadata = new Dictionary<string, TypedData>(StringComparer.Ordinal);
-        foreach ((string name, Microsoft.Extensions.Primitives.StringValues values) in request.Headers)
-        {
-            http.Headers[name.ToLowerInvariant()] = values.ToString();
-        }
-
-        foreach ((string name, Microsoft.Extensions.Primitives.StringValues values) in request.Query)
-        {
-            http.Query[name] = values.ToString();
-            bindingData[name] = values.ToString();
-        }
-
-        foreach ((string name, object? value) in request.RouteValues)
-        {
-            string text = Convert.ToString(value, System.Globalization.CultureInfo.InvariantCulture) ?? string.Empty;
-            http.Params[name] = text;
-            bindingData[name] = text;
-            metadata[name] = new TypedData { String = text };
-        }
-
-        if (body.Length > 0)
-        {
-            bool text = IsText(request.ContentType);
-            http.Body = text ? new TypedData { String = Encoding.UTF8.GetString(body) } : new TypedData { Bytes = ByteString.CopyFrom(body) };
-            http.RawBody = http.Body;
-        }
-
-        metadata["Query"] = new TypedData { Json = JsonSerializer.Serialize(http.Query) };
-        metadata["Headers"] = new TypedData { Json = JsonSerializer.Serialize(http.Headers) };
+        var data = new HttpRequestData(
+            request.Method,
+            $"{request.Scheme}://{request.Host}{request.Path}{request.QueryString}",
+            request.Headers.ToDictionary(h => h.Key.ToLowerInvariant(), h => h.Value.ToString(), StringComparer.Ordinal),
+            request.Query.ToDictionary(q => q.Key, q => q.Value.ToString(), StringComparer.Ordinal),
+            request.RouteValues.ToDictionary(r => r.Key, r => Convert.ToString(r.Value, System.Globalization.CultureInfo.InvariantCulture) ?? string.Empty, StringComparer.Ordinal),
+            body,
+            request.ContentType);
         InvocationOutcome outcome;
         try
         {
-            outcome = await invoker.InvokeAsync(function, new TypedData { Http = http }, null, "http", bindingData, metadata, context.RequestAborted);
+            outcome = await invoker.InvokeAsync(function, new HttpTriggerEvent(data), context.RequestAborted);
         }
         catch (WorkerStartupFailedException e)
         {
@@ -101,7 +75,7 @@ public static class HttpTriggerEndpoints
         await context.Response.WriteAsync(JsonSerializer.Serialize(new { error = trimmed }), context.RequestAborted);
     }
 
-    private static async Task WriteResponseAsync(HttpContext context, RpcHttp? http)
+    private static async Task WriteResponseAsync(HttpContext context, HttpResponseData? http)
     {
         if (http is null)
         {
@@ -109,33 +83,17 @@ public static class HttpTriggerEndpoints
             return;
         }
 
-        context.Response.StatusCode = int.TryParse(http.StatusCode, out int status) ? status : StatusCodes.Status200OK;
+        context.Response.StatusCode = http.StatusCode;
         foreach ((string name, string value) in http.Headers)
         {
             context.Response.Headers[name] = value;
         }
 
-        byte[] payload = http.Body?.DataCase switch
-        {
-            TypedData.DataOneofCase.String => Encoding.UTF8.GetBytes(http.Body.String),
-            TypedData.DataOneofCase.Json => Encoding.UTF8.GetBytes(http.Body.Json),
-            TypedData.DataOneofCase.Bytes => http.Body.Bytes.ToByteArray(),
-            TypedData.DataOneofCase.Stream => http.Body.Stream.ToByteArray(),
-            TypedData.DataOneofCase.Int => Encoding.UTF8.GetBytes(http.Body.Int.ToString(System.Globalization.CultureInfo.InvariantCulture)),
-            TypedData.DataOneofCase.Double => Encoding.UTF8.GetBytes(http.Body.Double.ToString(System.Globalization.CultureInfo.InvariantCulture)),
-            _ => [],
-        };
-        if (http.Body?.DataCase == TypedData.DataOneofCase.Json && !context.Response.Headers.ContainsKey("content-type"))
+        if (http.IsJson && !context.Response.Headers.ContainsKey("content-type"))
         {
             context.Response.ContentType = "application/json";
         }
 
-        await context.Response.Body.WriteAsync(payload, context.RequestAborted);
+        await context.Response.Body.WriteAsync(http.Body, context.RequestAborted);
     }
-
-    private static bool IsText(string? contentType)
-        => contentType is not null && (contentType.StartsWith("text/", StringComparison.OrdinalIgnoreCase)
-            || contentType.Contains("json", StringComparison.OrdinalIgnoreCase)
-            || contentType.Contains("xml", StringComparison.OrdinalIgnoreCase)
-            || contentType.Contains("x-www-form-urlencoded", StringComparison.OrdinalIgnoreCase));
 }

@@ -1,0 +1,44 @@
+using FaaSCache.Host.AppModel;
+using FaaSCache.Host.Invocation;
+using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
+
+namespace FaaSCache.Host.Bindings;
+
+/// <summary>An input bound for one invocation: what the worker gets, what the record says, and what to release after.</summary>
+/// <param name="Binding">The parameter sent to the worker.</param>
+/// <param name="Record">How the input reached the worker.</param>
+/// <param name="Hold">What keeps the input alive until the invocation ends (a cache lease), if anything.</param>
+public sealed record BoundInput(ParameterBinding Binding, InputRecord Record, IDisposable? Hold);
+
+/// <summary>
+/// How blob bindings are served: <see cref="CachedBlobBinder"/> (through the cachelet, in shared memory) or
+/// <see cref="StockBlobBinder"/> (as the stock host does: bytes inside the gRPC messages). The host picks one at start.
+/// </summary>
+public interface IBlobBinder
+{
+    /// <summary>
+    /// Binds blob input <paramref name="binding"/> at <paramref name="key"/>. <paramref name="workerMapsSharedMemory"/>
+    /// is the worker's <c>SharedMemoryDataTransfer</c> capability: without it the bytes go inside the message.
+    /// Throws <see cref="Storage.BlobNotFoundException"/> when the blob does not exist.
+    /// </summary>
+    Task<BoundInput> BindInputAsync(BindingDefinition binding, string key, bool workerMapsSharedMemory, CancellationToken cancellationToken);
+
+    /// <summary>Stores a blob output the worker returned.</summary>
+    Task<OutputRecord> StoreOutputAsync(BindingDefinition binding, string key, ParameterBinding value, CancellationToken cancellationToken);
+}
+
+/// <summary>What both binders share: the bytes of an output value that did not come in shared memory.</summary>
+internal static class OutputValues
+{
+    public static ReadOnlyMemory<byte> Bytes(BindingDefinition binding, string key, TypedData data) => data.DataCase switch
+    {
+        TypedData.DataOneofCase.Bytes => data.Bytes.Memory,
+        TypedData.DataOneofCase.Stream => data.Stream.Memory,
+        TypedData.DataOneofCase.String => System.Text.Encoding.UTF8.GetBytes(data.String),
+        TypedData.DataOneofCase.Json => System.Text.Encoding.UTF8.GetBytes(data.Json),
+        TypedData.DataOneofCase.None => throw new BindingException($"Output '{binding.Name}' ({key}) got no value."),
+        _ => throw new BindingException($"Output '{binding.Name}' ({key}): a {data.DataCase} value cannot be written to a blob (use bytes or a string)."),
+    };
+
+    public static bool AsString(BindingDefinition binding) => string.Equals(binding.DataType, "string", StringComparison.OrdinalIgnoreCase);
+}

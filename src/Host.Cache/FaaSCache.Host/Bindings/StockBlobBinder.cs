@@ -1,0 +1,44 @@
+using FaaSCache.Host.AppModel;
+using FaaSCache.Host.Invocation;
+using FaaSCache.SharedMemory;
+using FaaSCache.Storage;
+using Google.Protobuf;
+using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
+
+namespace FaaSCache.Host.Bindings;
+
+/// <summary>
+/// Blob bindings as the stock host serves them (<c>--cache off</c>): every input is downloaded and sent inside the gRPC
+/// message; every output is uploaded, read from the worker's map through the shared-memory store when it came in one.
+/// </summary>
+public sealed class StockBlobBinder(IBlobStore storage, SharedMemoryStore sharedMemory) : IBlobBinder
+{
+    /// <inheritdoc />
+    public async Task<BoundInput> BindInputAsync(BindingDefinition binding, string key, bool workerMapsSharedMemory, CancellationToken cancellationToken)
+    {
+        FetchResult<byte[]> fetched = await storage.FetchAsync(key, null, ReadAllAsync, cancellationToken).ConfigureAwait(false);
+        byte[] bytes = fetched.Value!;
+        TypedData data = OutputValues.AsString(binding)
+            ? new TypedData { String = System.Text.Encoding.UTF8.GetString(bytes) }
+            : new TypedData { Bytes = UnsafeByteOperations.UnsafeWrap(bytes) };
+        return new BoundInput(new ParameterBinding { Name = binding.Name, Data = data }, new InputRecord(binding.Name, key, "storage", null, bytes.Length, bytes.Length), null);
+    }
+
+    /// <inheritdoc />
+    public async Task<OutputRecord> StoreOutputAsync(BindingDefinition binding, string key, ParameterBinding value, CancellationToken cancellationToken)
+    {
+        // The worker deletes its own map when the host closes it.
+        ReadOnlyMemory<byte> bytes = value.RpcSharedMemory is { } shm
+            ? sharedMemory.ReadForeign(shm.Name, shm.Offset, shm.Count)
+            : OutputValues.Bytes(binding, key, value.Data);
+        await storage.UploadAsync(key, new MemoryStream(bytes.ToArray(), writable: false), cancellationToken).ConfigureAwait(false);
+        return new OutputRecord(binding.Name, key, value.RpcSharedMemory?.Name, bytes.Length, false, true, bytes.Length);
+    }
+
+    private static async Task<byte[]> ReadAllAsync(long length, string etag, Stream content, CancellationToken cancellationToken)
+    {
+        var bytes = new byte[length];
+        await content.ReadExactlyAsync(bytes, cancellationToken).ConfigureAwait(false);
+        return bytes;
+    }
+}

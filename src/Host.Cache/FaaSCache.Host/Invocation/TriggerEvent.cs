@@ -1,0 +1,84 @@
+namespace FaaSCache.Host.Invocation;
+
+/// <summary>What started an invocation: typed, so that triggers need not know FunctionRpc.</summary>
+public abstract record TriggerEvent
+{
+    /// <summary>Gets the kind for the invocation record: <c>http</c>, <c>cache</c> (a write through the cache) or <c>blob</c> (found by polling).</summary>
+    public abstract string Kind { get; }
+
+    /// <summary>Gets the values that fill the function's binding path templates (route and query values, blob-name captures).</summary>
+    public abstract IReadOnlyDictionary<string, string> BindingData { get; }
+}
+
+/// <summary>An HTTP request to <c>/api/&lt;route&gt;</c>.</summary>
+/// <param name="Request">The request.</param>
+public sealed record HttpTriggerEvent(HttpRequestData Request) : TriggerEvent
+{
+    /// <inheritdoc />
+    public override string Kind => "http";
+
+    /// <inheritdoc />
+    public override IReadOnlyDictionary<string, string> BindingData { get; } = Request.BindingData();
+}
+
+/// <summary>Where a blob trigger learnt of a write.</summary>
+public enum BlobTriggerSource
+{
+    /// <summary>A write through this instance's cachelet (the paper's cache trigger).</summary>
+    Cache,
+
+    /// <summary>A poll of the trigger container found it (a write made by someone else).</summary>
+    Poll,
+}
+
+/// <summary>A blob write that fires a blob-triggered function.</summary>
+/// <param name="Key">The blob, <c>container/blob</c>.</param>
+/// <param name="Version">The write's version (ETag, or the cachelet's version of an asynchronous write).</param>
+/// <param name="Source">How the write was seen.</param>
+/// <param name="BlobUri">The blob's URI in the storage account.</param>
+/// <param name="Captures">The values the trigger path's template captured.</param>
+public sealed record BlobTriggerEvent(string Key, string Version, BlobTriggerSource Source, Uri BlobUri, IReadOnlyDictionary<string, string> Captures) : TriggerEvent
+{
+    /// <inheritdoc />
+    public override string Kind => Source == BlobTriggerSource.Cache ? "cache" : "blob";
+
+    /// <inheritdoc />
+    public override IReadOnlyDictionary<string, string> BindingData => Captures;
+}
+
+/// <summary>An HTTP request as the trigger sees it.</summary>
+/// <param name="Method">The method.</param>
+/// <param name="Url">The full URL.</param>
+/// <param name="Headers">Headers, names lower-cased.</param>
+/// <param name="Query">Query values.</param>
+/// <param name="RouteValues">Route parameters.</param>
+/// <param name="Body">The body.</param>
+/// <param name="ContentType">The content type, if any.</param>
+public sealed record HttpRequestData(
+    string Method,
+    string Url,
+    IReadOnlyDictionary<string, string> Headers,
+    IReadOnlyDictionary<string, string> Query,
+    IReadOnlyDictionary<string, string> RouteValues,
+    ReadOnlyMemory<byte> Body,
+    string? ContentType)
+{
+    /// <summary>Query values, then route values on top: what path templates like <c>{name}</c> resolve from.</summary>
+    public IReadOnlyDictionary<string, string> BindingData()
+    {
+        var data = new Dictionary<string, string>(Query, StringComparer.OrdinalIgnoreCase);
+        foreach ((string name, string value) in RouteValues)
+        {
+            data[name] = value;
+        }
+
+        return data;
+    }
+}
+
+/// <summary>The HTTP response a function returned.</summary>
+/// <param name="StatusCode">The status code.</param>
+/// <param name="Headers">Headers.</param>
+/// <param name="Body">The body.</param>
+/// <param name="IsJson">True when the function returned JSON (content type application/json unless it set one).</param>
+public sealed record HttpResponseData(int StatusCode, IReadOnlyDictionary<string, string> Headers, byte[] Body, bool IsJson);
