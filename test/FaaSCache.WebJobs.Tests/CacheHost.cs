@@ -111,6 +111,8 @@ internal sealed class CacheHost : IAsyncDisposable
             ["AzureWebJobsStorage"] = azurite.ConnectionString,
             [SharedMemoryStore.DirectoriesSetting] = shm.Path,
             [FaaSCacheWebJobsBuilderExtensions.InstanceIdSetting] = "webjobs-test-" + Guid.NewGuid().ToString("N")[..8],
+            // Each host its own app (a membership of its own) unless a test puts several in one.
+            ["FaaSCache:AppName"] = "webjobs-app-" + Guid.NewGuid().ToString("N")[..8],
         };
         foreach ((string key, string? value) in settings ?? new Dictionary<string, string?>())
         {

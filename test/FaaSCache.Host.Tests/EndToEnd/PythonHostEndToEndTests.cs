@@ -95,6 +95,26 @@ public sealed class PythonHostEndToEndTests(AzuriteFixture azurite)
     }
 
     [Fact]
+    public async Task The_cache_counters_are_scraped_by_prometheus_on_the_admin_port()
+    {
+        var app = PythonApp.Create();
+        await using RunningHost running = await RunningHost.StartAsync(azurite, app.Build);
+        await running.UploadAsync(app.Models, "m.bin", new byte[1000]);
+        foreach (int _ in new[] { 1, 2 })
+        {
+            using HttpResponseMessage read = await running.SendAsync(HttpMethod.Get, "api/ReadModel?name=m.bin");
+            Assert.Equal(HttpStatusCode.OK, read.StatusCode);
+        }
+
+        // The exporter collects on scrape; what the admin status counts, /metrics shows too.
+        string metrics = await running.Host.Http.GetStringAsync("metrics");
+        Assert.Matches(@"faascache_misses_total\{[^}]*type=""local""[^}]*\} 1", metrics);
+        Assert.Matches(@"faascache_hits_total\{[^}]*type=""local""[^}]*\} 1", metrics);
+        HostStatus status = await running.Host.GetStatusAsync();
+        Assert.Equal((1L, 1L), (status.Count.LocalMisses, status.Count.LocalHits));
+    }
+
+    [Fact]
     public async Task A_restarted_host_fires_writes_made_while_it_was_down_and_never_fires_old_ones_again()
     {
         var app = PythonApp.Create();
