@@ -1,20 +1,40 @@
 #!/usr/bin/env bash
-# Runs every test of the project: .NET (xunit), Python worker (pytest), Node worker (node --test).
+# Runs every test of the project: .NET (xunit), Python worker (pytest), Node worker (node --test), and the linters.
 # First the set-up (scripts/setup.sh): it installs what is missing and ends with its checks (setup.sh --check),
 # so a missing install step fails here in seconds, naming the package, instead of as test failures.
 # Each suite prints its runner's summary; the last line sums them up.
+#
+# usage: scripts/test.sh          everything: unit, integration (Azurite, real processes) and cluster tests
+#        scripts/test.sh --fast   the unit tier: .NET tests with [Trait("Category", "Unit")] (no server, no child
+#                                 process), the linters and both workers' suites; checks the set-up, installs nothing
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+fast=0
+case "${1:-}" in
+    "") ;;
+    --fast) fast=1 ;;
+    -h|--help) sed -n '6,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "scripts/test.sh: unknown option '$1' (allowed: --fast)" >&2; exit 2 ;;
+esac
 started=$SECONDS
-echo "== set-up and its checks (scripts/setup.sh) =="
-bash scripts/setup.sh || { echo "FAILED: the set-up's checks (above) name what is missing"; exit 1; }
+if [ "$fast" -eq 1 ]; then
+    echo "== set-up check (scripts/setup.sh --check) =="
+    bash scripts/setup.sh --check || { echo "FAILED: the set-up's checks (above) name what is missing: run bash scripts/setup.sh"; exit 1; }
+else
+    echo "== set-up and its checks (scripts/setup.sh) =="
+    bash scripts/setup.sh || { echo "FAILED: the set-up's checks (above) name what is missing"; exit 1; }
+fi
 
 failed_suites=()
 echo "== .NET tests =="
 dotnet build FaaSCache.sln -c Debug --verbosity quiet -nologo || failed_suites+=("dotnet build")
 if [[ ! " ${failed_suites[*]} " =~ " dotnet build " ]]; then
-    dotnet test FaaSCache.sln --no-build --verbosity quiet -nologo || failed_suites+=(dotnet)
+    filter=()
+    [ "$fast" -eq 0 ] || filter=(--filter "Category=Unit")
+    tests_started=$SECONDS
+    dotnet test FaaSCache.sln --no-build --verbosity quiet -nologo "${filter[@]}" || failed_suites+=(dotnet)
+    echo ".NET tests ran in $((SECONDS - tests_started)) s"
 fi
 
 echo "== Lint: flake8 (Python worker), tsc --checkJs (Node worker) =="

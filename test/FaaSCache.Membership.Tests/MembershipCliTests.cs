@@ -7,6 +7,7 @@ using Xunit.Abstractions;
 namespace FaaSCache.Membership.Tests;
 
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
 public sealed class MembershipCliTests(AzuriteFixture azurite, ITestOutputHelper output)
 {
     [Fact]

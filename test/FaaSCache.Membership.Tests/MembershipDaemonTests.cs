@@ -15,6 +15,7 @@ using FaaSCache.Peers;
 namespace FaaSCache.Membership.Tests;
 
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
 public sealed class MembershipDaemonTests(AzuriteFixture azurite, ITestOutputHelper output)
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(20);

@@ -3,6 +3,7 @@ using Xunit;
 
 namespace FaaSCache.Membership.Tests;
 
+[Trait("Category", "Unit")]
 public sealed class MembershipListTests
 {
     private static readonly DateTimeOffset Now = new(2026, 1, 2, 3, 4, 5, TimeSpan.Zero);

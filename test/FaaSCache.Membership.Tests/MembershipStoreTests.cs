@@ -6,6 +6,7 @@ using Xunit.Abstractions;
 namespace FaaSCache.Membership.Tests;
 
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
 public sealed class MembershipStoreTests(AzuriteFixture azurite, ITestOutputHelper output)
 {
     private static readonly DateTimeOffset Started = new(2026, 1, 2, 3, 4, 5, TimeSpan.Zero);

@@ -9,6 +9,7 @@ namespace FaaSCache.Peers.Tests;
 
 /// <summary>Remote hits, misses, ranges, writes, version queries and invalidations between real cachelets over gRPC.</summary>
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
 public sealed class GrpcPeerTests(AzuriteFixture azurite)
 {
     [Theory]

@@ -8,6 +8,7 @@ namespace FaaSCache.Peers.Tests;
 
 /// <summary>Peers of one app authenticate each other with a key derived from the app's storage secret.</summary>
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
 public sealed class PeerAuthTests(AzuriteFixture azurite)
 {
     private const string VersionMethod = "/faascache.peer.CacheletPeer/GetVersion";

@@ -10,6 +10,7 @@ namespace FaaSCache.Peers.Tests;
 
 /// <summary>Every transfer carries an XxHash3 of its bytes; the receiver checks it before the object exists for anyone.</summary>
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
 public sealed class PeerCorruptionTests(AzuriteFixture azurite)
 {
     private const int Size = 5_000_000;

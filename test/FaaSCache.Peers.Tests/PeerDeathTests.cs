@@ -13,6 +13,7 @@ namespace FaaSCache.Peers.Tests;
 
 /// <summary>An owner that dies in the middle of a transfer costs the reader a storage read, never a partial object.</summary>
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
 public sealed class PeerDeathTests(AzuriteFixture azurite)
 {
     private const int Size = 50_000_000;

@@ -6,6 +6,7 @@ namespace FaaSCache.Peers.Tests;
 
 /// <summary>Keeps the throughput measurement (<c>dotnet FaaSCache.Peers.Tests.dll measure</c>) working; the numbers are in the README.</summary>
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
 public sealed class PeerThroughputTests(AzuriteFixture azurite, ITestOutputHelper output)
 {
     [Fact]

@@ -11,6 +11,7 @@ namespace FaaSCache.WebJobs.Tests;
 /// (blob URI, ETag), on a miss write a map and TryPut it, hand it to the worker, DecrementActiveReference.
 /// </summary>
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
 public sealed class FaaSCacheFunctionDataCacheTests(AzuriteFixture azurite)
 {
     private const string CapacityKey = "AzureWebJobs:extensions:faasCache:capacityBytes";

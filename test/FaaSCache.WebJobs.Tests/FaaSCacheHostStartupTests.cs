@@ -12,6 +12,7 @@ namespace FaaSCache.WebJobs.Tests;
 
 /// <summary>How the extension comes up in a real WebJobs host: configuration path, start-up banner, failures.</summary>
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
 public sealed class FaaSCacheHostStartupTests(AzuriteFixture azurite)
 {
     private static readonly string ProviderCategory = typeof(FaaSCacheExtensionConfigProvider).FullName!;

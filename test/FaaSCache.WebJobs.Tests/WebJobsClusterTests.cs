@@ -11,6 +11,7 @@ namespace FaaSCache.WebJobs.Tests;
 /// the peer service on their own ports, and apply the app's consistency preset across them, as FaaSCache hosts do.
 /// </summary>
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
 public sealed class WebJobsClusterTests(AzuriteFixture azurite)
 {
     [Fact]

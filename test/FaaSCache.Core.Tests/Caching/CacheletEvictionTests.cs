@@ -8,8 +8,8 @@ using Xunit;
 
 namespace FaaSCache.Core.Tests.Caching;
 
-[Collection(AzuriteCollection.Name)]
-public sealed class CacheletEvictionTests(AzuriteFixture azurite)
+[Trait("Category", "Unit")]
+public sealed class CacheletEvictionTests
 {
     private const int KiB = 1024;
 
@@ -22,7 +22,6 @@ public sealed class CacheletEvictionTests(AzuriteFixture azurite)
     public async Task EvictionFollowsThePolicyOrder(EvictionPolicy policy, string[] firstVictims, string[] allVictims)
     {
         await using var h = await CacheletHarness.CreateAsync(
-            azurite,
             o =>
             {
                 o.Consistency = ConsistencyPreset.Local;
@@ -62,7 +61,7 @@ public sealed class CacheletEvictionTests(AzuriteFixture azurite)
     [Fact]
     public async Task LruEvictsTheLeastRecentlyUsedOwnedObjectWhenNoNonOwnedOneIsLeft()
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite, o => { o.Consistency = ConsistencyPreset.Local; o.CapacityBytes = 1024 * KiB; });
+        await using var h = await CacheletHarness.CreateAsync(o => { o.Consistency = ConsistencyPreset.Local; o.CapacityBytes = 1024 * KiB; });
         string[] keys = new[] { "x1", "x2", "x3" }.Select(h.Key).ToArray();
         foreach (string key in keys)
         {
@@ -80,7 +79,7 @@ public sealed class CacheletEvictionTests(AzuriteFixture azurite)
     [Fact]
     public async Task AnObjectInUseIsNeverEvicted()
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite, o => { o.Consistency = ConsistencyPreset.Local; o.CapacityBytes = 1024 * KiB; });
+        await using var h = await CacheletHarness.CreateAsync(o => { o.Consistency = ConsistencyPreset.Local; o.CapacityBytes = 1024 * KiB; });
         byte[] content = CacheletHarness.RandomBytes(600 * KiB);
         await h.UploadDirectAsync("in-use", content);
         using ObjectLease held = await h.Cachelet.ReadAsync(h.Key("in-use"));
@@ -104,7 +103,7 @@ public sealed class CacheletEvictionTests(AzuriteFixture azurite)
     [Fact]
     public async Task AReplacedVersionStaysReadableUntilItsLeaseIsReleased()
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite, o => o.Consistency = ConsistencyPreset.Local);
+        await using var h = await CacheletHarness.CreateAsync(o => o.Consistency = ConsistencyPreset.Local);
         await h.Cachelet.WriteAsync(h.Key("v"), new byte[] { 1 });
         ObjectLease old = await h.Cachelet.ReadAsync(h.Key("v"));
         await h.Cachelet.WriteAsync(h.Key("v"), new byte[] { 2 });
@@ -121,7 +120,7 @@ public sealed class CacheletEvictionTests(AzuriteFixture azurite)
     public async Task AnObjectExpiresAfterItsTtl()
     {
         var time = new FakeTimeProvider(DateTimeOffset.UnixEpoch);
-        await using var h = await CacheletHarness.CreateAsync(azurite, o => { o.Consistency = ConsistencyPreset.Local; o.Eviction.Ttl = TimeSpan.FromMinutes(5); }, time: time);
+        await using var h = await CacheletHarness.CreateAsync(o => { o.Consistency = ConsistencyPreset.Local; o.Eviction.Ttl = TimeSpan.FromMinutes(5); }, time: time);
         await h.UploadDirectAsync("t", [1]);
         (await h.Cachelet.ReadAsync(h.Key("t"))).Dispose();
 
@@ -141,7 +140,7 @@ public sealed class CacheletEvictionTests(AzuriteFixture azurite)
     public async Task ExpiredObjectsAreFreedInTheBackgroundWithoutBeingReadAgain()
     {
         var time = new FakeTimeProvider(DateTimeOffset.UnixEpoch);
-        await using var h = await CacheletHarness.CreateAsync(azurite, o => { o.Consistency = ConsistencyPreset.Local; o.Eviction.Ttl = TimeSpan.FromMinutes(4); }, time: time);
+        await using var h = await CacheletHarness.CreateAsync(o => { o.Consistency = ConsistencyPreset.Local; o.Eviction.Ttl = TimeSpan.FromMinutes(4); }, time: time);
         await h.UploadDirectAsync("t", new byte[1000]);
         (await h.Cachelet.ReadAsync(h.Key("t"))).Dispose();
         Assert.Single(h.MapFiles());
@@ -159,7 +158,7 @@ public sealed class CacheletEvictionTests(AzuriteFixture azurite)
     public async Task ExpiredObjectsAreEvictedBeforeLiveOnes()
     {
         var time = new FakeTimeProvider(DateTimeOffset.UnixEpoch);
-        await using var h = await CacheletHarness.CreateAsync(azurite, o => { o.Consistency = ConsistencyPreset.Local; o.CapacityBytes = 1024 * KiB; o.Eviction.Ttl = TimeSpan.FromMinutes(1); }, time: time);
+        await using var h = await CacheletHarness.CreateAsync(o => { o.Consistency = ConsistencyPreset.Local; o.CapacityBytes = 1024 * KiB; o.Eviction.Ttl = TimeSpan.FromMinutes(1); }, time: time);
         await h.Cachelet.WriteAsync(h.Key("old"), new byte[300 * KiB]);
         time.Advance(TimeSpan.FromSeconds(50));
         await h.Cachelet.WriteAsync(h.Key("young"), new byte[300 * KiB]);

@@ -1,65 +1,87 @@
-using Azure.Storage.Blobs;
 using FaaSCache.Caching;
-using FaaSCache.Membership;
-using FaaSCache.Ownership;
 using FaaSCache.Options;
+using FaaSCache.Ownership;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
 using FaaSCache.TestSupport;
 
 namespace FaaSCache.Core.Tests.Caching;
 
-/// <summary>A cachelet on a fresh container of the shared Azurite and a private shared-memory root.</summary>
+/// <summary>
+/// A cachelet on its own container and a private shared-memory root: over <see cref="InMemoryBlobStore"/> for unit tests
+/// (<see cref="CreateAsync"/>), or over the shared Azurite for the few that need real storage (<see cref="CreateOnAzuriteAsync"/>).
+/// </summary>
 internal sealed class CacheletHarness : IAsyncDisposable
 {
-    private CacheletHarness(TempShmDirectory shm, BlobContainerClient container, Cachelet cachelet)
+    private readonly IBlobStore _direct;
+
+    private CacheletHarness(TempShmDirectory shm, string container, IBlobStore direct, Cachelet cachelet)
     {
         Shm = shm;
-        Container = container;
+        ContainerName = container;
+        _direct = direct;
         Cachelet = cachelet;
     }
 
     public TempShmDirectory Shm { get; }
 
-    public BlobContainerClient Container { get; }
+    /// <summary>Gets the container this harness's keys live in.</summary>
+    public string ContainerName { get; }
 
     public Cachelet Cachelet { get; }
 
     public string MapDirectory => Cachelet.SharedMemory.MapDirectory;
 
-    public static async Task<CacheletHarness> CreateAsync(
-        AzuriteFixture azurite,
+    /// <summary>A cachelet over an in-memory store (no server: a unit test).</summary>
+    public static Task<CacheletHarness> CreateAsync(
         Action<FaaSCacheOptions>? configure = null,
         IOwnerLocator? owners = null,
         TimeProvider? time = null,
         Func<IBlobStore, IBlobStore>? wrapStorage = null,
         string instanceId = "test")
     {
-        var options = new FaaSCacheOptions { CapacityBytes = 64L << 20 };
-        configure?.Invoke(options);
-        var shm = new TempShmDirectory();
-        BlobContainerClient container = await azurite.CreateContainerAsync("cachelet");
-        IBlobStore storage = AzureBlobStore.FromConnectionString(azurite.ConnectionString);
-        storage = wrapStorage?.Invoke(storage) ?? storage;
-        var cachelet = new Cachelet(options, storage, new SharedMemoryStore(instanceId, [shm.Path]), owners, time);
-        return new CacheletHarness(shm, container, cachelet);
+        var store = new InMemoryBlobStore();
+        string container = "cachelet-" + Guid.NewGuid().ToString("N")[..8];
+        store.CreateContainer(container);
+        return Task.FromResult(Create(store, container, configure, owners, time, wrapStorage, instanceId));
     }
 
-    public string Key(string name) => $"{Container.Name}/{name}";
+    /// <summary>A cachelet over a fresh container of the shared Azurite (an integration test).</summary>
+    public static async Task<CacheletHarness> CreateOnAzuriteAsync(AzuriteFixture azurite, Action<FaaSCacheOptions>? configure = null)
+    {
+        string container = (await azurite.CreateContainerAsync("cachelet")).Name;
+        return Create(AzureBlobStore.FromConnectionString(azurite.ConnectionString), container, configure, null, null, null, "test");
+    }
 
-    public async Task<string> UploadDirectAsync(string name, byte[] content)
-        => (await Container.GetBlobClient(name).UploadAsync(new BinaryData(content), overwrite: true)).Value.ETag.ToString();
+    public string Key(string name) => $"{ContainerName}/{name}";
 
+    /// <summary>Writes a blob behind the cache's back; returns its ETag.</summary>
+    public Task<string> UploadDirectAsync(string name, byte[] content) => _direct.UploadAsync(Key(name), new MemoryStream(content));
+
+    /// <summary>Reads a blob behind the cache's back; null when it does not exist.</summary>
     public async Task<byte[]?> DownloadDirectAsync(string name)
     {
-        BlobClient blob = Container.GetBlobClient(name);
-        if (!(await blob.ExistsAsync()).Value)
+        try
+        {
+            FetchResult<byte[]> fetched = await _direct.FetchAsync(Key(name), null, async (length, _, content, token) =>
+            {
+                var bytes = new byte[length];
+                await content.ReadExactlyAsync(bytes, token);
+                return bytes;
+            });
+            return fetched.Value;
+        }
+        catch (BlobNotFoundException)
         {
             return null;
         }
-
-        return (await blob.DownloadContentAsync()).Value.Content.ToArray();
     }
+
+    /// <summary>Storage's version of a blob, or null.</summary>
+    public Task<string?> VersionAsync(string name) => _direct.GetVersionAsync(Key(name));
+
+    /// <summary>Deletes a blob behind the cache's back.</summary>
+    public Task<bool> DeleteDirectAsync(string name) => _direct.DeleteAsync(Key(name));
 
     public string[] MapFiles() => Directory.GetFiles(MapDirectory);
 
@@ -74,5 +96,22 @@ internal sealed class CacheletHarness : IAsyncDisposable
         var bytes = new byte[length];
         new Random(seed).NextBytes(bytes);
         return bytes;
+    }
+
+    private static CacheletHarness Create(
+        IBlobStore direct,
+        string container,
+        Action<FaaSCacheOptions>? configure,
+        IOwnerLocator? owners,
+        TimeProvider? time,
+        Func<IBlobStore, IBlobStore>? wrapStorage,
+        string instanceId)
+    {
+        var options = new FaaSCacheOptions { CapacityBytes = 64L << 20 };
+        configure?.Invoke(options);
+        var shm = new TempShmDirectory();
+        IBlobStore storage = wrapStorage?.Invoke(direct) ?? direct;
+        var cachelet = new Cachelet(options, storage, new SharedMemoryStore(instanceId, [shm.Path]), owners, time);
+        return new CacheletHarness(shm, container, direct, cachelet);
     }
 }

@@ -8,6 +8,7 @@ using Xunit;
 
 namespace FaaSCache.Core.Tests.Caching;
 
+[Trait("Category", "Unit")]
 public sealed class CacheletOptionsTests
 {
     [Fact]

@@ -1,5 +1,4 @@
 using System.Text;
-using Azure.Storage.Blobs;
 using FaaSCache.Caching;
 using FaaSCache.Membership;
 using FaaSCache.Ownership;
@@ -11,16 +10,16 @@ using Xunit;
 
 namespace FaaSCache.Core.Tests.Caching;
 
-/// <summary>Three real cachelets on one Azurite container, joined by an in-process transport.</summary>
-[Collection(AzuriteCollection.Name)]
-public sealed class CacheletPeerTests(AzuriteFixture azurite)
+/// <summary>Three real cachelets on one (in-memory) storage account, joined by an in-process transport.</summary>
+[Trait("Category", "Unit")]
+public sealed class CacheletPeerTests
 {
     private static readonly string[] Members = ["a", "b", "c"];
 
     [Fact]
     public async Task AReadOwnedByAnotherMemberIsARemoteMissThenARemoteHitElsewhereThenLocalHits()
     {
-        await using var cluster = await Cluster.StartAsync(azurite, ConsistencyPreset.OwnerLocalRead);
+        await using var cluster = await Cluster.StartAsync(ConsistencyPreset.OwnerLocalRead);
         string key = cluster.KeyOwnedBy("b");
         byte[] content = CacheletHarness.RandomBytes(1_000_000);
         await cluster.UploadAsync(key, content);
@@ -49,7 +48,7 @@ public sealed class CacheletPeerTests(AzuriteFixture azurite)
     [Fact]
     public async Task WhenTheOwnerIsDownTheReaderFallsBackToStorageAndCountsIt()
     {
-        await using var cluster = await Cluster.StartAsync(azurite, ConsistencyPreset.Local);
+        await using var cluster = await Cluster.StartAsync(ConsistencyPreset.Local);
         string key = cluster.KeyOwnedBy("b");
         await cluster.UploadAsync(key, [1, 2, 3]);
         cluster.Peers.TakeDown("b");
@@ -68,7 +67,7 @@ public sealed class CacheletPeerTests(AzuriteFixture azurite)
     [InlineData(ConsistencyPreset.Owner)]
     public async Task AfterAWriteByOneMemberEveryOtherMemberReadsTheNewValue(ConsistencyPreset preset)
     {
-        await using var cluster = await Cluster.StartAsync(azurite, preset);
+        await using var cluster = await Cluster.StartAsync(preset);
         string key = cluster.KeyOwnedBy("b");
         await cluster.UploadAsync(key, Encoding.UTF8.GetBytes("1"));
         foreach (string m in Members)
@@ -95,7 +94,7 @@ public sealed class CacheletPeerTests(AzuriteFixture azurite)
     [Fact]
     public async Task UnderOwnerAStaleCopyIsCaughtByTheVersionQueryEvenWithoutInvalidation()
     {
-        await using var cluster = await Cluster.StartAsync(azurite, ConsistencyPreset.Owner);
+        await using var cluster = await Cluster.StartAsync(ConsistencyPreset.Owner);
         string key = cluster.KeyOwnedBy("b");
         await cluster.UploadAsync(key, Encoding.UTF8.GetBytes("old"));
         (await cluster["c"].ReadAsync(key)).Dispose();
@@ -112,7 +111,7 @@ public sealed class CacheletPeerTests(AzuriteFixture azurite)
     [Fact]
     public async Task UnderLocalAWriteStaysOnTheWriterAndOthersKeepTheirCopy()
     {
-        await using var cluster = await Cluster.StartAsync(azurite, ConsistencyPreset.Local);
+        await using var cluster = await Cluster.StartAsync(ConsistencyPreset.Local);
         string key = cluster.KeyOwnedBy("b");
         await cluster.UploadAsync(key, Encoding.UTF8.GetBytes("1"));
         (await cluster["c"].ReadAsync(key)).Dispose();
@@ -128,7 +127,7 @@ public sealed class CacheletPeerTests(AzuriteFixture azurite)
     [Fact]
     public async Task AForwardedWriteRaisesTheCacheTriggerOnTheOwnerOnly()
     {
-        await using var cluster = await Cluster.StartAsync(azurite, ConsistencyPreset.Strong);
+        await using var cluster = await Cluster.StartAsync(ConsistencyPreset.Strong);
         string key = cluster.KeyOwnedBy("c");
         var fired = Members.ToDictionary(m => m, _ => 0);
         foreach (string m in Members)
@@ -146,7 +145,7 @@ public sealed class CacheletPeerTests(AzuriteFixture azurite)
     [Fact]
     public async Task AWriteWhoseOwnerIsDownIsPersistedByTheWriter()
     {
-        await using var cluster = await Cluster.StartAsync(azurite, ConsistencyPreset.Owner);
+        await using var cluster = await Cluster.StartAsync(ConsistencyPreset.Owner);
         string key = cluster.KeyOwnedBy("b");
         cluster.Peers.TakeDown("b");
 
@@ -159,7 +158,7 @@ public sealed class CacheletPeerTests(AzuriteFixture azurite)
     [Fact]
     public async Task ANewOwnerTakesAMovedObjectFromThePreviousOwnerInsteadOfStorage()
     {
-        await using var cluster = await Cluster.StartAsync(azurite, ConsistencyPreset.OwnerLocalRead, members: ["a", "b"]);
+        await using var cluster = await Cluster.StartAsync(ConsistencyPreset.OwnerLocalRead, members: ["a", "b"]);
         // A key owned by b now, and by the newcomer c once it joins.
         string key = cluster.KeyMovingTo("b", "c");
         await cluster.UploadAsync(key, new byte[1000]);
@@ -174,7 +173,7 @@ public sealed class CacheletPeerTests(AzuriteFixture azurite)
     [Fact]
     public async Task AnOwnersReadsForPeersAreCountedApartFromItsOwnFunctionsReads()
     {
-        await using var cluster = await Cluster.StartAsync(azurite, ConsistencyPreset.OwnerLocalRead);
+        await using var cluster = await Cluster.StartAsync(ConsistencyPreset.OwnerLocalRead);
         string key = cluster.KeyOwnedBy("b");
         await cluster.UploadAsync(key, new byte[4096]);
 
@@ -192,7 +191,7 @@ public sealed class CacheletPeerTests(AzuriteFixture azurite)
     [Fact]
     public async Task AWriteForwardedToTheOwnerCountsOnceAsAWriteAcrossTheCluster()
     {
-        await using var cluster = await Cluster.StartAsync(azurite, ConsistencyPreset.Owner);
+        await using var cluster = await Cluster.StartAsync(ConsistencyPreset.Owner);
         string key = cluster.KeyOwnedBy("b");
 
         WriteReceipt receipt = await cluster["a"].WriteAsync(key, new byte[1000]);
@@ -208,7 +207,7 @@ public sealed class CacheletPeerTests(AzuriteFixture azurite)
     [Fact]
     public async Task AfterAMemberJoinsOwnershipIsReDerivedFromTheNewRing()
     {
-        await using var cluster = await Cluster.StartAsync(azurite, ConsistencyPreset.OwnerLocalRead, members: ["a", "b"]);
+        await using var cluster = await Cluster.StartAsync(ConsistencyPreset.OwnerLocalRead, members: ["a", "b"]);
         string key = cluster.KeyMovingTo("b", "c");
         await cluster.UploadAsync(key, new byte[1000]);
         (await cluster["b"].ReadAsync(key)).Dispose();
@@ -224,31 +223,30 @@ public sealed class CacheletPeerTests(AzuriteFixture azurite)
     {
         private readonly Dictionary<string, (Cachelet Cachelet, RingOwnerLocator Ring, TempShmDirectory Shm)> _members = [];
         private readonly FaaSCacheOptions _options;
-        private readonly AzuriteFixture _azurite;
+        private readonly InMemoryBlobStore _storage = new();
 
-        private Cluster(AzuriteFixture azurite, BlobContainerClient container, FaaSCacheOptions options)
+        private Cluster(string container, FaaSCacheOptions options)
         {
-            _azurite = azurite;
             Container = container;
             _options = options;
         }
 
         public InProcessPeers Peers { get; } = new();
 
-        public BlobContainerClient Container { get; }
+        public string Container { get; }
 
         public Cachelet this[string id] => _members[id].Cachelet;
 
-        public static async Task<Cluster> StartAsync(AzuriteFixture azurite, ConsistencyPreset preset, string[]? members = null)
+        public static Task<Cluster> StartAsync(ConsistencyPreset preset, string[]? members = null)
         {
-            var cluster = new Cluster(azurite, await azurite.CreateContainerAsync("peers"), new FaaSCacheOptions { Consistency = preset, CapacityBytes = 64L << 20 });
+            var cluster = new Cluster("peers-" + Guid.NewGuid().ToString("N")[..8], new FaaSCacheOptions { Consistency = preset, CapacityBytes = 64L << 20 });
             members ??= Members;
             foreach (string id in members)
             {
                 cluster.AddMember(id, members);
             }
 
-            return cluster;
+            return Task.FromResult(cluster);
         }
 
         public Task JoinAsync(string id)
@@ -268,21 +266,19 @@ public sealed class CacheletPeerTests(AzuriteFixture azurite)
         public string KeyOwnedBy(string member)
         {
             ConsistentHashRing ring = _members.Values.First().Ring.Current;
-            return Enumerable.Range(0, 10_000).Select(i => $"{Container.Name}/k{i}").First(k => ring.GetOwner(k) == member);
+            return Enumerable.Range(0, 10_000).Select(i => $"{Container}/k{i}").First(k => ring.GetOwner(k) == member);
         }
 
         public string KeyMovingTo(string from, string to)
         {
             ConsistentHashRing now = _members.Values.First().Ring.Current;
             ConsistentHashRing later = now.WithMember(to);
-            return Enumerable.Range(0, 10_000).Select(i => $"{Container.Name}/k{i}").First(k => now.GetOwner(k) == from && later.GetOwner(k) == to);
+            return Enumerable.Range(0, 10_000).Select(i => $"{Container}/k{i}").First(k => now.GetOwner(k) == from && later.GetOwner(k) == to);
         }
 
-        public async Task UploadAsync(string key, byte[] content)
-            => await Container.GetBlobClient(BlobKey.Parse(key).BlobName).UploadAsync(new BinaryData(content), overwrite: true);
+        public Task UploadAsync(string key, byte[] content) => Task.FromResult(_storage.Put(key, content));
 
-        public async Task<byte[]?> DownloadAsync(string key)
-            => (await Container.GetBlobClient(BlobKey.Parse(key).BlobName).DownloadContentAsync()).Value.Content.ToArray();
+        public Task<byte[]?> DownloadAsync(string key) => Task.FromResult(_storage.Get(key));
 
         public async ValueTask DisposeAsync()
         {
@@ -297,7 +293,7 @@ public sealed class CacheletPeerTests(AzuriteFixture azurite)
         {
             var ring = new RingOwnerLocator(id, members);
             var shm = new TempShmDirectory();
-            var cachelet = new Cachelet(_options, AzureBlobStore.FromConnectionString(_azurite.ConnectionString), new SharedMemoryStore(id, [shm.Path]), ring, peers: Peers);
+            var cachelet = new Cachelet(_options, _storage, new SharedMemoryStore(id, [shm.Path]), ring, peers: Peers);
             Peers.Add(id, cachelet);
             _members[id] = (cachelet, ring, shm);
         }

@@ -7,13 +7,13 @@ using Xunit;
 
 namespace FaaSCache.Core.Tests.Caching;
 
-[Collection(AzuriteCollection.Name)]
-public sealed class CacheletReadTests(AzuriteFixture azurite)
+[Trait("Category", "Unit")]
+public sealed class CacheletReadTests
 {
     [Fact]
     public async Task FirstReadIsALocalMissAndTheSecondALocalHitOnTheSameMap()
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite);
+        await using var h = await CacheletHarness.CreateAsync();
         byte[] content = CacheletHarness.RandomBytes(300_000);
         string etag = await h.UploadDirectAsync("model.bin", content);
 
@@ -46,7 +46,7 @@ public sealed class CacheletReadTests(AzuriteFixture azurite)
     [Fact]
     public async Task TheMapFileHasTheHostLayoutAndMode0600()
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite);
+        await using var h = await CacheletHarness.CreateAsync();
         byte[] content = Encoding.UTF8.GetBytes("hello shared memory");
         await h.UploadDirectAsync("hello.txt", content);
 
@@ -66,7 +66,7 @@ public sealed class CacheletReadTests(AzuriteFixture azurite)
     [Fact]
     public async Task StrongReadsSeeAWriteMadeDirectlyToStorage()
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite, o => o.Consistency = ConsistencyPreset.Strong);
+        await using var h = await CacheletHarness.CreateAsync(o => o.Consistency = ConsistencyPreset.Strong);
         await h.UploadDirectAsync("counter", Encoding.UTF8.GetBytes("1"));
         (await h.Cachelet.ReadAsync(h.Key("counter"))).Dispose();
         using (ObjectLease hit = await h.Cachelet.ReadAsync(h.Key("counter")))
@@ -87,7 +87,7 @@ public sealed class CacheletReadTests(AzuriteFixture azurite)
     [Fact]
     public async Task LocalReadsKeepServingTheCachedVersionAfterAnExternalWrite()
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite, o => o.Consistency = ConsistencyPreset.Local);
+        await using var h = await CacheletHarness.CreateAsync(o => o.Consistency = ConsistencyPreset.Local);
         await h.UploadDirectAsync("counter", Encoding.UTF8.GetBytes("1"));
         (await h.Cachelet.ReadAsync(h.Key("counter"))).Dispose();
 
@@ -102,7 +102,7 @@ public sealed class CacheletReadTests(AzuriteFixture azurite)
     [Fact]
     public async Task AMissingBlobGivesAClearNotFoundAndCachesNothing()
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite);
+        await using var h = await CacheletHarness.CreateAsync();
 
         var missingBlob = await Assert.ThrowsAsync<BlobNotFoundException>(() => h.Cachelet.ReadAsync(h.Key("nope.bin")));
         Assert.Contains(h.Key("nope.bin"), missingBlob.Message, StringComparison.Ordinal);
@@ -119,10 +119,10 @@ public sealed class CacheletReadTests(AzuriteFixture azurite)
     [Fact]
     public async Task ABlobDeletedBehindAStrongCacheIsForgottenOnTheNextRead()
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite);
+        await using var h = await CacheletHarness.CreateAsync();
         await h.UploadDirectAsync("gone", [1, 2, 3]);
         (await h.Cachelet.ReadAsync(h.Key("gone"))).Dispose();
-        await h.Container.GetBlobClient("gone").DeleteAsync();
+        await h.DeleteDirectAsync("gone");
 
         await Assert.ThrowsAsync<BlobNotFoundException>(() => h.Cachelet.ReadAsync(h.Key("gone")));
         Assert.False(h.Cachelet.Contains(h.Key("gone")));
@@ -137,7 +137,7 @@ public sealed class CacheletReadTests(AzuriteFixture azurite)
     [InlineData("container/")]
     public async Task AMalformedKeyIsRejectedNamingIt(string key)
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite);
+        await using var h = await CacheletHarness.CreateAsync();
         var e = await Assert.ThrowsAsync<ArgumentException>(() => h.Cachelet.ReadAsync(key));
         Assert.Contains($"'{key}'", e.Message, StringComparison.Ordinal);
     }
@@ -145,7 +145,7 @@ public sealed class CacheletReadTests(AzuriteFixture azurite)
     [Fact]
     public async Task ConcurrentMissesOnOneKeyMakeOneFetch()
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite, o => o.Consistency = ConsistencyPreset.Local);
+        await using var h = await CacheletHarness.CreateAsync(o => o.Consistency = ConsistencyPreset.Local);
         byte[] content = CacheletHarness.RandomBytes(2_000_000);
         await h.UploadDirectAsync("popular", content);
 
@@ -166,7 +166,7 @@ public sealed class CacheletReadTests(AzuriteFixture azurite)
     [Fact]
     public async Task ObjectsLargerThanTheCapacityAreServedWithoutBeingCached()
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite, o => o.CapacityBytes = 1 << 20);
+        await using var h = await CacheletHarness.CreateAsync(o => o.CapacityBytes = 1 << 20);
         byte[] content = CacheletHarness.RandomBytes(3 << 20);
         await h.UploadDirectAsync("huge", content);
 
@@ -185,7 +185,7 @@ public sealed class CacheletReadTests(AzuriteFixture azurite)
     [Fact]
     public async Task DoNotCacheKeysAreReadAndWrittenStraightThroughStorage()
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite, o => o.DoNotCache = ["*/logs/*"]);
+        await using var h = await CacheletHarness.CreateAsync(o => o.DoNotCache = ["*/logs/*"]);
         await h.UploadDirectAsync("logs/today.txt", [7, 7, 7]);
 
         using (ObjectLease lease = await h.Cachelet.ReadAsync(h.Key("logs/today.txt")))
@@ -213,7 +213,7 @@ public sealed class CacheletReadTests(AzuriteFixture azurite)
     [Fact]
     public async Task ATransferThatBreaksHalfWayLeavesNothingCached()
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite, wrapStorage: s => new BreakingStore(s, breakAfterBytes: 500_000));
+        await using var h = await CacheletHarness.CreateAsync(wrapStorage: s => new BreakingStore(s, breakAfterBytes: 500_000));
         await h.UploadDirectAsync("fragile", CacheletHarness.RandomBytes(1_000_000));
 
         var e = await Assert.ThrowsAsync<IOException>(() => h.Cachelet.ReadAsync(h.Key("fragile")));
@@ -227,7 +227,7 @@ public sealed class CacheletReadTests(AzuriteFixture azurite)
     public async Task StatisticsCountAccessTypesWritesAndInterArrivalTime()
     {
         var time = new Microsoft.Extensions.Time.Testing.FakeTimeProvider(DateTimeOffset.Parse("2026-01-01T00:00:00Z", System.Globalization.CultureInfo.InvariantCulture));
-        await using var h = await CacheletHarness.CreateAsync(azurite, o => o.Consistency = ConsistencyPreset.Local, time: time);
+        await using var h = await CacheletHarness.CreateAsync(o => o.Consistency = ConsistencyPreset.Local, time: time);
         await h.UploadDirectAsync("s", [1]);
 
         (await h.Cachelet.ReadAsync(h.Key("s"))).Dispose();

@@ -8,39 +8,30 @@ using Xunit;
 
 namespace FaaSCache.Core.Tests.Caching;
 
-[Collection(AzuriteCollection.Name)]
-public sealed class CacheletWriteTests(AzuriteFixture azurite)
+[Trait("Category", "Unit")]
+public sealed class CacheletWriteTests
 {
     [Fact]
     public async Task AStrongWriteIsInStorageWhenItReturnsAndReadsBackAsALocalHit()
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite);
+        await using var h = await CacheletHarness.CreateAsync();
         WriteReceipt receipt = await h.Cachelet.WriteAsync(h.Key("out/result.json"), Encoding.UTF8.GetBytes("{\"ok\":true}"));
 
         Assert.True(receipt.Persisted);
         Assert.True(receipt.Cached);
         Assert.Equal(PersistMode.Sync, receipt.Persist);
         Assert.Equal("{\"ok\":true}", Encoding.UTF8.GetString((await h.DownloadDirectAsync("out/result.json"))!));
-        Assert.Equal((await h.Container.GetBlobClient("out/result.json").GetPropertiesAsync()).Value.ETag.ToString(), receipt.Version);
+        Assert.Equal(await h.VersionAsync("out/result.json"), receipt.Version);
 
         using ObjectLease lease = await h.Cachelet.ReadAsync(h.Key("out/result.json"));
         Assert.Equal(ReadSource.LocalHit, lease.Source);
     }
 
     [Fact]
-    public async Task AWriteCreatesAMissingContainerAsOutputBindingsDo()
-    {
-        await using var h = await CacheletHarness.CreateAsync(azurite);
-        string container = AzuriteServer.NewContainerName("fresh");
-        await h.Cachelet.WriteAsync($"{container}/a.txt", new byte[] { 1 });
-        Assert.True((await azurite.CreateServiceClient().GetBlobContainerClient(container).GetBlobClient("a.txt").ExistsAsync()).Value);
-    }
-
-    [Fact]
     public async Task AsyncWritesReturnBeforeStoragePersistsThemInOrderAndFlushWaits()
     {
         var recorder = new RecordingStore();
-        await using var h = await CacheletHarness.CreateAsync(azurite, o => o.Consistency = ConsistencyPreset.LocalAsync, wrapStorage: s => recorder.Wrap(s));
+        await using var h = await CacheletHarness.CreateAsync(o => o.Consistency = ConsistencyPreset.LocalAsync, wrapStorage: s => recorder.Wrap(s));
 
         var receipts = new List<WriteReceipt>();
         for (int i = 1; i <= 5; i++)
@@ -74,7 +65,7 @@ public sealed class CacheletWriteTests(AzuriteFixture azurite)
     public async Task DisposingTheCacheletFlushesPendingAsyncWrites()
     {
         var recorder = new RecordingStore { UploadDelay = TimeSpan.FromMilliseconds(100) };
-        var h = await CacheletHarness.CreateAsync(azurite, o => o.Consistency = ConsistencyPreset.OwnerAsync, wrapStorage: s => recorder.Wrap(s));
+        var h = await CacheletHarness.CreateAsync(o => o.Consistency = ConsistencyPreset.OwnerAsync, wrapStorage: s => recorder.Wrap(s));
         for (int i = 0; i < 5; i++)
         {
             await h.Cachelet.WriteAsync(h.Key($"k{i}"), new byte[] { (byte)i });
@@ -97,7 +88,7 @@ public sealed class CacheletWriteTests(AzuriteFixture azurite)
     public async Task PersistNoneNeverTouchesStorage()
     {
         var recorder = new RecordingStore();
-        await using var h = await CacheletHarness.CreateAsync(azurite, o => { o.Consistency = ConsistencyPreset.Local; o.Persist = PersistMode.None; }, wrapStorage: s => recorder.Wrap(s));
+        await using var h = await CacheletHarness.CreateAsync(o => { o.Consistency = ConsistencyPreset.Local; o.Persist = PersistMode.None; }, wrapStorage: s => recorder.Wrap(s));
 
         WriteReceipt receipt = await h.Cachelet.WriteAsync(h.Key("scratch"), new byte[] { 4, 2 });
         Assert.True(receipt.Cached);
@@ -117,7 +108,7 @@ public sealed class CacheletWriteTests(AzuriteFixture azurite)
     [Fact]
     public async Task PersistNoneRefusesAWriteItCannotKeepInsteadOfLosingIt()
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite, o => { o.Consistency = ConsistencyPreset.Local; o.Persist = PersistMode.None; o.CapacityBytes = 1 << 20; });
+        await using var h = await CacheletHarness.CreateAsync(o => { o.Consistency = ConsistencyPreset.Local; o.Persist = PersistMode.None; o.CapacityBytes = 1 << 20; });
         var e = await Assert.ThrowsAsync<CacheCapacityException>(() => h.Cachelet.WriteAsync(h.Key("big"), new byte[2 << 20]));
         Assert.Contains(h.Key("big"), e.Message, StringComparison.Ordinal);
         Assert.Contains("persist is 'none'", e.Message, StringComparison.Ordinal);
@@ -127,7 +118,7 @@ public sealed class CacheletWriteTests(AzuriteFixture azurite)
     [Fact]
     public async Task AnAsyncWriteThatDoesNotFitIsPersistedBeforeReturning()
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite, o => { o.Consistency = ConsistencyPreset.LocalAsync; o.CapacityBytes = 1 << 20; });
+        await using var h = await CacheletHarness.CreateAsync(o => { o.Consistency = ConsistencyPreset.LocalAsync; o.CapacityBytes = 1 << 20; });
         WriteReceipt receipt = await h.Cachelet.WriteAsync(h.Key("big"), CacheletHarness.RandomBytes(2 << 20));
         Assert.True(receipt.Persisted);
         Assert.False(receipt.Cached);
@@ -138,7 +129,7 @@ public sealed class CacheletWriteTests(AzuriteFixture azurite)
     [Fact]
     public async Task AStreamWriteLandsInSharedMemoryAndStorage()
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite);
+        await using var h = await CacheletHarness.CreateAsync();
         byte[] content = CacheletHarness.RandomBytes(5_000_000, seed: 3);
         await h.Cachelet.WriteAsync(h.Key("streamed"), new MemoryStream(content));
         Assert.Equal(content, await h.DownloadDirectAsync("streamed"));
@@ -149,7 +140,7 @@ public sealed class CacheletWriteTests(AzuriteFixture azurite)
     [Fact]
     public async Task AWorkerWrittenMapIsAdoptedWithoutACopy()
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite, o => o.Consistency = ConsistencyPreset.Owner);
+        await using var h = await CacheletHarness.CreateAsync(o => o.Consistency = ConsistencyPreset.Owner);
         byte[] content = Encoding.UTF8.GetBytes("labelled image");
         string mapName = Guid.NewGuid().ToString("N");
         string path = Path.Combine(h.MapDirectory, mapName);
@@ -170,7 +161,7 @@ public sealed class CacheletWriteTests(AzuriteFixture azurite)
     [Fact]
     public async Task AMalformedWorkerMapIsRejectedNamingTheProblem()
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite);
+        await using var h = await CacheletHarness.CreateAsync();
         string mapName = Guid.NewGuid().ToString("N");
         await File.WriteAllBytesAsync(Path.Combine(h.MapDirectory, mapName), [0, 5, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5]);
         var e = await Assert.ThrowsAsync<SharedMemoryException>(() => h.Cachelet.WriteMapAsync(h.Key("x"), mapName));
@@ -183,7 +174,7 @@ public sealed class CacheletWriteTests(AzuriteFixture azurite)
     [Fact]
     public async Task WritesRaiseWrittenAndPersistedWithTheirVersions()
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite, o => o.Consistency = ConsistencyPreset.LocalAsync);
+        await using var h = await CacheletHarness.CreateAsync(o => o.Consistency = ConsistencyPreset.LocalAsync);
         var written = new List<BlobWrittenEventArgs>();
         var persisted = new TaskCompletionSource<BlobWrittenEventArgs>(TaskCreationOptions.RunContinuationsAsynchronously);
         h.Cachelet.Written += (_, e) => written.Add(e);
@@ -194,18 +185,18 @@ public sealed class CacheletWriteTests(AzuriteFixture azurite)
 
         Assert.Equal(h.Key("evt"), Assert.Single(written).Key);
         Assert.Equal(receipt.Version, written[0].Version);
-        Assert.Equal((await h.Container.GetBlobClient("evt").GetPropertiesAsync()).Value.ETag.ToString(), stored.Version);
+        Assert.Equal(await h.VersionAsync("evt"), stored.Version);
     }
 
     [Fact]
     public async Task ListingGivesKeysVersionsAndSizesAndNothingForAMissingContainer()
     {
-        await using var h = await CacheletHarness.CreateAsync(azurite);
+        await using var h = await CacheletHarness.CreateAsync();
         string etag = await h.UploadDirectAsync("dir/a.bin", new byte[10]);
         await h.UploadDirectAsync("other.bin", new byte[3]);
 
         var listed = new List<BlobListing>();
-        await foreach (BlobListing b in h.Cachelet.Storage.ListAsync(h.Container.Name, "dir/"))
+        await foreach (BlobListing b in h.Cachelet.Storage.ListAsync(h.ContainerName, "dir/"))
         {
             listed.Add(b);
         }

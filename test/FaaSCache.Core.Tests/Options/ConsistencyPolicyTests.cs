@@ -4,6 +4,7 @@ using Xunit;
 
 namespace FaaSCache.Core.Tests.Options;
 
+[Trait("Category", "Unit")]
 public sealed class ConsistencyPolicyTests
 {
     [Fact]

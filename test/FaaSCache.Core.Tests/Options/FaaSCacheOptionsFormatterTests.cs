@@ -5,6 +5,7 @@ using Xunit;
 
 namespace FaaSCache.Core.Tests.Options;
 
+[Trait("Category", "Unit")]
 public sealed class FaaSCacheOptionsFormatterTests
 {
     [Fact]

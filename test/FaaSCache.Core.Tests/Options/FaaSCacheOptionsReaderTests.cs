@@ -3,6 +3,7 @@ using Xunit;
 
 namespace FaaSCache.Core.Tests.Options;
 
+[Trait("Category", "Unit")]
 public sealed class FaaSCacheOptionsReaderTests : IDisposable
 {
     private readonly string _dir = Path.Combine(Path.GetTempPath(), "faascache-options-tests", Guid.NewGuid().ToString("N"));

@@ -8,6 +8,7 @@ using FaaSCache.Ownership;
 
 namespace FaaSCache.Core.Tests.Ownership;
 
+[Trait("Category", "Unit")]
 public sealed class ConsistentHashRingTests
 {
     private const int KeyCount = 100_000;

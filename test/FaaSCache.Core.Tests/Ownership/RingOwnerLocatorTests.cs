@@ -6,6 +6,7 @@ using FaaSCache.Ownership;
 
 namespace FaaSCache.Core.Tests.Ownership;
 
+[Trait("Category", "Unit")]
 public sealed class RingOwnerLocatorTests
 {
     [Fact]

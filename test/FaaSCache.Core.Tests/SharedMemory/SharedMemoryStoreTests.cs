@@ -5,6 +5,7 @@ using Xunit;
 
 namespace FaaSCache.Core.Tests.SharedMemory;
 
+[Trait("Category", "Unit")]
 public sealed class SharedMemoryStoreTests
 {
     [Fact]

@@ -11,6 +11,7 @@ using Xunit;
 namespace FaaSCache.Core.Tests.TestSupport;
 
 /// <summary>Proves the shared fixtures start real servers and always clean up.</summary>
+[Trait("Category", "Integration")]
 public sealed class FixtureTests
 {
     [Fact]

@@ -10,6 +10,7 @@ namespace FaaSCache.Host.Tests.AppModel;
 /// names the file and the problem. No processes: <see cref="FunctionAppLoader.Load"/> is called directly
 /// with an explicit (empty) environment and the repository's real worker configurations.
 /// </summary>
+[Trait("Category", "Unit")]
 public sealed class FunctionAppLoaderTests
 {
     private const string Storage = "UseDevelopmentStorage=true";

@@ -4,6 +4,7 @@ using Xunit;
 namespace FaaSCache.Host.Tests.Bindings;
 
 /// <summary>Blob path templates: resolved from route/query values for inputs and outputs, matched against blob keys for triggers.</summary>
+[Trait("Category", "Unit")]
 public sealed class BindingTemplateTests
 {
     [Fact]

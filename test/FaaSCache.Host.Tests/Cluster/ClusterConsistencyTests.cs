@@ -13,6 +13,7 @@ namespace FaaSCache.Host.Tests.Cluster;
 /// serving the copy it had.
 /// </summary>
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Cluster")]
 public sealed class ClusterConsistencyTests(AzuriteFixture azurite, ITestOutputHelper output)
 {
     [Theory]

@@ -14,6 +14,7 @@ namespace FaaSCache.Host.Tests.Cluster;
 /// acknowledged write is lost, and a reader whose owner dies mid-transfer keeps nothing partial and still succeeds.
 /// </summary>
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Cluster")]
 public sealed class ClusterFailureTests(AzuriteFixture azurite, ITestOutputHelper output)
 {
     private const int SixtyFourMegabytes = 64 * 1024 * 1024;

@@ -12,6 +12,7 @@ namespace FaaSCache.Host.Tests.Cluster;
 /// to the owner once (remote hit or miss), then stay local.
 /// </summary>
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Cluster")]
 public sealed class ClusterRemoteReadTests(AzuriteFixture azurite, ITestOutputHelper output)
 {
     [Fact]

@@ -9,6 +9,7 @@ namespace FaaSCache.Host.Tests.Cluster;
 
 /// <summary><c>scripts/cluster.sh</c>: start N instances of an app on one Azurite, show them, stop them all, leave nothing behind.</summary>
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Cluster")]
 public sealed partial class ClusterScriptTests(AzuriteFixture azurite, ITestOutputHelper output)
 {
     private static readonly TimeSpan StartTimeout = TimeSpan.FromSeconds(180);

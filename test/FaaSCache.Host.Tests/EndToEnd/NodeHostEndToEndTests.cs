@@ -9,6 +9,7 @@ namespace FaaSCache.Host.Tests.EndToEnd;
 /// running a function.json-model JavaScript app. Skipped only when the Node worker's node_modules is missing.
 /// </summary>
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
 public sealed class NodeHostEndToEndTests(AzuriteFixture azurite)
 {
     [NodeWorkerFact]

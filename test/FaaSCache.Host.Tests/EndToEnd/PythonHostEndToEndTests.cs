@@ -14,6 +14,7 @@ namespace FaaSCache.Host.Tests.EndToEnd;
 /// cache triggers, polling triggers, worker restarts, the cache switched off and a clean SIGTERM.
 /// </summary>
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
 public sealed class PythonHostEndToEndTests(AzuriteFixture azurite)
 {
     private const int FiftyMegabytes = SharedScenarios.FiftyMegabytes;

@@ -9,6 +9,7 @@ namespace FaaSCache.Host.Tests.Start;
 /// on this 2-core machine; these runs fail before they touch storage.)
 /// </summary>
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
 public sealed class HostStartupFailureTests
 {
     private static readonly TimeSpan ExitTimeout = TimeSpan.FromSeconds(60);

@@ -9,6 +9,7 @@ namespace FaaSCache.Host.Tests.Start;
 /// this process and returns before it builds the server). Its stderr is captured, so these tests share one
 /// lock: <see cref="Console.SetError"/> is process-wide.
 /// </summary>
+[Trait("Category", "Unit")]
 public sealed class StartCommandValidationTests
 {
     private static readonly SemaphoreSlim ConsoleGate = new(1, 1);

@@ -12,6 +12,7 @@ namespace FaaSCache.Host.Tests.Start;
 /// answers invocations at once with 503 naming that error, and still stops promptly on SIGTERM.
 /// </summary>
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
 public sealed class WorkerStartupFailureTests(AzuriteFixture azurite)
 {
     [Fact]
