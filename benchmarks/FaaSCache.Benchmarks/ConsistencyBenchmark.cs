@@ -92,7 +92,7 @@ internal static class ConsistencyBenchmark
 
         using FunctionAppFolder app = BenchAppFolder.Copy("counter", json => BenchAppFolder.SetFaaSCache(json, "consistency", preset));
         var start = Stopwatch.StartNew();
-        await using BenchCluster cluster = await BenchCluster.StartAsync(app.Path, azurite.ConnectionString, appName, Instances, cancellation);
+        await using HostProcessCluster cluster = await HostProcessCluster.StartAsync(app.Path, azurite.ConnectionString, appName, Instances, cancellationToken: cancellation);
         string owner = new ConsistentHashRing(cluster.Ids, ConsistentHashRing.DefaultVirtualNodes).GetOwner($"{Container}/{Counter}");
         output.WriteLine($"{preset}: {Instances} instances up in {start.Elapsed.TotalSeconds:0.0} s; owner of {Container}/{Counter}: {owner}; load average {ReportFormat.LoadAverage()}");
 
@@ -110,7 +110,7 @@ internal static class ConsistencyBenchmark
         long begin = Stopwatch.GetTimestamp();
         for (int i = 0; i < requests; i++)
         {
-            BenchInstance instance = cluster.Instances[i % Instances];
+            ClusterInstance instance = cluster.Instances[i % Instances];
             long t0 = Stopwatch.GetTimestamp();
             (long? read, long wrote) = await IncrementAsync(instance, Counter, cancellation);
             long ticks = Stopwatch.GetTimestamp() - t0;
@@ -143,7 +143,7 @@ internal static class ConsistencyBenchmark
         double drainSeconds = drain.Elapsed.TotalSeconds;
         string stored = (await blob.DownloadContentAsync(cancellation)).Value.Content.ToString();
         var counters = new List<string>();
-        foreach (BenchInstance instance in cluster.Instances)
+        foreach (ClusterInstance instance in cluster.Instances)
         {
             HostStatus status = await instance.Host.GetStatusAsync(cancellation);
             if (status.Counters is { } c)
@@ -180,7 +180,7 @@ internal static class ConsistencyBenchmark
         return result;
     }
 
-    private static async Task<(long? Read, long Wrote)> IncrementAsync(BenchInstance instance, string name, CancellationToken cancellation)
+    private static async Task<(long? Read, long Wrote)> IncrementAsync(ClusterInstance instance, string name, CancellationToken cancellation)
     {
         using HttpResponseMessage response = await instance.Host.Http.PostAsync($"api/increment/{name}", null, cancellation);
         string body = await response.Content.ReadAsStringAsync(cancellation);
@@ -194,10 +194,10 @@ internal static class ConsistencyBenchmark
         return (read.ValueKind == JsonValueKind.Null ? null : read.GetInt64(), json.RootElement.GetProperty("wrote").GetInt64());
     }
 
-    private static async Task<long> PendingWritesAsync(BenchCluster cluster, CancellationToken cancellation)
+    private static async Task<long> PendingWritesAsync(HostProcessCluster cluster, CancellationToken cancellation)
     {
         long pending = 0;
-        foreach (BenchInstance instance in cluster.Instances)
+        foreach (ClusterInstance instance in cluster.Instances)
         {
             pending += (await instance.Host.GetStatusAsync(cancellation)).PendingWrites;
         }

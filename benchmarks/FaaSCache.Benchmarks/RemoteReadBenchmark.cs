@@ -56,10 +56,9 @@ internal static class RemoteReadBenchmark
         // The owner: one host instance; alone in its membership list, so it owns every key.
         string appName = $"remote-read-{Guid.NewGuid().ToString("N")[..8]}";
         using FunctionAppFolder app = BenchAppFolder.Copy("counter", json => BenchAppFolder.SetFaaSCache(json, "consistency", "owner"));
-        await using BenchCluster owners = await BenchCluster.StartAsync(app.Path, azurite.ConnectionString, appName, 1, cancellation);
-        BenchInstance owner = owners.Instances[0];
-        JsonElement ownerStatus = await owner.StatusJsonAsync(cancellation);
-        var ownerEndpoint = new Uri(ownerStatus.GetProperty("peerEndpoint").GetString()!);
+        await using HostProcessCluster owners = await HostProcessCluster.StartAsync(app.Path, azurite.ConnectionString, appName, 1, cancellationToken: cancellation);
+        ClusterInstance owner = owners.Instances[0];
+        var ownerEndpoint = new Uri((await owner.Host.GetStatusAsync(cancellation)).PeerEndpoint!);
         output.WriteLine($"owner: FaaSCache host pid {owner.Host.ProcessId.ToString(Invariant)}, instance {owner.Id}, peers at {ownerEndpoint}");
 
         // The reader: a cachelet in this process, same app key, a ring with the owner as its only member.

@@ -18,7 +18,6 @@ public sealed class AzuriteServer : IAsyncDisposable
 
     public static readonly TimeSpan StartTimeout = TimeSpan.FromSeconds(30);
 
-    private const int MaxPortAttempts = 5;
     private static readonly string[] AddressInUseMarkers = ["EADDRINUSE", "address already in use"];
 
     private readonly ChildProcess process;
@@ -62,75 +61,38 @@ public sealed class AzuriteServer : IAsyncDisposable
                 $"(scripts/setup.sh) or `npm ci` in '{root}' to install azurite 3.35.0.");
         }
 
-        using var deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-        deadline.CancelAfter(StartTimeout);
-        var earlierAttempts = new StringBuilder();
-
-        for (var attempt = 1; ; attempt++)
-        {
-            var port = TcpPorts.GetFreePort();
-            var directory = new OwnedDirectory(Path.GetTempPath(), "faascache-azurite");
-            ChildProcess child;
-            try
+        var recipe = new ServerStarter.Recipe<AzuriteServer>(
+            "Azurite",
+            port =>
             {
-                child = ChildProcess.Start(
-                    "node",
-                    [
-                        entryPoint,
-                        "--blobHost", "127.0.0.1",
-                        "--blobPort", port.ToString(System.Globalization.CultureInfo.InvariantCulture),
-                        "--location", directory.Path,
-                        "--silent", "--loose", "--skipApiVersionCheck",
-                    ],
-                    root);
-            }
-            catch (Win32Exception e)
-            {
-                directory.Dispose();
-                throw new InvalidOperationException(
-                    "Could not start `node` to run Azurite. Install Node.js 20 and run the repository setup script (scripts/setup.sh).", e);
-            }
-
-            var server = new AzuriteServer(child, directory, port);
-            bool ready;
-            try
-            {
-                ready = await server.WaitUntilReadyAsync(deadline.Token);
-            }
-            catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
-            {
-                var output = child.CapturedOutput;
-                await server.DisposeAsync();
-                throw new TimeoutException(
-                    $"Azurite did not become ready on 127.0.0.1:{port} within {StartTimeout.TotalSeconds:0} s " +
-                    $"(last probe error: {server.lastProbeError ?? "port never accepted a connection"}).{Environment.NewLine}" +
-                    $"Azurite output:{Environment.NewLine}{output}{earlierAttempts}");
-            }
-            catch
-            {
-                await server.DisposeAsync();
-                throw;
-            }
-
-            if (ready)
-            {
-                return server;
-            }
-
-            var exitCode = child.ExitCode;
-            var exitOutput = child.CapturedOutput;
-            await server.DisposeAsync();
-            var portRace = AddressInUseMarkers.Any(m => exitOutput.Contains(m, StringComparison.OrdinalIgnoreCase));
-            if (portRace && attempt < MaxPortAttempts)
-            {
-                earlierAttempts.AppendLine().Append("(attempt ").Append(attempt).Append(": port ").Append(port).Append(" was taken)");
-                continue;
-            }
-
-            throw new InvalidOperationException(
-                $"Azurite exited with code {exitCode} before it was ready on 127.0.0.1:{port}.{Environment.NewLine}" +
-                $"Azurite output:{Environment.NewLine}{exitOutput}{earlierAttempts}");
-        }
+                var directory = new OwnedDirectory(Path.GetTempPath(), "faascache-azurite");
+                try
+                {
+                    ChildProcess child = ChildProcess.Start(
+                        "node",
+                        [
+                            entryPoint,
+                            "--blobHost", "127.0.0.1",
+                            "--blobPort", port.ToString(System.Globalization.CultureInfo.InvariantCulture),
+                            "--location", directory.Path,
+                            "--silent", "--loose", "--skipApiVersionCheck",
+                        ],
+                        root);
+                    return new AzuriteServer(child, directory, port);
+                }
+                catch (Win32Exception e)
+                {
+                    directory.Dispose();
+                    throw new InvalidOperationException(
+                        "Could not start `node` to run Azurite. Install Node.js 20 and run the repository setup script (scripts/setup.sh).", e);
+                }
+            },
+            (server, token) => server.AnswersAsync(token),
+            server => server.process.HasExited,
+            server => server.process.CapturedOutput + (server.lastProbeError is { } probe ? $"{Environment.NewLine}(last probe error: {probe})" : string.Empty),
+            server => server.process.ExitCode,
+            AddressInUseMarkers);
+        return await ServerStarter.StartAsync(recipe, StartTimeout, cancellationToken);
     }
 
     /// <summary>Client options pinned to <see cref="PinnedServiceVersion"/>.</summary>
@@ -195,37 +157,28 @@ public sealed class AzuriteServer : IAsyncDisposable
         }
     }
 
-    /// <summary>True once a real request succeeds; false when the process exited first.</summary>
-    private async Task<bool> WaitUntilReadyAsync(CancellationToken cancellationToken)
+    /// <summary>True when a real request succeeds.</summary>
+    private async Task<bool> AnswersAsync(CancellationToken cancellationToken)
     {
+        if (!await TcpPorts.IsAcceptingAsync(Port, TimeSpan.FromSeconds(1), cancellationToken))
+        {
+            return false;
+        }
+
         var probe = CreateServiceClient(options =>
         {
             options.Retry.MaxRetries = 0;
             options.Retry.NetworkTimeout = TimeSpan.FromSeconds(5);
         });
-
-        while (true)
+        try
         {
-            cancellationToken.ThrowIfCancellationRequested();
-            if (process.HasExited)
-            {
-                return false;
-            }
-
-            if (await TcpPorts.IsAcceptingAsync(Port, TimeSpan.FromSeconds(1), cancellationToken))
-            {
-                try
-                {
-                    await probe.GetPropertiesAsync(cancellationToken);
-                    return true;
-                }
-                catch (Exception e) when (!cancellationToken.IsCancellationRequested)
-                {
-                    lastProbeError = $"{e.GetType().Name}: {e.Message}";
-                }
-            }
-
-            await Task.Delay(TimeSpan.FromMilliseconds(100), cancellationToken);
+            await probe.GetPropertiesAsync(cancellationToken);
+            return true;
+        }
+        catch (Exception e) when (!cancellationToken.IsCancellationRequested)
+        {
+            lastProbeError = $"{e.GetType().Name}: {e.Message}";
+            return false;
         }
     }
 }

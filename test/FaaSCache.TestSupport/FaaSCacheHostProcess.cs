@@ -18,7 +18,7 @@ namespace FaaSCache.TestSupport;
 /// A test project that uses this references the host project (<c>FaaSCache.Host.csproj</c>), so that
 /// <c>dotnet test</c> builds the host DLL in the same configuration first.
 /// </summary>
-public sealed class FaaSCacheHostProcess : IAsyncDisposable
+public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
 {
     /// <summary>The environment variable that may name the host DLL to run instead of the built one.</summary>
     public const string HostDllVariable = "FAASCACHE_HOST_DLL";
@@ -28,7 +28,6 @@ public sealed class FaaSCacheHostProcess : IAsyncDisposable
     public static readonly TimeSpan WorkerTimeout = TimeSpan.FromSeconds(60);
 
     private const int MaxCapturedChars = 4 * 1024 * 1024;
-    private const int MaxPortAttempts = 5;
     private static readonly TimeSpan KillTimeout = TimeSpan.FromSeconds(15);
     private static readonly TimeSpan ProbeTimeout = TimeSpan.FromSeconds(5);
     private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web);
@@ -142,52 +141,23 @@ public sealed class FaaSCacheHostProcess : IAsyncDisposable
         IDictionary<string, string>? environment = null,
         CancellationToken cancellationToken = default)
     {
-        using var deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-        deadline.CancelAfter(StartTimeout);
-        var earlierAttempts = new StringBuilder();
-        for (int attempt = 1; ; attempt++)
-        {
-            int port = TcpPorts.GetFreePort();
-            var args = new Dictionary<string, string>(extraArgs ?? new Dictionary<string, string>(), StringComparer.Ordinal)
+        var recipe = new ServerStarter.Recipe<FaaSCacheHostProcess>(
+            "The FaaSCache host",
+            port =>
             {
-                ["--port"] = port.ToString(CultureInfo.InvariantCulture),
-                ["--cache"] = cache ? "on" : "off",
-            };
-            FaaSCacheHostProcess host = Launch(appDirectory, storageConnection, shmRoot, port, args, environment);
-            try
-            {
-                if (await host.WaitUntilAnsweringAsync(deadline.Token))
+                var args = new Dictionary<string, string>(extraArgs ?? new Dictionary<string, string>(), StringComparer.Ordinal)
                 {
-                    return host;
-                }
-            }
-            catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
-            {
-                string captured = host.Output;
-                await host.DisposeAsync();
-                throw new TimeoutException(
-                    $"The FaaSCache host did not answer /admin/host/status on port {port} within {StartTimeout.TotalSeconds:0} s.{Environment.NewLine}" +
-                    $"Host output:{Environment.NewLine}{captured}{earlierAttempts}");
-            }
-            catch
-            {
-                await host.DisposeAsync();
-                throw;
-            }
-
-            string exitOutput = host.Output;
-            int? code = host.ExitCode;
-            await host.DisposeAsync();
-            if (exitOutput.Contains("cannot listen on port", StringComparison.OrdinalIgnoreCase) && attempt < MaxPortAttempts)
-            {
-                earlierAttempts.AppendLine().Append("(attempt ").Append(attempt).Append(": port ").Append(port).Append(" was taken)");
-                continue;
-            }
-
-            throw new InvalidOperationException(
-                $"The FaaSCache host exited with code {code} before it answered on port {port}.{Environment.NewLine}" +
-                $"Host output:{Environment.NewLine}{exitOutput}{earlierAttempts}");
-        }
+                    ["--port"] = port.ToString(CultureInfo.InvariantCulture),
+                    ["--cache"] = cache ? "on" : "off",
+                };
+                return Launch(appDirectory, storageConnection, shmRoot, port, args, environment);
+            },
+            (host, token) => host.AnswersAsync(token),
+            host => host.HasExited,
+            host => host.Output,
+            host => host.ExitCode,
+            ["cannot listen on port"]);
+        return await ServerStarter.StartAsync(recipe, StartTimeout, cancellationToken);
     }
 
     /// <summary>
@@ -230,95 +200,6 @@ public sealed class FaaSCacheHostProcess : IAsyncDisposable
         {
             throw new InvalidOperationException($"/bin/kill -{signal} {pid} failed with code {kill.ExitCode}: {error.Trim()}");
         }
-    }
-
-    /// <summary>Gets <c>/admin/host/status</c>.</summary>
-    public async Task<HostStatus> GetStatusAsync(CancellationToken cancellationToken = default)
-    {
-        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-        timeout.CancelAfter(ProbeTimeout);
-        HostStatus status = await Http.GetFromJsonAsync<HostStatus>("admin/host/status", Json, timeout.Token)
-            ?? throw new InvalidOperationException("/admin/host/status answered null.");
-        lock (gate)
-        {
-            workerPids.UnionWith(status.Workers.Select(w => w.Pid).Where(p => p > 0));
-        }
-
-        return status;
-    }
-
-    /// <summary>Gets <c>/admin/invocations[?function=X]</c>: the recent finished invocations, oldest first.</summary>
-    public async Task<IReadOnlyList<InvocationRecord>> GetInvocationsAsync(string? function = null, CancellationToken cancellationToken = default)
-    {
-        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-        timeout.CancelAfter(ProbeTimeout);
-        string uri = function is null ? "admin/invocations" : $"admin/invocations?function={Uri.EscapeDataString(function)}";
-        return await Http.GetFromJsonAsync<List<InvocationRecord>>(uri, Json, timeout.Token)
-            ?? throw new InvalidOperationException($"{uri} answered null.");
-    }
-
-    /// <summary>
-    /// Waits until every worker in the status has finished its handshake (state <c>running</c>); returns that status.
-    /// Throws <see cref="InvalidOperationException"/> as soon as the host reports a worker that failed to start (with the
-    /// worker's error in the message) or exits, and <see cref="TimeoutException"/> after <paramref name="timeout"/>
-    /// (default <see cref="WorkerTimeout"/>).
-    /// </summary>
-    public async Task<HostStatus> WaitForWorkersAsync(TimeSpan? timeout = null, CancellationToken cancellationToken = default)
-    {
-        TimeSpan limit = timeout ?? WorkerTimeout;
-        HostStatus? last = null;
-        var clock = Stopwatch.StartNew();
-        while (clock.Elapsed < limit)
-        {
-            ThrowIfExited("while waiting for its workers");
-            last = await GetStatusAsync(cancellationToken);
-            if (last.Workers.FirstOrDefault(w => w.IsFailed) is { } failed)
-            {
-                throw new InvalidOperationException(
-                    $"The host's {failed.Language} worker failed to start (after {clock.Elapsed.TotalSeconds:0.0} s): {failed.Error}{Environment.NewLine}Host output:{Environment.NewLine}{Output}");
-            }
-
-            if (last.Workers.All(w => w.IsRunning))
-            {
-                return last;
-            }
-
-            await Task.Delay(100, cancellationToken);
-        }
-
-        throw new TimeoutException(
-            $"The host's workers were not ready within {limit.TotalSeconds:0} s (last status: {JsonSerializer.Serialize(last?.Workers, Json)}).{Environment.NewLine}Host output:{Environment.NewLine}{Output}");
-    }
-
-    /// <summary>
-    /// Waits until <paramref name="function"/> has at least <paramref name="count"/> finished invocations matching
-    /// <paramref name="predicate"/> (default: any); returns them. Throws <see cref="TimeoutException"/> after <paramref name="timeout"/>.
-    /// </summary>
-    public async Task<IReadOnlyList<InvocationRecord>> WaitForInvocationsAsync(
-        string function,
-        int count,
-        TimeSpan timeout,
-        Func<InvocationRecord, bool>? predicate = null,
-        CancellationToken cancellationToken = default)
-    {
-        IReadOnlyList<InvocationRecord> seen = [];
-        var clock = Stopwatch.StartNew();
-        while (clock.Elapsed < timeout)
-        {
-            ThrowIfExited($"while waiting for invocations of '{function}'");
-            seen = await GetInvocationsAsync(function, cancellationToken);
-            List<InvocationRecord> matching = seen.Where(predicate ?? (_ => true)).ToList();
-            if (matching.Count >= count)
-            {
-                return matching;
-            }
-
-            await Task.Delay(100, cancellationToken);
-        }
-
-        throw new TimeoutException(
-            $"'{function}' had {seen.Count} invocations, not {count} matching ones, after {timeout.TotalSeconds:0.#} s: {JsonSerializer.Serialize(seen, Json)}" +
-            $"{Environment.NewLine}Host output:{Environment.NewLine}{Output}");
     }
 
     /// <summary>Waits at most <paramref name="timeout"/> for the host to exit; returns its exit code, or null if it still runs.</summary>
@@ -443,35 +324,6 @@ public sealed class FaaSCacheHostProcess : IAsyncDisposable
         }
 
         return new FaaSCacheHostProcess(new Process { StartInfo = start, EnableRaisingEvents = true }, port);
-    }
-
-    /// <summary>True once /admin/host/status answers; false when the process exited first.</summary>
-    private async Task<bool> WaitUntilAnsweringAsync(CancellationToken cancellationToken)
-    {
-        while (true)
-        {
-            cancellationToken.ThrowIfCancellationRequested();
-            if (HasExited)
-            {
-                await WaitForExitAsync(TimeSpan.FromSeconds(5));
-                return false;
-            }
-
-            if (await TcpPorts.IsAcceptingAsync(Port, TimeSpan.FromSeconds(1), cancellationToken))
-            {
-                try
-                {
-                    await GetStatusAsync(cancellationToken);
-                    return true;
-                }
-                catch (Exception e) when (e is HttpRequestException or JsonException || (e is OperationCanceledException && !cancellationToken.IsCancellationRequested))
-                {
-                    // Not serving yet.
-                }
-            }
-
-            await Task.Delay(100, cancellationToken);
-        }
     }
 
     private void ThrowIfExited(string doing)

@@ -16,7 +16,6 @@ public sealed class RedisServer : IAsyncDisposable
 
     public static readonly TimeSpan StartTimeout = TimeSpan.FromSeconds(30);
 
-    private const int MaxPortAttempts = 5;
     private static readonly byte[] PingCommand = "*1\r\n$4\r\nPING\r\n"u8.ToArray();
 
     private readonly ChildProcess process;
@@ -48,74 +47,39 @@ public sealed class RedisServer : IAsyncDisposable
             $"redis-server is not installed (looked for {DefaultExecutable} and on PATH). Run the repository setup " +
             "script (scripts/setup.sh) or `sudo apt-get install redis-server`.");
 
-        using var deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-        deadline.CancelAfter(StartTimeout);
-        var earlierAttempts = new StringBuilder();
-
-        for (var attempt = 1; ; attempt++)
-        {
-            var port = TcpPorts.GetFreePort();
-            var directory = new OwnedDirectory(Path.GetTempPath(), "faascache-redis");
-            ChildProcess child;
-            try
+        var recipe = new ServerStarter.Recipe<RedisServer>(
+            "redis-server",
+            port =>
             {
-                child = ChildProcess.Start(
-                    executable,
-                    [
-                        "--port", port.ToString(CultureInfo.InvariantCulture),
-                        "--bind", "127.0.0.1",
-                        "--save", string.Empty,
-                        "--appendonly", "no",
-                        "--daemonize", "no",
-                        "--dir", directory.Path,
-                    ],
-                    directory.Path);
-            }
-            catch (Win32Exception e)
-            {
-                directory.Dispose();
-                throw new InvalidOperationException(
-                    $"Could not start '{executable}'. Run the repository setup script (scripts/setup.sh) or `sudo apt-get install redis-server`.", e);
-            }
-
-            var server = new RedisServer(child, directory, port);
-            bool ready;
-            try
-            {
-                ready = await server.WaitUntilReadyAsync(deadline.Token);
-            }
-            catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
-            {
-                var output = child.CapturedOutput;
-                await server.DisposeAsync();
-                throw new TimeoutException(
-                    $"redis-server did not answer PING on {server.Endpoint} within {StartTimeout.TotalSeconds:0} s." +
-                    $"{Environment.NewLine}redis-server output:{Environment.NewLine}{output}{earlierAttempts}");
-            }
-            catch
-            {
-                await server.DisposeAsync();
-                throw;
-            }
-
-            if (ready)
-            {
-                return server;
-            }
-
-            var exitCode = child.ExitCode;
-            var exitOutput = child.CapturedOutput;
-            await server.DisposeAsync();
-            if (exitOutput.Contains("Address already in use", StringComparison.OrdinalIgnoreCase) && attempt < MaxPortAttempts)
-            {
-                earlierAttempts.AppendLine().Append("(attempt ").Append(attempt).Append(": port ").Append(port).Append(" was taken)");
-                continue;
-            }
-
-            throw new InvalidOperationException(
-                $"redis-server exited with code {exitCode} before it answered PING on {server.Endpoint}." +
-                $"{Environment.NewLine}redis-server output:{Environment.NewLine}{exitOutput}{earlierAttempts}");
-        }
+                var directory = new OwnedDirectory(Path.GetTempPath(), "faascache-redis");
+                try
+                {
+                    ChildProcess child = ChildProcess.Start(
+                        executable,
+                        [
+                            "--port", port.ToString(CultureInfo.InvariantCulture),
+                            "--bind", "127.0.0.1",
+                            "--save", string.Empty,
+                            "--appendonly", "no",
+                            "--daemonize", "no",
+                            "--dir", directory.Path,
+                        ],
+                        directory.Path);
+                    return new RedisServer(child, directory, port);
+                }
+                catch (Win32Exception e)
+                {
+                    directory.Dispose();
+                    throw new InvalidOperationException(
+                        $"Could not start '{executable}'. Run the repository setup script (scripts/setup.sh) or `sudo apt-get install redis-server`.", e);
+                }
+            },
+            (server, token) => TryPingAsync(server.Port, TimeSpan.FromSeconds(1), token),
+            server => server.process.HasExited,
+            server => server.process.CapturedOutput,
+            server => server.process.ExitCode,
+            ["Address already in use"]);
+        return await ServerStarter.StartAsync(recipe, StartTimeout, cancellationToken);
     }
 
     /// <summary>Sends PING over a raw socket (RESP) and returns true on +PONG.</summary>
@@ -180,24 +144,5 @@ public sealed class RedisServer : IAsyncDisposable
         return path.Split(Path.PathSeparator, StringSplitOptions.RemoveEmptyEntries)
             .Select(dir => Path.Combine(dir, "redis-server"))
             .FirstOrDefault(File.Exists);
-    }
-
-    private async Task<bool> WaitUntilReadyAsync(CancellationToken cancellationToken)
-    {
-        while (true)
-        {
-            cancellationToken.ThrowIfCancellationRequested();
-            if (process.HasExited)
-            {
-                return false;
-            }
-
-            if (await TryPingAsync(Port, TimeSpan.FromSeconds(1), cancellationToken))
-            {
-                return true;
-            }
-
-            await Task.Delay(TimeSpan.FromMilliseconds(50), cancellationToken);
-        }
     }
 }

@@ -15,28 +15,23 @@ using Xunit.Abstractions;
 namespace FaaSCache.Host.Tests.Cluster;
 
 /// <summary>
-/// N real FaaSCache host processes running one <see cref="ClusterApp"/> against the collection's Azurite, as one
-/// cache: instance ids <c>&lt;app&gt;-1..N</c>, a shared-memory root each under /dev/shm, every instance in every
-/// instance's membership list before the test starts. Dispose kills whatever still runs (hosts and workers),
-/// deletes the shared-memory roots and the app folder, and writes the tail of each host's output to the test output.
+/// N real FaaSCache host processes running one <see cref="ClusterApp"/> against the collection's Azurite, as one cache
+/// (the shared <see cref="HostProcessCluster"/>), with what the cluster tests do to that app: read, increment, write,
+/// pick names owned by a given instance. Dispose kills whatever still runs, deletes the shared-memory roots and the
+/// app folder, and writes the tail of each host's output to the test output.
 /// </summary>
 internal sealed class HostCluster : IAsyncDisposable
 {
-    public static readonly TimeSpan JoinTimeout = TimeSpan.FromSeconds(60);
-    private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web);
+    public static readonly TimeSpan JoinTimeout = HostProcessCluster.JoinTimeout;
 
     private readonly FunctionAppFolder folder;
-    private readonly ITestOutputHelper output;
-    private readonly string storageConnection;
-    private readonly List<ClusterInstance> instances;
+    private readonly HostProcessCluster processes;
 
-    private HostCluster(ClusterApp app, FunctionAppFolder folder, List<ClusterInstance> instances, AzuriteFixture azurite, ITestOutputHelper output)
+    private HostCluster(ClusterApp app, FunctionAppFolder folder, HostProcessCluster processes, AzuriteFixture azurite)
     {
         App = app;
-        storageConnection = azurite.ConnectionString;
         this.folder = folder;
-        this.instances = instances;
-        this.output = output;
+        this.processes = processes;
         Blobs = azurite.CreateServiceClient();
     }
 
@@ -44,103 +39,34 @@ internal sealed class HostCluster : IAsyncDisposable
 
     public BlobServiceClient Blobs { get; }
 
-    public IReadOnlyList<ClusterInstance> Instances => instances;
+    public IReadOnlyList<ClusterInstance> Instances => processes.Instances;
 
-    public IReadOnlyList<string> Ids => [.. instances.Select(i => i.Id)];
+    public IReadOnlyList<string> Ids => processes.Ids;
 
-    public ClusterInstance this[int index] => instances[index];
+    public ClusterInstance this[int index] => processes[index];
 
     /// <summary>Starts <paramref name="count"/> instances of a new app under <paramref name="consistency"/> and waits until they form one cache.</summary>
     public static async Task<HostCluster> StartAsync(AzuriteFixture azurite, string consistency, ITestOutputHelper output, int count = 3)
     {
         var app = ClusterApp.Create(consistency);
         FunctionAppFolder folder = app.Build();
-        var instances = new List<ClusterInstance>();
-        var clock = Stopwatch.StartNew();
         try
         {
-            // Shared-memory roots first, so a failed start still has every one of them to delete.
-            var roots = Enumerable.Range(1, count).Select(_ => new TempShmDirectory("faascache-cluster-test")).ToList();
-            Task<FaaSCacheHostProcess>[] starting =
-            [
-                .. roots.Select((shm, i) =>
-                {
-                    string id = $"{app.Name}-{(i + 1).ToString(CultureInfo.InvariantCulture)}";
-                    return FaaSCacheHostProcess.StartAsync(
-                        folder.Path,
-                        azurite.ConnectionString,
-                        shm.Path,
-                        extraArgs: new Dictionary<string, string> { ["--instance-id"] = id, ["--app-name"] = app.Name });
-                }),
-            ];
-            try
-            {
-                await Task.WhenAll(starting);
-            }
-            catch
-            {
-                foreach (Task<FaaSCacheHostProcess> t in starting.Where(t => t.IsCompletedSuccessfully))
-                {
-                    await t.Result.DisposeAsync();
-                }
-
-                roots.ForEach(r => r.Dispose());
-                throw;
-            }
-
-            for (int i = 0; i < count; i++)
-            {
-                instances.Add(new ClusterInstance($"{app.Name}-{(i + 1).ToString(CultureInfo.InvariantCulture)}", starting[i].Result, roots[i]));
-            }
-
-            var cluster = new HostCluster(app, folder, instances, azurite, output);
-            await Task.WhenAll(instances.Select(i => i.Host.WaitForWorkersAsync()));
-            await cluster.WaitForMembersAsync(instances, cluster.Ids, JoinTimeout);
-            output.WriteLine($"cluster of {count} ({consistency}) formed in {clock.Elapsed.TotalSeconds:0.0} s: {string.Join(", ", instances.Select(i => $"{i.Id} pid {i.Host.ProcessId}"))}");
-            return cluster;
+            HostProcessCluster processes = await HostProcessCluster.StartAsync(folder.Path, azurite.ConnectionString, app.Name, count, output.WriteLine);
+            return new HostCluster(app, folder, processes, azurite);
         }
         catch
         {
-            foreach (ClusterInstance instance in instances)
-            {
-                output.WriteLine($"--- {instance.Id} ---{Environment.NewLine}{Tail(instance.Host.Output, 60)}");
-                await instance.DisposeAsync();
-            }
-
             folder.Dispose();
             throw;
         }
     }
 
     /// <summary>Starts one more instance (<c>&lt;app&gt;-N+1</c>) and waits until every instance lists every instance; returns it.</summary>
-    public async Task<ClusterInstance> JoinAsync()
-    {
-        string id = $"{App.Name}-{(instances.Count + 1).ToString(CultureInfo.InvariantCulture)}";
-        var shm = new TempShmDirectory("faascache-cluster-test");
-        FaaSCacheHostProcess host;
-        try
-        {
-            host = await FaaSCacheHostProcess.StartAsync(
-                folder.Path,
-                storageConnection,
-                shm.Path,
-                extraArgs: new Dictionary<string, string> { ["--instance-id"] = id, ["--app-name"] = App.Name });
-        }
-        catch
-        {
-            shm.Dispose();
-            throw;
-        }
-
-        var joined = new ClusterInstance(id, host, shm);
-        instances.Add(joined);
-        await host.WaitForWorkersAsync();
-        await WaitForMembersAsync(instances, Ids, JoinTimeout);
-        return joined;
-    }
+    public Task<ClusterInstance> JoinAsync() => processes.JoinAsync();
 
     /// <summary>The member that owns <paramref name="key"/> on the ring of <paramref name="members"/> (default: every instance).</summary>
-    public string OwnerOf(string key, IEnumerable<string>? members = null) => new ConsistentHashRing(members ?? Ids, ConsistentHashRing.DefaultVirtualNodes).GetOwner(key);
+    public string OwnerOf(string key, IEnumerable<string>? members = null) => processes.OwnerOf(key, members);
 
     /// <summary>A blob name (<paramref name="prefix"/>-k) whose key <paramref name="owner"/> owns on the ring of <paramref name="members"/>.</summary>
     public string NameOwnedBy(string owner, string prefix, IEnumerable<string>? members = null)
@@ -158,7 +84,7 @@ internal sealed class HostCluster : IAsyncDisposable
         throw new InvalidOperationException($"No name {prefix}-k is owned by {owner}.");
     }
 
-    public ClusterInstance Instance(string id) => instances.Single(i => i.Id == id);
+    public ClusterInstance Instance(string id) => processes.Instance(id);
 
     public async Task UploadAsync(string name, byte[] content)
     {
@@ -198,63 +124,20 @@ internal sealed class HostCluster : IAsyncDisposable
         return (await instance.Host.GetInvocationsAsync("Write"))[^1];
     }
 
-    public static async Task<HostStatus> StatusAsync(ClusterInstance instance)
-    {
-        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
-        return await instance.Host.Http.GetFromJsonAsync<HostStatus>("admin/host/status", Json, timeout.Token)
-            ?? throw new InvalidOperationException($"{instance.Id}: /admin/host/status answered null.");
-    }
+    public static Task<HostStatus> StatusAsync(ClusterInstance instance) => instance.Host.GetStatusAsync();
 
     /// <summary>Waits until every one of <paramref name="observers"/> lists exactly <paramref name="expected"/>; returns how long that took.</summary>
-    public async Task<TimeSpan> WaitForMembersAsync(IEnumerable<ClusterInstance> observers, IEnumerable<string> expected, TimeSpan timeout)
-    {
-        List<ClusterInstance> watching = [.. observers];
-        List<string> want = [.. expected.Order(StringComparer.Ordinal)];
-        var clock = Stopwatch.StartNew();
-        var seen = new Dictionary<string, string>(StringComparer.Ordinal);
-        while (true)
-        {
-            bool all = true;
-            foreach (ClusterInstance instance in watching)
-            {
-                HostStatus status = await StatusAsync(instance);
-                seen[instance.Id] = string.Join(", ", status.MemberIds);
-                all &= status.MemberIds.SequenceEqual(want);
-            }
-
-            if (all)
-            {
-                return clock.Elapsed;
-            }
-
-            if (clock.Elapsed > timeout)
-            {
-                throw new TimeoutException(
-                    $"After {timeout.TotalSeconds:0.#} s the members were not [{string.Join(", ", want)}]: " +
-                    string.Join("; ", seen.Select(s => $"{s.Key} sees [{s.Value}]")));
-            }
-
-            await Task.Delay(50);
-        }
-    }
+    public Task<TimeSpan> WaitForMembersAsync(IEnumerable<ClusterInstance> observers, IEnumerable<string> expected, TimeSpan timeout)
+        => processes.WaitForMembersAsync(observers, expected, timeout);
 
     public async ValueTask DisposeAsync()
     {
-        // How each host ended before the test (null: still running, killed now).
-        Dictionary<string, int?> ended = instances.ToDictionary(i => i.Id, i => i.Host.ExitCode, StringComparer.Ordinal);
         try
         {
-            await Task.WhenAll(instances.Select(async i => await i.DisposeAsync()));
+            await processes.DisposeAsync();
         }
         finally
         {
-            foreach (ClusterInstance instance in instances)
-            {
-                string end = ended[instance.Id] is int code ? $"exited with {code.ToString(CultureInfo.InvariantCulture)}" : "killed at the end of the test";
-                output.WriteLine($"--- {instance.Id} (pid {instance.Host.ProcessId}, {end}) ---");
-                output.WriteLine(Tail(instance.Host.Output, 40));
-            }
-
             folder.Dispose();
         }
     }
@@ -273,39 +156,6 @@ internal sealed class HostCluster : IAsyncDisposable
         string body = await response.Content.ReadAsStringAsync(timeout.Token);
         Assert.True(response.StatusCode == HttpStatusCode.OK, $"{method} {path} on {instance.Id}: {(int)response.StatusCode} {body}");
         return body;
-    }
-
-    private static string Tail(string text, int lines)
-    {
-        string[] all = text.Split('\n');
-        return string.Join('\n', all.Skip(Math.Max(0, all.Length - lines)));
-    }
-}
-
-/// <summary>One host instance of a <see cref="HostCluster"/>.</summary>
-internal sealed class ClusterInstance(string id, FaaSCacheHostProcess host, TempShmDirectory shm) : IAsyncDisposable
-{
-    public string Id { get; } = id;
-
-    public FaaSCacheHostProcess Host { get; } = host;
-
-    public TempShmDirectory Shm { get; } = shm;
-
-    /// <summary>The folder of this instance's shared-memory maps.</summary>
-    public string MapDirectory => Path.Combine(Shm.Path, "AzureFunctions");
-
-    public override string ToString() => Id;
-
-    public async ValueTask DisposeAsync()
-    {
-        try
-        {
-            await Host.DisposeAsync();
-        }
-        finally
-        {
-            Shm.Dispose();
-        }
     }
 }
 
