@@ -31,13 +31,9 @@ internal static class CacheletReadBenchmark
         CancellationToken ct = context.Cancellation;
         TextWriter output = context.Output;
         var total = Stopwatch.StartNew();
-        output.WriteLine($"== {Name} ({(context.Quick ? "quick" : "full")} mode) ==");
-        output.WriteLine(
-            $".NET {Environment.Version}, {(GCSettings.IsServerGC ? "server" : "workstation")} GC, " +
-            $"Stopwatch {Stopwatch.Frequency:N0} ticks/s, {Environment.ProcessorCount} CPUs");
+        context.WriteHeader(Name);
 
-        await using AzuriteServer azurite = await AzuriteServer.StartAsync(ct);
-        output.WriteLine($"azurite {ReportFormat.AzuriteVersion()}: {azurite.BlobEndpoint} (pid {azurite.ProcessId}, data in {azurite.DataDirectory})");
+        await using AzuriteServer azurite = await context.StartAzuriteAsync();
         await using RedisServer redis = await RedisServer.StartAsync(ct);
         output.WriteLine($"redis-server: {redis.Endpoint} (pid {redis.ProcessId})");
         using var shm = new TempShmDirectory("faascache-bench");

@@ -35,13 +35,10 @@ internal static class InvokeBenchmark
         CancellationToken ct = context.Cancellation;
         TextWriter output = context.Output;
         var total = Stopwatch.StartNew();
-        output.WriteLine($"== {Name} ({(context.Quick ? "quick" : "full")} mode) ==");
-        output.WriteLine(
-            $"client: .NET {Environment.Version}, {(GCSettings.IsServerGC ? "server" : "workstation")} GC, " +
-            $"Stopwatch {Stopwatch.Frequency:N0} ticks/s, {Environment.ProcessorCount} CPUs; host {FaaSCacheHostProcess.FindHostDll()}");
+        context.WriteHeader(Name, "client: ");
+        output.WriteLine($"host {FaaSCacheHostProcess.FindHostDll()}");
 
-        await using AzuriteServer azurite = await AzuriteServer.StartAsync(ct);
-        output.WriteLine($"azurite {ReportFormat.AzuriteVersion()}: {azurite.BlobEndpoint} (pid {azurite.ProcessId}, data in {azurite.DataDirectory})");
+        await using AzuriteServer azurite = await context.StartAzuriteAsync();
         output.Write("starting 4 hosts (python and node, --cache on and off)...");
         await output.FlushAsync(ct);
         var startClock = Stopwatch.StartNew();

@@ -35,10 +35,9 @@ internal static partial class InvokeBreakdownBenchmark
         TextWriter output = context.Output;
         var total = Stopwatch.StartNew();
         int iterations = context.Quick ? 30 : 150;
-        output.WriteLine($"== {Name} ({(context.Quick ? "quick" : "full")} mode) ==");
+        context.WriteHeader(Name);
         string diagnostics = Path.Combine(RepositoryRoot.Find(), "benchmarks", "diagnostics");
-        await using AzuriteServer azurite = await AzuriteServer.StartAsync(ct);
-        output.WriteLine($"azurite {ReportFormat.AzuriteVersion()}: {azurite.BlobEndpoint} (pid {azurite.ProcessId})");
+        await using AzuriteServer azurite = await context.StartAzuriteAsync();
         await using InvokeRig rig = await InvokeRig.CreateAsync(
             azurite,
             vanilla: false,

@@ -103,4 +103,22 @@ internal static class Program
 internal sealed record BenchmarkDefinition(string Name, string Description, Func<BenchmarkContext, Task> Run);
 
 /// <summary>What every benchmark gets: mode, where results go, output, and the Ctrl+C token.</summary>
-internal sealed record BenchmarkContext(bool Quick, string ResultsDirectory, TextWriter Output, CancellationToken Cancellation);
+internal sealed record BenchmarkContext(bool Quick, string ResultsDirectory, TextWriter Output, CancellationToken Cancellation)
+{
+    /// <summary>The first lines of every benchmark: its name and mode, and the .NET runtime it measures with.</summary>
+    public void WriteHeader(string name, string runtimePrefix = "")
+    {
+        Output.WriteLine($"== {name} ({(Quick ? "quick" : "full")} mode) ==");
+        Output.WriteLine(
+            $"{runtimePrefix}.NET {Environment.Version}, {(System.Runtime.GCSettings.IsServerGC ? "server" : "workstation")} GC, " +
+            $"Stopwatch {System.Diagnostics.Stopwatch.Frequency:N0} ticks/s, {Environment.ProcessorCount} CPUs");
+    }
+
+    /// <summary>Starts the benchmark's own Azurite and says where it runs.</summary>
+    public async Task<AzuriteServer> StartAzuriteAsync()
+    {
+        AzuriteServer azurite = await AzuriteServer.StartAsync(Cancellation);
+        Output.WriteLine($"azurite {ReportFormat.AzuriteVersion()}: {azurite.BlobEndpoint} (pid {azurite.ProcessId}, data in {azurite.DataDirectory})");
+        return azurite;
+    }
+}

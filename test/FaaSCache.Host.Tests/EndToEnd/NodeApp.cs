@@ -7,29 +7,11 @@ namespace FaaSCache.Host.Tests.EndToEnd;
 /// write (<c>module.exports = async function (context, req) { ... }</c>, <c>context.bindings</c>, <c>context.res</c>):
 /// <c>ReadModel</c> (HTTP, a blob input and a blob output) and the AMBER Alert shape <c>Detect</c> → <c>People</c>, <c>Cars</c>.
 /// </summary>
-internal sealed class NodeApp(string suffix) : IPipelineApp
+internal sealed class NodeApp(string suffix) : PipelineApp(suffix)
 {
-    public string Models => $"models-{suffix}";
+    public static NodeApp Create() => new(NewSuffix());
 
-    public string Results => $"results-{suffix}";
-
-    public string Labelled => $"labelled-{suffix}";
-
-    public string People => $"people-{suffix}";
-
-    public string Cars => $"cars-{suffix}";
-
-    public static NodeApp Create() => new(Guid.NewGuid().ToString("N")[..10]);
-
-    public FunctionAppFolder Build() => new FunctionAppBuilder { NamePrefix = "faascache-nodeapp" }
-        .WithHostJson("""
-            {
-              "version": "2.0",
-              "extensions": { "faasCache": { "consistency": "strong", "persist": "sync" } }
-            }
-            """)
-        .WithSetting("FUNCTIONS_WORKER_RUNTIME", "node")
-        .WithSetting("AzureWebJobsStorage", "UseDevelopmentStorage=true")
+    public FunctionAppFolder Build() => NewBuilder("faascache-nodeapp", "node")
         .WithFunction("ReadModel", $$"""
             {
               "bindings": [

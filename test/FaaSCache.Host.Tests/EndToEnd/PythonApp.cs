@@ -15,33 +15,15 @@ namespace FaaSCache.Host.Tests.EndToEnd;
 /// <item><c>Slow</c> (HTTP): logs "slow-started &lt;invocation id&gt;" and sleeps <c>?seconds=</c>.</item>
 /// </list>
 /// </summary>
-internal sealed class PythonApp(string suffix) : IPipelineApp
+internal sealed class PythonApp(string suffix) : PipelineApp(suffix)
 {
-    public string Models => $"models-{suffix}";
+    public string Uploads => $"uploads-{Suffix}";
 
-    public string Results => $"results-{suffix}";
+    public string Processed => $"processed-{Suffix}";
 
-    public string Labelled => $"labelled-{suffix}";
+    public static PythonApp Create() => new(NewSuffix());
 
-    public string People => $"people-{suffix}";
-
-    public string Cars => $"cars-{suffix}";
-
-    public string Uploads => $"uploads-{suffix}";
-
-    public string Processed => $"processed-{suffix}";
-
-    public static PythonApp Create() => new(Guid.NewGuid().ToString("N")[..10]);
-
-    public FunctionAppFolder Build() => new FunctionAppBuilder { NamePrefix = "faascache-pyapp" }
-        .WithHostJson("""
-            {
-              "version": "2.0",
-              "extensions": { "faasCache": { "consistency": "strong", "persist": "sync" } }
-            }
-            """)
-        .WithSetting("FUNCTIONS_WORKER_RUNTIME", "python")
-        .WithSetting("AzureWebJobsStorage", "UseDevelopmentStorage=true")
+    public FunctionAppFolder Build() => NewBuilder("faascache-pyapp", "python")
         .WithFunction("ReadModel", $$"""
             {
               "scriptFile": "__init__.py",

@@ -9,18 +9,37 @@ using Xunit;
 
 namespace FaaSCache.Host.Tests.EndToEnd;
 
-/// <summary>The containers of an app shaped like <see cref="PythonApp"/> / <see cref="NodeApp"/>.</summary>
-internal interface IPipelineApp
+/// <summary>
+/// What the Python and Node.js test apps share: per-test containers (a suffix, so tests on one Azurite never meet)
+/// for the AMBER Alert shape, and the start of their folder (host.json with strong consistency, the settings).
+/// </summary>
+internal abstract class PipelineApp(string suffix)
 {
-    string Models { get; }
+    /// <summary>Gets the suffix of this app's containers.</summary>
+    public string Suffix => suffix;
 
-    string Results { get; }
+    public string Models => $"models-{suffix}";
 
-    string Labelled { get; }
+    public string Results => $"results-{suffix}";
 
-    string People { get; }
+    public string Labelled => $"labelled-{suffix}";
 
-    string Cars { get; }
+    public string People => $"people-{suffix}";
+
+    public string Cars => $"cars-{suffix}";
+
+    protected static string NewSuffix() => Guid.NewGuid().ToString("N")[..10];
+
+    /// <summary>A builder with host.json (strong, sync) and the app settings of <paramref name="runtime"/>.</summary>
+    protected static FunctionAppBuilder NewBuilder(string namePrefix, string runtime) => new FunctionAppBuilder { NamePrefix = namePrefix }
+        .WithHostJson("""
+            {
+              "version": "2.0",
+              "extensions": { "faasCache": { "consistency": "strong", "persist": "sync" } }
+            }
+            """)
+        .WithSetting("FUNCTIONS_WORKER_RUNTIME", runtime)
+        .WithSetting("AzureWebJobsStorage", "UseDevelopmentStorage=true");
 }
 
 /// <summary>End-to-end scenarios every language runs the same way.</summary>
@@ -33,7 +52,7 @@ internal static class SharedScenarios
     /// <c>ReadModel</c> twice on a 50 MB blob: a local miss, then a local hit on the same map that copies nothing;
     /// each output is adopted from the worker's map and written through to storage (strong). Returns the response bodies.
     /// </summary>
-    public static async Task<IReadOnlyList<JsonElement>> LocalMissThenZeroCopyLocalHitAsync(RunningHost running, IPipelineApp app)
+    public static async Task<IReadOnlyList<JsonElement>> LocalMissThenZeroCopyLocalHitAsync(RunningHost running, PipelineApp app)
     {
         byte[] model = RandomBytes(FiftyMegabytes);
         await running.UploadAsync(app.Models, "model.bin", model);
@@ -87,7 +106,7 @@ internal static class SharedScenarios
     /// <c>Detect</c> writes <c>labelled/{name}</c> through the cache; <c>People</c> and <c>Cars</c> fire from that
     /// write (trigger kind <c>cache</c>) within seconds, write their detections, and never fire twice for it.
     /// </summary>
-    public static async Task CacheWriteFiresBothStagesOnceAsync(RunningHost running, IPipelineApp app)
+    public static async Task CacheWriteFiresBothStagesOnceAsync(RunningHost running, PipelineApp app)
     {
         await running.UploadAsync(app.Models, "people.bin", RandomBytes(97 * 1024));
         await running.UploadAsync(app.Models, "cars.bin", RandomBytes(5 * 1024));
