@@ -44,7 +44,7 @@ internal sealed class CacheletReadRig : IAsyncDisposable
     public const long CacheletCapacityBytes = 1L << 30;
 
     private const string ContainerName = "bench";
-    private static int s_sink;
+    private static int _sink;
 
     private readonly Cachelet _local;
     private readonly Cachelet _strong;
@@ -267,7 +267,7 @@ internal sealed class CacheletReadRig : IAsyncDisposable
         return new Cachelet(options, AzureBlobStore.FromConnectionString(azurite.ConnectionString), new SharedMemoryStore(instanceId, [shmRoot]));
     }
 
-    private static void Touch(ReadOnlySpan<byte> content) => s_sink += content[0] + content[^1];
+    private static void Touch(ReadOnlySpan<byte> content) => _sink += content[0] + content[^1];
 
     private static void Expect(ObjectLease lease, ReadSource source, long size)
     {

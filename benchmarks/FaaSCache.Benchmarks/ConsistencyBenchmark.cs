@@ -238,7 +238,7 @@ internal static class ConsistencyBenchmark
                 measured.Skip(4).Order(StringComparer.Ordinal).SequenceEqual(["local", "localAsync"]);
             double Of(string preset) => measure(results.Single(r => r.Preset == preset));
             bool coarse = Of("strong") > Math.Max(Of("owner"), Of("ownerAsync")) &&
-                Math.Min(Of("owner"), Of("ownerAsync")) > new[] { "ownerLocalRead", "local", "localAsync" }.Max(Of);
+                Math.Min(Of("owner"), Of("ownerAsync")) > Math.Max(Of("ownerLocalRead"), Math.Max(Of("local"), Of("localAsync")));
             output.WriteLine(
                 $"measured ({label}):{new string(' ', 16 - label.Length)}{string.Join(" > ", measured)}: " +
                 $"same order as the paper: {(strictOrder ? "yes" : "no")}; coarse order (strong, then owner/ownerAsync, then the three local-read presets): {(coarse ? "yes" : "no")}");

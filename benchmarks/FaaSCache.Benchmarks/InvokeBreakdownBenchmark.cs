@@ -107,7 +107,7 @@ internal static partial class InvokeBreakdownBenchmark
     /// <summary>Joins the host's records of one series with its worker's timing lines, by invocation id.</summary>
     private static async Task<BreakdownRow> BreakdownAsync(InvokeSeries series, LatencySamples client, DateTimeOffset since, CancellationToken cancellationToken)
     {
-        IReadOnlyList<InvocationRecord> records = (await series.Host.Process.GetInvocationsAsync(series.Function.Name, cancellationToken))
+        List<InvocationRecord> records = (await series.Host.Process.GetInvocationsAsync(series.Function.Name, cancellationToken))
             .Where(r => r.Status == "succeeded" && r.StartedAt >= since)
             .ToList();
         string log = series.Host.Process.Output;

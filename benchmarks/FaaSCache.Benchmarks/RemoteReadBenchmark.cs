@@ -39,7 +39,7 @@ internal static class RemoteReadBenchmark
     private const double TcpAim = 0.5;
     private static readonly long[] Sizes = [1L << 10, 1L << 20, 16L << 20, 128L << 20];
     private static readonly CultureInfo Invariant = CultureInfo.InvariantCulture;
-    private static int s_sink;
+    private static int _sink;
 
     public static async Task RunAsync(BenchmarkContext context)
     {
@@ -128,14 +128,14 @@ internal static class RemoteReadBenchmark
                         await download.Content.ReadExactlyAsync(buffer, ct);
                     }
 
-                    s_sink += buffer[0] + buffer[^1];
+                    _sink += buffer[0] + buffer[^1];
                     return Stopwatch.GetTimestamp() - t0;
                 }),
                 new("tcp_raw", async ct =>
                 {
                     long t0 = Stopwatch.GetTimestamp();
                     await tcp.ReadAsync(buffer, ct);
-                    s_sink += buffer[0] + buffer[^1];
+                    _sink += buffer[0] + buffer[^1];
                     return Stopwatch.GetTimestamp() - t0;
                 }),
             ];
@@ -210,7 +210,7 @@ internal static class RemoteReadBenchmark
         }
 
         ReadOnlySpan<byte> span = lease.Span;
-        s_sink += span[0] + span[^1];
+        _sink += span[0] + span[^1];
     }
 
     private static void Print(TextWriter output, IReadOnlyList<RemoteReadResult> results, bool quick)

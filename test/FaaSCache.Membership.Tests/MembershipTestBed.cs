@@ -12,7 +12,7 @@ namespace FaaSCache.Membership.Tests;
 /// </summary>
 internal sealed class MembershipTestBed(AzuriteFixture azurite, ITestOutputHelper output, string app = "orders-app") : IAsyncDisposable
 {
-    private readonly List<MembershipDaemon> daemons = [];
+    private readonly List<MembershipDaemon> _daemons = [];
 
     public string App { get; } = app;
 
@@ -45,9 +45,9 @@ internal sealed class MembershipTestBed(AzuriteFixture azurite, ITestOutputHelpe
                 WatchInterval = watchInterval ?? TimeSpan.Zero,
             },
             logger: new TestLogger<MembershipDaemon>(output, id));
-        lock (daemons)
+        lock (_daemons)
         {
-            daemons.Add(daemon);
+            _daemons.Add(daemon);
         }
 
         return daemon;
@@ -78,9 +78,9 @@ internal sealed class MembershipTestBed(AzuriteFixture azurite, ITestOutputHelpe
     public async ValueTask DisposeAsync()
     {
         MembershipDaemon[] all;
-        lock (daemons)
+        lock (_daemons)
         {
-            all = [.. daemons];
+            all = [.. _daemons];
         }
 
         await Task.WhenAll(all.Select(d => d.DisposeAsync().AsTask()));

@@ -6,16 +6,16 @@ namespace FaaSCache.Membership.Tests;
 /// <summary>Writes log lines to the test's output (shown when a test fails) and keeps them for assertions.</summary>
 internal sealed class TestLogger<T>(ITestOutputHelper output, string name) : ILogger<T>
 {
-    private readonly Lock gate = new();
-    private readonly List<string> lines = [];
+    private readonly Lock _gate = new();
+    private readonly List<string> _lines = [];
 
     public IReadOnlyList<string> Lines
     {
         get
         {
-            lock (gate)
+            lock (_gate)
             {
-                return [.. lines];
+                return [.. _lines];
             }
         }
     }
@@ -33,9 +33,9 @@ internal sealed class TestLogger<T>(ITestOutputHelper output, string name) : ILo
         }
 
         string line = $"{DateTime.UtcNow:HH:mm:ss.fff} [{name}] {logLevel}: {formatter(state, exception)}";
-        lock (gate)
+        lock (_gate)
         {
-            lines.Add(line);
+            _lines.Add(line);
         }
 
         try

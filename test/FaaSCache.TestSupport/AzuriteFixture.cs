@@ -9,9 +9,9 @@ namespace FaaSCache.TestSupport;
 /// </summary>
 public sealed class AzuriteFixture : IAsyncLifetime
 {
-    private AzuriteServer? server;
+    private AzuriteServer? _server;
 
-    public AzuriteServer Server => server ?? throw new InvalidOperationException("The Azurite fixture has not been started.");
+    public AzuriteServer Server => _server ?? throw new InvalidOperationException("The Azurite fixture has not been started.");
 
     public string ConnectionString => Server.ConnectionString;
 
@@ -22,11 +22,11 @@ public sealed class AzuriteFixture : IAsyncLifetime
     public Task<BlobContainerClient> CreateContainerAsync(string? prefix = null, CancellationToken cancellationToken = default) =>
         Server.CreateContainerAsync(prefix, cancellationToken);
 
-    public async Task InitializeAsync() => server = await AzuriteServer.StartAsync();
+    public async Task InitializeAsync() => _server = await AzuriteServer.StartAsync();
 
     public async Task DisposeAsync()
     {
-        var current = Interlocked.Exchange(ref server, null);
+        var current = Interlocked.Exchange(ref _server, null);
         if (current is not null)
         {
             await current.DisposeAsync();

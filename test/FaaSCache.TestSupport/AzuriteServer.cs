@@ -20,15 +20,15 @@ public sealed class AzuriteServer : IAsyncDisposable
 
     private static readonly string[] AddressInUseMarkers = ["EADDRINUSE", "address already in use"];
 
-    private readonly ChildProcess process;
-    private readonly OwnedDirectory dataDirectory;
-    private string? lastProbeError;
-    private int disposed;
+    private readonly ChildProcess _process;
+    private readonly OwnedDirectory _dataDirectory;
+    private string? _lastProbeError;
+    private int _disposed;
 
     private AzuriteServer(ChildProcess process, OwnedDirectory dataDirectory, int port)
     {
-        this.process = process;
-        this.dataDirectory = dataDirectory;
+        _process = process;
+        _dataDirectory = dataDirectory;
         Port = port;
         BlobEndpoint = new Uri($"http://127.0.0.1:{port}/{AccountName}");
         ConnectionString =
@@ -44,10 +44,10 @@ public sealed class AzuriteServer : IAsyncDisposable
     public string ConnectionString { get; }
 
     /// <summary>Azurite's --location folder (deleted on dispose).</summary>
-    public string DataDirectory => dataDirectory.Path;
+    public string DataDirectory => _dataDirectory.Path;
 
     /// <summary>Process id of the node process running Azurite.</summary>
-    public int ProcessId => process.Id;
+    public int ProcessId => _process.Id;
 
     /// <summary>Starts Azurite and waits (at most <see cref="StartTimeout"/>) until it answers a real request.</summary>
     public static async Task<AzuriteServer> StartAsync(CancellationToken cancellationToken = default)
@@ -88,9 +88,9 @@ public sealed class AzuriteServer : IAsyncDisposable
                 }
             },
             (server, token) => server.AnswersAsync(token),
-            server => server.process.HasExited,
-            server => server.process.CapturedOutput + (server.lastProbeError is { } probe ? $"{Environment.NewLine}(last probe error: {probe})" : string.Empty),
-            server => server.process.ExitCode,
+            server => server._process.HasExited,
+            server => server._process.CapturedOutput + (server._lastProbeError is { } probe ? $"{Environment.NewLine}(last probe error: {probe})" : string.Empty),
+            server => server._process.ExitCode,
             AddressInUseMarkers);
         return await ServerStarter.StartAsync(recipe, StartTimeout, cancellationToken);
     }
@@ -142,18 +142,18 @@ public sealed class AzuriteServer : IAsyncDisposable
     /// <summary>Kills the Azurite process tree, waits for it to exit and deletes its data folder.</summary>
     public async ValueTask DisposeAsync()
     {
-        if (Interlocked.Exchange(ref disposed, 1) != 0)
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
         {
             return;
         }
 
         try
         {
-            await process.DisposeAsync();
+            await _process.DisposeAsync();
         }
         finally
         {
-            dataDirectory.Dispose();
+            _dataDirectory.Dispose();
         }
     }
 
@@ -177,7 +177,7 @@ public sealed class AzuriteServer : IAsyncDisposable
         }
         catch (Exception e) when (!cancellationToken.IsCancellationRequested)
         {
-            lastProbeError = $"{e.GetType().Name}: {e.Message}";
+            _lastProbeError = $"{e.GetType().Name}: {e.Message}";
             return false;
         }
     }

@@ -12,29 +12,29 @@ internal sealed class ChildProcess : IAsyncDisposable
     private const int MaxCapturedChars = 64 * 1024;
     private static readonly TimeSpan KillTimeout = TimeSpan.FromSeconds(15);
 
-    private readonly Process process;
-    private readonly StringBuilder stdout = new();
-    private readonly StringBuilder stderr = new();
-    private readonly Lock gate = new();
-    private IDisposable? exitRegistration;
-    private int disposed;
+    private readonly Process _process;
+    private readonly StringBuilder _stdout = new();
+    private readonly StringBuilder _stderr = new();
+    private readonly Lock _gate = new();
+    private IDisposable? _exitRegistration;
+    private int _disposed;
 
-    private ChildProcess(Process process) => this.process = process;
+    private ChildProcess(Process process) => _process = process;
 
     public int Id { get; private set; }
 
-    public bool HasExited => process.HasExited;
+    public bool HasExited => _process.HasExited;
 
-    public int? ExitCode => process.HasExited ? process.ExitCode : null;
+    public int? ExitCode => _process.HasExited ? _process.ExitCode : null;
 
     /// <summary>What the process wrote so far (stderr first), for error messages.</summary>
     public string CapturedOutput
     {
         get
         {
-            lock (gate)
+            lock (_gate)
             {
-                return $"--- stderr ---{Environment.NewLine}{stderr}--- stdout ---{Environment.NewLine}{stdout}";
+                return $"--- stderr ---{Environment.NewLine}{_stderr}--- stdout ---{Environment.NewLine}{_stdout}";
             }
         }
     }
@@ -57,8 +57,8 @@ internal sealed class ChildProcess : IAsyncDisposable
 
         var process = new Process { StartInfo = startInfo, EnableRaisingEvents = true };
         var child = new ChildProcess(process);
-        process.OutputDataReceived += (_, e) => child.Append(child.stdout, e.Data);
-        process.ErrorDataReceived += (_, e) => child.Append(child.stderr, e.Data);
+        process.OutputDataReceived += (_, e) => child.Append(child._stdout, e.Data);
+        process.ErrorDataReceived += (_, e) => child.Append(child._stderr, e.Data);
         try
         {
             process.Start();
@@ -70,7 +70,7 @@ internal sealed class ChildProcess : IAsyncDisposable
         }
 
         child.Id = process.Id;
-        child.exitRegistration = ProcessExitCleanup.Register(() => ProcessTree.Kill(process));
+        child._exitRegistration = ProcessExitCleanup.Register(() => ProcessTree.Kill(process));
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
         return child;
@@ -79,19 +79,19 @@ internal sealed class ChildProcess : IAsyncDisposable
     /// <summary>Kills the process tree and waits for it to exit.</summary>
     public async ValueTask DisposeAsync()
     {
-        if (Interlocked.Exchange(ref disposed, 1) != 0)
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
         {
             return;
         }
 
         try
         {
-            await ProcessTree.KillAsync(process, KillTimeout);
+            await ProcessTree.KillAsync(_process, KillTimeout);
         }
         finally
         {
-            exitRegistration?.Dispose();
-            process.Dispose();
+            _exitRegistration?.Dispose();
+            _process.Dispose();
         }
     }
 
@@ -102,7 +102,7 @@ internal sealed class ChildProcess : IAsyncDisposable
             return;
         }
 
-        lock (gate)
+        lock (_gate)
         {
             if (target.Length < MaxCapturedChars)
             {

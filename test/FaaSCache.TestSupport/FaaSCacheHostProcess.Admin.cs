@@ -19,9 +19,9 @@ public sealed partial class FaaSCacheHostProcess
         timeout.CancelAfter(ProbeTimeout);
         HostStatus status = await Http.GetFromJsonAsync<HostStatus>("admin/host/status", Json, timeout.Token)
             ?? throw new InvalidOperationException("/admin/host/status answered null.");
-        lock (gate)
+        lock (_gate)
         {
-            workerPids.UnionWith(status.Workers.Select(w => w.Pid).Where(p => p > 0));
+            _workerPids.UnionWith(status.Workers.Select(w => w.Pid).Where(p => p > 0));
         }
 
         return status;

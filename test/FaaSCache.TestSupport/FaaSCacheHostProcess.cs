@@ -32,17 +32,17 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
     private static readonly TimeSpan ProbeTimeout = TimeSpan.FromSeconds(5);
     private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web);
 
-    private readonly Process process;
-    private readonly StringBuilder output = new();
-    private readonly Lock gate = new();
-    private readonly HashSet<int> workerPids = [];
-    private readonly IDisposable exitRegistration;
-    private readonly Task exited;
-    private int disposed;
+    private readonly Process _process;
+    private readonly StringBuilder _output = new();
+    private readonly Lock _gate = new();
+    private readonly HashSet<int> _workerPids = [];
+    private readonly IDisposable _exitRegistration;
+    private readonly Task _exited;
+    private int _disposed;
 
     private FaaSCacheHostProcess(Process process, int port)
     {
-        this.process = process;
+        _process = process;
         Port = port;
         BaseUri = new Uri($"http://127.0.0.1:{port.ToString(CultureInfo.InvariantCulture)}/");
         Http = new HttpClient { BaseAddress = BaseUri, Timeout = TimeSpan.FromSeconds(120) };
@@ -50,10 +50,10 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
         process.ErrorDataReceived += (_, e) => Append(e.Data);
         process.Start();
         ProcessId = process.Id;
-        exitRegistration = ProcessExitCleanup.Register(() => ProcessTree.Kill(process));
+        _exitRegistration = ProcessExitCleanup.Register(() => ProcessTree.Kill(process));
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
-        exited = process.WaitForExitAsync();
+        _exited = process.WaitForExitAsync();
     }
 
     /// <summary>Gets the HTTP port (<c>--port</c>).</summary>
@@ -69,19 +69,19 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
     public int ProcessId { get; }
 
     /// <summary>Gets a value indicating whether the host has exited.</summary>
-    public bool HasExited => exited.IsCompleted;
+    public bool HasExited => _exited.IsCompleted;
 
     /// <summary>Gets the exit code once the host has exited.</summary>
-    public int? ExitCode => exited.IsCompleted ? process.ExitCode : null;
+    public int? ExitCode => _exited.IsCompleted ? _process.ExitCode : null;
 
     /// <summary>Gets what the host printed so far (stdout and stderr interleaved, first 4 M characters).</summary>
     public string Output
     {
         get
         {
-            lock (gate)
+            lock (_gate)
             {
-                return output.ToString();
+                return _output.ToString();
             }
         }
     }
@@ -205,8 +205,8 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
     /// <summary>Waits at most <paramref name="timeout"/> for the host to exit; returns its exit code, or null if it still runs.</summary>
     public async Task<int?> WaitForExitAsync(TimeSpan timeout)
     {
-        await Task.WhenAny(exited, Task.Delay(timeout));
-        if (!exited.IsCompleted)
+        await Task.WhenAny(_exited, Task.Delay(timeout));
+        if (!_exited.IsCompleted)
         {
             return null;
         }
@@ -215,13 +215,13 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
         using var drain = new CancellationTokenSource(TimeSpan.FromSeconds(5));
         try
         {
-            await process.WaitForExitAsync(drain.Token);
+            await _process.WaitForExitAsync(drain.Token);
         }
         catch (OperationCanceledException)
         {
         }
 
-        return process.ExitCode;
+        return _process.ExitCode;
     }
 
     /// <summary>
@@ -255,9 +255,9 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
     {
         try
         {
-            if (!process.HasExited)
+            if (!_process.HasExited)
             {
-                process.Kill(entireProcessTree: false);
+                _process.Kill(entireProcessTree: false);
             }
         }
         catch (Exception e) when (e is InvalidOperationException or System.ComponentModel.Win32Exception)
@@ -269,21 +269,21 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
     /// <summary>Kills the host's process tree if it still runs, and any worker it reported that outlived it.</summary>
     public async ValueTask DisposeAsync()
     {
-        if (Interlocked.Exchange(ref disposed, 1) != 0)
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
         {
             return;
         }
 
         try
         {
-            await ProcessTree.KillAsync(process, KillTimeout);
+            await ProcessTree.KillAsync(_process, KillTimeout);
         }
         finally
         {
-            exitRegistration.Dispose();
+            _exitRegistration.Dispose();
             KillOrphanedWorkers();
             Http.Dispose();
-            process.Dispose();
+            _process.Dispose();
         }
     }
 
@@ -330,16 +330,16 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
     {
         if (HasExited)
         {
-            throw new InvalidOperationException($"The FaaSCache host exited with code {process.ExitCode} {doing}.{Environment.NewLine}Host output:{Environment.NewLine}{Output}");
+            throw new InvalidOperationException($"The FaaSCache host exited with code {_process.ExitCode} {doing}.{Environment.NewLine}Host output:{Environment.NewLine}{Output}");
         }
     }
 
     private void KillOrphanedWorkers()
     {
         int[] pids;
-        lock (gate)
+        lock (_gate)
         {
-            pids = [.. workerPids];
+            pids = [.. _workerPids];
         }
 
         foreach (int pid in pids)
@@ -368,11 +368,11 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
             return;
         }
 
-        lock (gate)
+        lock (_gate)
         {
-            if (output.Length < MaxCapturedChars)
+            if (_output.Length < MaxCapturedChars)
             {
-                output.AppendLine(line);
+                _output.AppendLine(line);
             }
         }
     }

@@ -18,11 +18,11 @@ public sealed class FunctionAppBuilder
 {
     private static readonly JsonSerializerOptions Indented = new() { WriteIndented = true };
 
-    private readonly Dictionary<string, string> settings = new(StringComparer.Ordinal);
-    private readonly List<(string RelativePath, string Content)> files = [];
-    private string hostJson = """{ "version": "2.0" }""";
-    private string? rawLocalSettings;
-    private bool writeLocalSettings = true;
+    private readonly Dictionary<string, string> _settings = new(StringComparer.Ordinal);
+    private readonly List<(string RelativePath, string Content)> _files = [];
+    private string _hostJson = """{ "version": "2.0" }""";
+    private string? _rawLocalSettings;
+    private bool _writeLocalSettings = true;
 
     /// <summary>Gets the prefix of the temporary folder's name (the app's name starts with it).</summary>
     public string NamePrefix { get; init; } = "faascache-app";
@@ -30,39 +30,39 @@ public sealed class FunctionAppBuilder
     /// <summary>Replaces host.json (default <c>{"version": "2.0"}</c>); any text, valid JSON or not.</summary>
     public FunctionAppBuilder WithHostJson(string json)
     {
-        hostJson = json;
+        _hostJson = json;
         return this;
     }
 
     /// <summary>Adds a setting to local.settings.json's <c>Values</c>.</summary>
     public FunctionAppBuilder WithSetting(string name, string value)
     {
-        settings[name] = value;
+        _settings[name] = value;
         return this;
     }
 
     /// <summary>Writes local.settings.json with exactly this text (valid JSON or not), ignoring <see cref="WithSetting"/>.</summary>
     public FunctionAppBuilder WithLocalSettingsJson(string text)
     {
-        rawLocalSettings = text;
-        writeLocalSettings = true;
+        _rawLocalSettings = text;
+        _writeLocalSettings = true;
         return this;
     }
 
     /// <summary>Writes no local.settings.json at all.</summary>
     public FunctionAppBuilder WithoutLocalSettings()
     {
-        writeLocalSettings = false;
+        _writeLocalSettings = false;
         return this;
     }
 
     /// <summary>Adds a function folder <paramref name="name"/> with its function.json and script files.</summary>
     public FunctionAppBuilder WithFunction(string name, string functionJson, params (string FileName, string Content)[] scripts)
     {
-        files.Add(($"{name}/function.json", functionJson));
+        _files.Add(($"{name}/function.json", functionJson));
         foreach ((string fileName, string content) in scripts)
         {
-            files.Add(($"{name}/{fileName}", content));
+            _files.Add(($"{name}/{fileName}", content));
         }
 
         return this;
@@ -71,7 +71,7 @@ public sealed class FunctionAppBuilder
     /// <summary>Adds any file, by path relative to the app folder (folders are created).</summary>
     public FunctionAppBuilder WithFile(string relativePath, string content)
     {
-        files.Add((relativePath, content));
+        _files.Add((relativePath, content));
         return this;
     }
 
@@ -81,13 +81,13 @@ public sealed class FunctionAppBuilder
         var directory = new OwnedDirectory(Path.GetTempPath(), NamePrefix);
         try
         {
-            File.WriteAllText(Path.Combine(directory.Path, "host.json"), hostJson);
-            if (writeLocalSettings)
+            File.WriteAllText(Path.Combine(directory.Path, "host.json"), _hostJson);
+            if (_writeLocalSettings)
             {
-                File.WriteAllText(Path.Combine(directory.Path, "local.settings.json"), rawLocalSettings ?? LocalSettingsJson());
+                File.WriteAllText(Path.Combine(directory.Path, "local.settings.json"), _rawLocalSettings ?? LocalSettingsJson());
             }
 
-            foreach ((string relativePath, string content) in files)
+            foreach ((string relativePath, string content) in _files)
             {
                 string full = Path.GetFullPath(Path.Combine(directory.Path, relativePath));
                 if (!full.StartsWith(directory.Path + Path.DirectorySeparatorChar, StringComparison.Ordinal))
@@ -111,7 +111,7 @@ public sealed class FunctionAppBuilder
     private string LocalSettingsJson()
     {
         var values = new JsonObject();
-        foreach ((string name, string value) in settings.OrderBy(s => s.Key, StringComparer.Ordinal))
+        foreach ((string name, string value) in _settings.OrderBy(s => s.Key, StringComparer.Ordinal))
         {
             values[name] = value;
         }
@@ -123,12 +123,12 @@ public sealed class FunctionAppBuilder
 /// <summary>A function app folder written by <see cref="FunctionAppBuilder"/>; deleted on dispose.</summary>
 public sealed class FunctionAppFolder : IDisposable
 {
-    private readonly OwnedDirectory directory;
+    private readonly OwnedDirectory _directory;
 
-    internal FunctionAppFolder(OwnedDirectory directory) => this.directory = directory;
+    internal FunctionAppFolder(OwnedDirectory directory) => _directory = directory;
 
     /// <summary>Gets the app folder (the script root).</summary>
-    public string Path => directory.Path;
+    public string Path => _directory.Path;
 
     /// <summary>Gets host.json's full path.</summary>
     public string HostJsonPath => System.IO.Path.Combine(Path, "host.json");
@@ -144,5 +144,5 @@ public sealed class FunctionAppFolder : IDisposable
 
     public override string ToString() => Path;
 
-    public void Dispose() => directory.Dispose();
+    public void Dispose() => _directory.Dispose();
 }

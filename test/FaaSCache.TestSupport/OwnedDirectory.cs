@@ -6,8 +6,8 @@ namespace FaaSCache.TestSupport;
 /// </summary>
 internal sealed class OwnedDirectory : IDisposable
 {
-    private readonly IDisposable exitRegistration;
-    private int disposed;
+    private readonly IDisposable _exitRegistration;
+    private int _disposed;
 
     public OwnedDirectory(string parent, string prefix)
     {
@@ -19,19 +19,19 @@ internal sealed class OwnedDirectory : IDisposable
         Path = System.IO.Path.Combine(parent, $"{prefix}-{Guid.NewGuid():N}");
         Directory.CreateDirectory(Path);
         var path = Path;
-        exitRegistration = ProcessExitCleanup.Register(() => DeleteQuietly(path));
+        _exitRegistration = ProcessExitCleanup.Register(() => DeleteQuietly(path));
     }
 
     public string Path { get; }
 
     public void Dispose()
     {
-        if (Interlocked.Exchange(ref disposed, 1) != 0)
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
         {
             return;
         }
 
-        exitRegistration.Dispose();
+        _exitRegistration.Dispose();
         Delete(Path);
     }
 

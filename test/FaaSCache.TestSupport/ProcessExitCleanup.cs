@@ -12,13 +12,13 @@ internal static class ProcessExitCleanup
 {
     private static readonly ConcurrentDictionary<long, Action> Actions = new();
     private static readonly List<PosixSignalRegistration> SignalRegistrations = [];
-    private static long nextId;
-    private static int hooked;
+    private static long _nextId;
+    private static int _hooked;
 
     /// <summary>Registers <paramref name="action"/>; dispose the result to unregister it (normal cleanup ran).</summary>
     public static IDisposable Register(Action action)
     {
-        if (Interlocked.Exchange(ref hooked, 1) == 0)
+        if (Interlocked.Exchange(ref _hooked, 1) == 0)
         {
             AppDomain.CurrentDomain.ProcessExit += (_, _) => RunAll();
 
@@ -37,7 +37,7 @@ internal static class ProcessExitCleanup
             }
         }
 
-        var id = Interlocked.Increment(ref nextId);
+        var id = Interlocked.Increment(ref _nextId);
         Actions[id] = action;
         return new Registration(id);
     }

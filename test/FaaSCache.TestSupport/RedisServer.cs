@@ -18,14 +18,14 @@ public sealed class RedisServer : IAsyncDisposable
 
     private static readonly byte[] PingCommand = "*1\r\n$4\r\nPING\r\n"u8.ToArray();
 
-    private readonly ChildProcess process;
-    private readonly OwnedDirectory workingDirectory;
-    private int disposed;
+    private readonly ChildProcess _process;
+    private readonly OwnedDirectory _workingDirectory;
+    private int _disposed;
 
     private RedisServer(ChildProcess process, OwnedDirectory workingDirectory, int port)
     {
-        this.process = process;
-        this.workingDirectory = workingDirectory;
+        _process = process;
+        _workingDirectory = workingDirectory;
         Port = port;
         Endpoint = $"127.0.0.1:{port}";
     }
@@ -35,10 +35,10 @@ public sealed class RedisServer : IAsyncDisposable
     /// <summary>"127.0.0.1:PORT" (a StackExchange.Redis configuration string).</summary>
     public string Endpoint { get; }
 
-    public int ProcessId => process.Id;
+    public int ProcessId => _process.Id;
 
     /// <summary>redis-server's --dir (deleted on dispose).</summary>
-    public string WorkingDirectory => workingDirectory.Path;
+    public string WorkingDirectory => _workingDirectory.Path;
 
     /// <summary>Starts redis-server and waits (at most <see cref="StartTimeout"/>) until it answers PING.</summary>
     public static async Task<RedisServer> StartAsync(CancellationToken cancellationToken = default)
@@ -75,9 +75,9 @@ public sealed class RedisServer : IAsyncDisposable
                 }
             },
             (server, token) => TryPingAsync(server.Port, TimeSpan.FromSeconds(1), token),
-            server => server.process.HasExited,
-            server => server.process.CapturedOutput,
-            server => server.process.ExitCode,
+            server => server._process.HasExited,
+            server => server._process.CapturedOutput,
+            server => server._process.ExitCode,
             ["Address already in use"]);
         return await ServerStarter.StartAsync(recipe, StartTimeout, cancellationToken);
     }
@@ -118,18 +118,18 @@ public sealed class RedisServer : IAsyncDisposable
     /// <summary>Kills redis-server, waits for it to exit and deletes its working folder.</summary>
     public async ValueTask DisposeAsync()
     {
-        if (Interlocked.Exchange(ref disposed, 1) != 0)
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
         {
             return;
         }
 
         try
         {
-            await process.DisposeAsync();
+            await _process.DisposeAsync();
         }
         finally
         {
-            workingDirectory.Dispose();
+            _workingDirectory.Dispose();
         }
     }
 

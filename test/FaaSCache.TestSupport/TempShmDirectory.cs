@@ -9,7 +9,7 @@ public sealed class TempShmDirectory : IDisposable
     public const string ShmRoot = "/dev/shm";
     public const string DefaultPrefix = "faascache-test";
 
-    private readonly OwnedDirectory directory;
+    private readonly OwnedDirectory _directory;
 
     public TempShmDirectory(string prefix = DefaultPrefix)
     {
@@ -18,13 +18,13 @@ public sealed class TempShmDirectory : IDisposable
             throw new PlatformNotSupportedException($"{ShmRoot} does not exist: shared-memory tests need Linux tmpfs at {ShmRoot}.");
         }
 
-        directory = new OwnedDirectory(ShmRoot, prefix);
+        _directory = new OwnedDirectory(ShmRoot, prefix);
     }
 
     /// <summary>Full path of the directory, e.g. /dev/shm/faascache-test-0123abcd....</summary>
-    public string Path => directory.Path;
+    public string Path => _directory.Path;
 
     public override string ToString() => Path;
 
-    public void Dispose() => directory.Dispose();
+    public void Dispose() => _directory.Dispose();
 }

@@ -83,7 +83,7 @@ public static class MembershipCli
         MembershipList live = snapshot.List.WithoutStale(now, parsed.FailureTimeout);
         await output.WriteAsync(Describe(store, snapshot, live, now, parsed.FailureTimeout)).ConfigureAwait(false);
 
-        if (parsed.Keys.Count == 0)
+        if (parsed.Keys.Length == 0)
         {
             return Ok;
         }
@@ -209,7 +209,7 @@ public static class MembershipCli
         {
             if (!isValid(r.GetValueOrDefault<T>()))
             {
-                r.AddError($"{rule}, not '{r.Tokens.FirstOrDefault()?.Value}'.");
+                r.AddError($"{rule}, not '{(r.Tokens.Count > 0 ? r.Tokens[0].Value : null)}'.");
             }
         });
         return option;
@@ -223,7 +223,7 @@ public static class MembershipCli
 
         public required string Container { get; init; }
 
-        public required IReadOnlyList<string> Keys { get; init; }
+        public required string[] Keys { get; init; }
 
         public int VirtualNodes { get; init; }
 

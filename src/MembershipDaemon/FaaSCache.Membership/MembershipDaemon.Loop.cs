@@ -13,10 +13,10 @@ public sealed partial class MembershipDaemon
 {
     private async Task StopLoopAsync()
     {
-        await stopLoop.CancelAsync().ConfigureAwait(false);
+        await _stopLoop.CancelAsync().ConfigureAwait(false);
         try
         {
-            await loop.ConfigureAwait(false);
+            await _loop.ConfigureAwait(false);
         }
         catch (OperationCanceledException)
         {
@@ -25,29 +25,29 @@ public sealed partial class MembershipDaemon
 
     private async Task RunAsync(CancellationToken cancellationToken)
     {
-        DateTimeOffset nextHeartbeat = time.GetUtcNow() + JitteredHeartbeat();
+        DateTimeOffset nextHeartbeat = _time.GetUtcNow() + JitteredHeartbeat();
         while (!cancellationToken.IsCancellationRequested)
         {
-            TimeSpan untilHeartbeat = nextHeartbeat - time.GetUtcNow();
-            TimeSpan delay = watchInterval is { } watch && watch < untilHeartbeat ? watch : untilHeartbeat;
+            TimeSpan untilHeartbeat = nextHeartbeat - _time.GetUtcNow();
+            TimeSpan delay = _watchInterval is { } watch && watch < untilHeartbeat ? watch : untilHeartbeat;
             try
             {
                 if (delay > TimeSpan.Zero)
                 {
-                    await Task.Delay(delay, time, cancellationToken).ConfigureAwait(false);
+                    await Task.Delay(delay, _time, cancellationToken).ConfigureAwait(false);
                 }
 
-                await gate.WaitAsync(cancellationToken).ConfigureAwait(false);
+                await _gate.WaitAsync(cancellationToken).ConfigureAwait(false);
             }
             catch (OperationCanceledException)
             {
                 return;
             }
 
-            bool heartbeat = time.GetUtcNow() >= nextHeartbeat;
+            bool heartbeat = _time.GetUtcNow() >= nextHeartbeat;
             try
             {
-                if (!heartbeat && watchInterval is not null)
+                if (!heartbeat && _watchInterval is not null)
                 {
                     heartbeat = await WatchCoreAsync(cancellationToken).ConfigureAwait(false);
                 }
@@ -55,13 +55,13 @@ public sealed partial class MembershipDaemon
                 if (heartbeat)
                 {
                     await HeartbeatCoreAsync(cancellationToken).ConfigureAwait(false);
-                    nextHeartbeat = time.GetUtcNow() + JitteredHeartbeat();
+                    nextHeartbeat = _time.GetUtcNow() + JitteredHeartbeat();
                 }
 
-                if (consecutiveFailures > 0)
+                if (_consecutiveFailures > 0)
                 {
-                    logger.LogInformation("Membership of app {App}: storage answers again after {Failures} failed attempts", App, consecutiveFailures);
-                    consecutiveFailures = 0;
+                    _logger.LogInformation("Membership of app {App}: storage answers again after {Failures} failed attempts", App, _consecutiveFailures);
+                    _consecutiveFailures = 0;
                 }
             }
             catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
@@ -70,21 +70,21 @@ public sealed partial class MembershipDaemon
             }
             catch (Exception e)
             {
-                consecutiveFailures++;
-                logger.Log(
-                    consecutiveFailures == 1 ? LogLevel.Warning : LogLevel.Debug,
+                _consecutiveFailures++;
+                _logger.Log(
+                    _consecutiveFailures == 1 ? LogLevel.Warning : LogLevel.Debug,
                     e,
                     "Membership {Operation} of {Self} in {Blob} failed ({Failures} in a row): {Reason}",
-                    heartbeat ? "heartbeat" : "watch", SelfId, store.BlobPath, consecutiveFailures, e.Message);
+                    heartbeat ? "heartbeat" : "watch", SelfId, _store.BlobPath, _consecutiveFailures, e.Message);
                 if (heartbeat)
                 {
                     // Try again soon: a member that misses heartbeats for failureTimeout is removed by the others.
-                    nextHeartbeat = time.GetUtcNow() + (heartbeatInterval < MaxRetryPause ? heartbeatInterval : MaxRetryPause);
+                    nextHeartbeat = _time.GetUtcNow() + (_heartbeatInterval < MaxRetryPause ? _heartbeatInterval : MaxRetryPause);
                 }
             }
             finally
             {
-                gate.Release();
+                _gate.Release();
             }
         }
     }
@@ -92,15 +92,15 @@ public sealed partial class MembershipDaemon
     /// <summary>The cheap check between heartbeats; true when a heartbeat (which also prunes) is due now.</summary>
     private async Task<bool> WatchCoreAsync(CancellationToken cancellationToken)
     {
-        MembershipSnapshot? changed = await store.ReadIfChangedAsync(last?.ETag, cancellationToken).ConfigureAwait(false);
+        MembershipSnapshot? changed = await _store.ReadIfChangedAsync(_last?.ETag, cancellationToken).ConfigureAwait(false);
         if (changed is not null)
         {
-            last = changed;
+            _last = changed;
         }
 
-        MembershipList list = last?.List ?? MembershipList.Empty;
-        DateTimeOffset now = time.GetUtcNow();
-        if (!list.Contains(SelfId) || list.Members.Any(m => !IsSelf(m) && m.IsStale(now, failureTimeout)))
+        MembershipList list = _last?.List ?? MembershipList.Empty;
+        DateTimeOffset now = _time.GetUtcNow();
+        if (!list.Contains(SelfId) || list.Members.Any(m => !IsSelf(m) && m.IsStale(now, _failureTimeout)))
         {
             // Rejoin, or remove a failed member, without waiting for the next heartbeat.
             return true;
@@ -120,51 +120,51 @@ public sealed partial class MembershipDaemon
         var removed = new List<MemberInfo>();
         bool wasListed = false;
         DateTimeOffset writtenAt = default;
-        MembershipSnapshot after = await store.UpdateAsync(
+        MembershipSnapshot after = await _store.UpdateAsync(
             list =>
             {
-                writtenAt = time.GetUtcNow();
+                writtenAt = _time.GetUtcNow();
                 removed.Clear();
-                removed.AddRange(list.Members.Where(m => !IsSelf(m) && m.IsStale(writtenAt, failureTimeout)));
+                removed.AddRange(list.Members.Where(m => !IsSelf(m) && m.IsStale(writtenAt, _failureTimeout)));
                 wasListed = list.Contains(SelfId);
-                var self = new MemberInfo(SelfId, selfEndpoint, startedAt, writtenAt) { Metadata = metadata };
-                return list.WithoutStale(writtenAt, failureTimeout).WithMember(self);
+                var self = new MemberInfo(SelfId, _selfEndpoint, _startedAt, writtenAt) { Metadata = _metadata };
+                return list.WithoutStale(writtenAt, _failureTimeout).WithMember(self);
             },
             cancellationToken).ConfigureAwait(false);
-        last = after;
+        _last = after;
 
         foreach (MemberInfo failed in removed)
         {
-            logger.LogWarning(
+            _logger.LogWarning(
                 "Member {Member} at {Endpoint} failed: no heartbeat for {Age:0.0} s (failureTimeout {FailureTimeout}); {Self} removed it from the membership of app {App}",
-                failed.Id, failed.Endpoint, failed.HeartbeatAge(writtenAt).TotalSeconds, failureTimeout, SelfId, App);
+                failed.Id, failed.Endpoint, failed.HeartbeatAge(writtenAt).TotalSeconds, _failureTimeout, SelfId, App);
         }
 
-        if (listed && !wasListed)
+        if (_listed && !wasListed)
         {
-            logger.LogWarning(
+            _logger.LogWarning(
                 "{Self} was missing from the membership of app {App} (removed after missing heartbeats for {FailureTimeout}?); it has rejoined",
-                SelfId, App, failureTimeout);
+                SelfId, App, _failureTimeout);
         }
 
-        listed = true;
+        _listed = true;
         Apply(after.List, removed);
     }
 
     /// <summary>Publishes the live members of <paramref name="list"/>: endpoints, then the ring, then the event.</summary>
     private void Apply(MembershipList list, IReadOnlyCollection<MemberInfo>? failed)
     {
-        DateTimeOffset now = time.GetUtcNow();
-        MemberInfo[] live = [.. list.Members.Where(m => IsSelf(m) || !m.IsStale(now, failureTimeout))];
-        View previous = view;
+        DateTimeOffset now = _time.GetUtcNow();
+        MemberInfo[] live = [.. list.Members.Where(m => IsSelf(m) || !m.IsStale(now, _failureTimeout))];
+        View previous = _view;
         if (SameMembership(previous.Members, live))
         {
-            view = previous with { Members = live };
+            _view = previous with { Members = live };
             return;
         }
 
         var endpoints = live.ToDictionary(m => m.Id, m => m.Endpoint, StringComparer.Ordinal);
-        endpoints.TryAdd(SelfId, selfEndpoint);
+        endpoints.TryAdd(SelfId, _selfEndpoint);
         var frozen = endpoints.ToFrozenDictionary(StringComparer.Ordinal);
 
         // While the ring swaps, look-ups on either ring must find their owner's endpoint: publish the union first.
@@ -174,7 +174,7 @@ public sealed partial class MembershipDaemon
             union[id] = endpoint;
         }
 
-        view = previous with { Endpoints = union.ToFrozenDictionary(StringComparer.Ordinal) };
+        _view = previous with { Endpoints = union.ToFrozenDictionary(StringComparer.Ordinal) };
         if (live.Length > 0)
         {
             try
@@ -183,21 +183,21 @@ public sealed partial class MembershipDaemon
             }
             catch (Exception e)
             {
-                logger.LogError(e, "A RingChanged handler failed while the ring of app {App} moved to {Count} members", App, live.Length);
+                _logger.LogError(e, "A RingChanged handler failed while the ring of app {App} moved to {Count} members", App, live.Length);
             }
         }
 
-        view = new View(live, frozen);
+        _view = new View(live, frozen);
 
         var change = new MembersChangedEventArgs(previous.Members, live);
         foreach (MemberInfo joined in change.Joined.Where(m => !IsSelf(m)))
         {
-            logger.LogInformation("Member {Member} joined the membership of app {App} at {Endpoint}", joined.Id, App, joined.Endpoint);
+            _logger.LogInformation("Member {Member} joined the membership of app {App} at {Endpoint}", joined.Id, App, joined.Endpoint);
         }
 
         foreach (MemberInfo left in change.Left.Where(m => !IsSelf(m) && failed?.Any(f => f.Id == m.Id) != true))
         {
-            logger.LogInformation("Member {Member} left the membership of app {App}", left.Id, App);
+            _logger.LogInformation("Member {Member} left the membership of app {App}", left.Id, App);
         }
 
         try
@@ -206,18 +206,18 @@ public sealed partial class MembershipDaemon
         }
         catch (Exception e)
         {
-            logger.LogError(e, "A MembersChanged handler of app {App} failed", App);
+            _logger.LogError(e, "A MembersChanged handler of app {App} failed", App);
         }
     }
 
-    private static bool SameMembership(IReadOnlyList<MemberInfo> a, IReadOnlyList<MemberInfo> b)
+    private static bool SameMembership(MemberInfo[] a, MemberInfo[] b)
     {
-        if (a.Count != b.Count)
+        if (a.Length != b.Length)
         {
             return false;
         }
 
-        for (int i = 0; i < a.Count; i++)
+        for (int i = 0; i < a.Length; i++)
         {
             if (!string.Equals(a[i].Id, b[i].Id, StringComparison.Ordinal) || a[i].Endpoint != b[i].Endpoint)
             {
@@ -231,5 +231,5 @@ public sealed partial class MembershipDaemon
     private bool IsSelf(MemberInfo member) => string.Equals(member.Id, SelfId, StringComparison.Ordinal);
 
     /// <summary>80-100% of the interval: spreads the members' writes and never makes a heartbeat late.</summary>
-    private TimeSpan JitteredHeartbeat() => heartbeatInterval * (0.8 + (0.2 * Random.Shared.NextDouble()));
+    private TimeSpan JitteredHeartbeat() => _heartbeatInterval * (0.8 + (0.2 * Random.Shared.NextDouble()));
 }

@@ -47,24 +47,24 @@ public sealed partial class MembershipDaemon : IHostedService, IPeerDirectory, I
 
     private static readonly TimeSpan MaxRetryPause = TimeSpan.FromSeconds(1);
 
-    private readonly MembershipStore store;
-    private readonly TimeProvider time;
-    private readonly ILogger logger;
-    private readonly SemaphoreSlim gate = new(1, 1);
-    private readonly CancellationTokenSource stopLoop = new();
-    private readonly Uri selfEndpoint;
-    private readonly IReadOnlyDictionary<string, string>? metadata;
-    private readonly TimeSpan heartbeatInterval;
-    private readonly TimeSpan failureTimeout;
-    private readonly TimeSpan? watchInterval;
+    private readonly MembershipStore _store;
+    private readonly TimeProvider _time;
+    private readonly ILogger _logger;
+    private readonly SemaphoreSlim _gate = new(1, 1);
+    private readonly CancellationTokenSource _stopLoop = new();
+    private readonly Uri _selfEndpoint;
+    private readonly IReadOnlyDictionary<string, string>? _metadata;
+    private readonly TimeSpan _heartbeatInterval;
+    private readonly TimeSpan _failureTimeout;
+    private readonly TimeSpan? _watchInterval;
 
-    private volatile View view;
-    private MembershipSnapshot? last;
-    private DateTimeOffset startedAt;
-    private bool listed;
-    private int consecutiveFailures;
-    private Task loop = Task.CompletedTask;
-    private int state = Created;
+    private volatile View _view;
+    private MembershipSnapshot? _last;
+    private DateTimeOffset _startedAt;
+    private bool _listed;
+    private int _consecutiveFailures;
+    private Task _loop = Task.CompletedTask;
+    private int _state = Created;
 
     /// <summary>Creates a daemon for <paramref name="self"/>'s app in <paramref name="store"/>.</summary>
     /// <param name="store">The app's membership blob.</param>
@@ -101,19 +101,19 @@ public sealed partial class MembershipDaemon : IHostedService, IPeerDirectory, I
             throw new ArgumentException($"The owner ring is of member '{owners.SelfId}', not '{self.SelfId}'.", nameof(owners));
         }
 
-        this.store = store;
-        this.time = time ?? TimeProvider.System;
-        this.logger = (ILogger?)logger ?? NullLogger.Instance;
+        _store = store;
+        _time = time ?? TimeProvider.System;
+        _logger = (ILogger?)logger ?? NullLogger.Instance;
         App = self.App;
         SelfId = self.SelfId;
-        selfEndpoint = self.SelfEndpoint;
-        metadata = self.Metadata is null ? null : self.Metadata.ToFrozenDictionary(StringComparer.Ordinal);
-        heartbeatInterval = options.HeartbeatInterval;
-        failureTimeout = options.FailureTimeout;
-        watchInterval = options.WatchInterval is { } w && w > TimeSpan.Zero && w < options.HeartbeatInterval ? w : null;
+        _selfEndpoint = self.SelfEndpoint;
+        _metadata = self.Metadata is null ? null : self.Metadata.ToFrozenDictionary(StringComparer.Ordinal);
+        _heartbeatInterval = options.HeartbeatInterval;
+        _failureTimeout = options.FailureTimeout;
+        _watchInterval = options.WatchInterval is { } w && w > TimeSpan.Zero && w < options.HeartbeatInterval ? w : null;
         VirtualNodes = owners?.Current.VirtualNodes ?? options.VirtualNodes;
         Owners = owners ?? RingOwnerLocator.SingleInstance(SelfId, VirtualNodes);
-        view = new View([], new Dictionary<string, Uri>(StringComparer.Ordinal) { [SelfId] = selfEndpoint }.ToFrozenDictionary(StringComparer.Ordinal));
+        _view = new View([], new Dictionary<string, Uri>(StringComparer.Ordinal) { [SelfId] = _selfEndpoint }.ToFrozenDictionary(StringComparer.Ordinal));
     }
 
     /// <summary>Raised after <see cref="Members"/> changed membership (not for mere heartbeats), after the ring was updated.</summary>
@@ -132,15 +132,15 @@ public sealed partial class MembershipDaemon : IHostedService, IPeerDirectory, I
     public RingOwnerLocator Owners { get; }
 
     /// <summary>Gets the live members last seen (ordinal id order; empty before start).</summary>
-    public IReadOnlyList<MemberInfo> Members => view.Members;
+    public IReadOnlyList<MemberInfo> Members => _view.Members;
 
     /// <summary>Gets a value indicating whether the daemon has joined and not yet stopped.</summary>
-    public bool IsRunning => Volatile.Read(ref state) == Running;
+    public bool IsRunning => Volatile.Read(ref _state) == Running;
 
     /// <inheritdoc />
     public bool TryGetEndpoint(string memberId, out Uri endpoint)
     {
-        if (memberId is not null && view.Endpoints.TryGetValue(memberId, out var found))
+        if (memberId is not null && _view.Endpoints.TryGetValue(memberId, out var found))
         {
             endpoint = found;
             return true;
@@ -155,40 +155,40 @@ public sealed partial class MembershipDaemon : IHostedService, IPeerDirectory, I
     /// <exception cref="MembershipFormatException">The membership blob is not a valid membership list.</exception>
     public async Task StartAsync(CancellationToken cancellationToken)
     {
-        if (Interlocked.CompareExchange(ref state, Starting, Created) != Created)
+        if (Interlocked.CompareExchange(ref _state, Starting, Created) != Created)
         {
             throw new InvalidOperationException($"The membership daemon of '{SelfId}' has already been started (a daemon starts once).");
         }
 
-        await gate.WaitAsync(cancellationToken).ConfigureAwait(false);
+        await _gate.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
-            startedAt = time.GetUtcNow();
-            MembershipSnapshot read = await store.ReadAsync(cancellationToken).ConfigureAwait(false);
-            last = read;
+            _startedAt = _time.GetUtcNow();
+            MembershipSnapshot read = await _store.ReadAsync(cancellationToken).ConfigureAwait(false);
+            _last = read;
 
             // The ring starts from the members as they are before this instance joins.
-            MembershipList others = read.List.WithoutMember(SelfId).WithoutStale(time.GetUtcNow(), failureTimeout);
+            MembershipList others = read.List.WithoutMember(SelfId).WithoutStale(_time.GetUtcNow(), _failureTimeout);
             if (others.Count > 0)
             {
                 Apply(others, failed: null);
             }
 
             await HeartbeatCoreAsync(cancellationToken).ConfigureAwait(false);
-            logger.LogInformation(
+            _logger.LogInformation(
                 "Joined the membership of app {App} as {Self} at {Endpoint} ({Count} members; blob {Blob})",
-                App, SelfId, selfEndpoint, view.Members.Count, store.BlobPath);
-            Volatile.Write(ref state, Running);
-            loop = Task.Run(() => RunAsync(stopLoop.Token), CancellationToken.None);
+                App, SelfId, _selfEndpoint, _view.Members.Length, _store.BlobPath);
+            Volatile.Write(ref _state, Running);
+            _loop = Task.Run(() => RunAsync(_stopLoop.Token), CancellationToken.None);
         }
         catch
         {
-            Volatile.Write(ref state, Stopped);
+            Volatile.Write(ref _state, Stopped);
             throw;
         }
         finally
         {
-            gate.Release();
+            _gate.Release();
         }
     }
 
@@ -196,34 +196,34 @@ public sealed partial class MembershipDaemon : IHostedService, IPeerDirectory, I
     /// <remarks>A failure to leave is logged, not thrown: the others remove this instance after the failure timeout.</remarks>
     public async Task StopAsync(CancellationToken cancellationToken)
     {
-        if (Interlocked.CompareExchange(ref state, Stopping, Running) != Running)
+        if (Interlocked.CompareExchange(ref _state, Stopping, Running) != Running)
         {
             return;
         }
 
         await StopLoopAsync().ConfigureAwait(false);
-        await gate.WaitAsync(CancellationToken.None).ConfigureAwait(false);
+        await _gate.WaitAsync(CancellationToken.None).ConfigureAwait(false);
         try
         {
-            MembershipSnapshot after = await store.UpdateAsync(
+            MembershipSnapshot after = await _store.UpdateAsync(
                 list => list.Contains(SelfId) ? list.WithoutMember(SelfId) : null,
                 cancellationToken).ConfigureAwait(false);
-            last = after;
-            listed = false;
-            logger.LogInformation("{Self} left the membership of app {App} ({Count} members remain)", SelfId, App, after.List.Count);
-            Apply(after.List.WithoutMember(SelfId).WithoutStale(time.GetUtcNow(), failureTimeout), failed: null);
+            _last = after;
+            _listed = false;
+            _logger.LogInformation("{Self} left the membership of app {App} ({Count} members remain)", SelfId, App, after.List.Count);
+            Apply(after.List.WithoutMember(SelfId).WithoutStale(_time.GetUtcNow(), _failureTimeout), failed: null);
         }
         catch (Exception e)
         {
-            logger.LogWarning(
+            _logger.LogWarning(
                 e,
                 "{Self} could not leave the membership of app {App} cleanly; the others will remove it once its heartbeat is older than {FailureTimeout}",
-                SelfId, App, failureTimeout);
+                SelfId, App, _failureTimeout);
         }
         finally
         {
-            Volatile.Write(ref state, Stopped);
-            gate.Release();
+            Volatile.Write(ref _state, Stopped);
+            _gate.Release();
         }
     }
 
@@ -231,10 +231,10 @@ public sealed partial class MembershipDaemon : IHostedService, IPeerDirectory, I
     /// <exception cref="InvalidOperationException">The daemon is not running.</exception>
     public async Task HeartbeatAsync(CancellationToken cancellationToken = default)
     {
-        await gate.WaitAsync(cancellationToken).ConfigureAwait(false);
+        await _gate.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
-            if (Volatile.Read(ref state) != Running)
+            if (Volatile.Read(ref _state) != Running)
             {
                 throw new InvalidOperationException($"The membership daemon of '{SelfId}' is not running.");
             }
@@ -243,27 +243,27 @@ public sealed partial class MembershipDaemon : IHostedService, IPeerDirectory, I
         }
         finally
         {
-            gate.Release();
+            _gate.Release();
         }
     }
 
     /// <summary>Stops heartbeating WITHOUT leaving (as a crash would); call <see cref="StopAsync"/> first to leave.</summary>
     public async ValueTask DisposeAsync()
     {
-        if (Interlocked.Exchange(ref state, Disposed) == Disposed)
+        if (Interlocked.Exchange(ref _state, Disposed) == Disposed)
         {
             return;
         }
 
         await StopLoopAsync().ConfigureAwait(false);
-        stopLoop.Dispose();
+        _stopLoop.Dispose();
     }
 
     /// <inheritdoc cref="DisposeAsync"/>
     public void Dispose() => DisposeAsync().AsTask().GetAwaiter().GetResult();
 
     /// <inheritdoc />
-    public override string ToString() => $"MembershipDaemon({SelfId} in {store.BlobPath}, {view.Members.Count} members)";
+    public override string ToString() => $"MembershipDaemon({SelfId} in {_store.BlobPath}, {_view.Members.Length} members)";
 
-    private sealed record View(IReadOnlyList<MemberInfo> Members, FrozenDictionary<string, Uri> Endpoints);
+    private sealed record View(MemberInfo[] Members, FrozenDictionary<string, Uri> Endpoints);
 }

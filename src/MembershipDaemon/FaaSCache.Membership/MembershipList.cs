@@ -11,7 +11,7 @@ public sealed record MembershipList
     /// <summary>The schema this version writes; a blob with a higher schema is refused rather than misread.</summary>
     public const int CurrentSchema = 1;
 
-    private readonly MemberInfo[] members;
+    private readonly MemberInfo[] _members;
 
     /// <summary>Creates a list of <paramref name="members"/> (any order).</summary>
     /// <exception cref="ArgumentException">Two members have the same id, or a member is null.</exception>
@@ -34,7 +34,7 @@ public sealed record MembershipList
             }
         }
 
-        this.members = sorted;
+        _members = sorted;
     }
 
     /// <summary>Gets the list with no members.</summary>
@@ -44,21 +44,21 @@ public sealed record MembershipList
     public int Schema { get; init; } = CurrentSchema;
 
     /// <summary>Gets the members in ordinal id order.</summary>
-    public IReadOnlyList<MemberInfo> Members => members;
+    public IReadOnlyList<MemberInfo> Members => _members;
 
     /// <summary>Gets the member ids in ordinal order.</summary>
     [JsonIgnore]
-    public IReadOnlyList<string> Ids => [.. members.Select(m => m.Id)];
+    public IReadOnlyList<string> Ids => [.. _members.Select(m => m.Id)];
 
     /// <summary>Gets the number of members.</summary>
     [JsonIgnore]
-    public int Count => members.Length;
+    public int Count => _members.Length;
 
     /// <summary>The entry of <paramref name="id"/>, or null.</summary>
     public MemberInfo? Find(string id)
     {
         int index = IndexOf(id);
-        return index >= 0 ? members[index] : null;
+        return index >= 0 ? _members[index] : null;
     }
 
     /// <summary>True when <paramref name="id"/> is listed.</summary>
@@ -68,35 +68,35 @@ public sealed record MembershipList
     public MembershipList WithMember(MemberInfo member)
     {
         ArgumentNullException.ThrowIfNull(member);
-        return new MembershipList([.. members.Where(m => !string.Equals(m.Id, member.Id, StringComparison.Ordinal)), member]) { Schema = Schema };
+        return new MembershipList([.. _members.Where(m => !string.Equals(m.Id, member.Id, StringComparison.Ordinal)), member]) { Schema = Schema };
     }
 
     /// <summary>A list without <paramref name="id"/> (this list when it is not listed).</summary>
     public MembershipList WithoutMember(string id)
         => Contains(id)
-            ? new MembershipList([.. members.Where(m => !string.Equals(m.Id, id, StringComparison.Ordinal))]) { Schema = Schema }
+            ? new MembershipList([.. _members.Where(m => !string.Equals(m.Id, id, StringComparison.Ordinal))]) { Schema = Schema }
             : this;
 
     /// <summary>The members whose heartbeat is older than <paramref name="failureTimeout"/> at <paramref name="now"/>.</summary>
     public IReadOnlyList<MemberInfo> StaleMembers(DateTimeOffset now, TimeSpan failureTimeout)
-        => [.. members.Where(m => m.IsStale(now, failureTimeout))];
+        => [.. _members.Where(m => m.IsStale(now, failureTimeout))];
 
     /// <summary>A list without the members whose heartbeat is older than <paramref name="failureTimeout"/> (this list when none is).</summary>
     public MembershipList WithoutStale(DateTimeOffset now, TimeSpan failureTimeout)
-        => members.Any(m => m.IsStale(now, failureTimeout))
-            ? new MembershipList([.. members.Where(m => !m.IsStale(now, failureTimeout))]) { Schema = Schema }
+        => _members.Any(m => m.IsStale(now, failureTimeout))
+            ? new MembershipList([.. _members.Where(m => !m.IsStale(now, failureTimeout))]) { Schema = Schema }
             : this;
 
     /// <inheritdoc />
     public bool Equals(MembershipList? other)
-        => other is not null && Schema == other.Schema && members.AsSpan().SequenceEqual(other.members);
+        => other is not null && Schema == other.Schema && _members.AsSpan().SequenceEqual(other._members);
 
     /// <inheritdoc />
     public override int GetHashCode()
     {
         var hash = new HashCode();
         hash.Add(Schema);
-        foreach (var member in members)
+        foreach (var member in _members)
         {
             hash.Add(member);
         }
@@ -108,11 +108,11 @@ public sealed record MembershipList
     {
         ArgumentNullException.ThrowIfNull(id);
         int lo = 0;
-        int hi = members.Length - 1;
+        int hi = _members.Length - 1;
         while (lo <= hi)
         {
             int mid = lo + ((hi - lo) >> 1);
-            int c = string.CompareOrdinal(members[mid].Id, id);
+            int c = string.CompareOrdinal(_members[mid].Id, id);
             if (c == 0)
             {
                 return mid;

@@ -41,10 +41,10 @@ public sealed class MembershipStore
     /// <summary>The newest blob service version Azurite 3.35.0 accepts (the SDK's default is newer).</summary>
     public const BlobClientOptions.ServiceVersion PinnedServiceVersion = BlobClientOptions.ServiceVersion.V2025_11_05;
 
-    private readonly BlobContainerClient container;
-    private readonly BlobClient blob;
-    private readonly MembershipStoreOptions options;
-    private readonly ILogger logger;
+    private readonly BlobContainerClient _container;
+    private readonly BlobClient _blob;
+    private readonly MembershipStoreOptions _options;
+    private readonly ILogger _logger;
 
     /// <summary>Creates a store for <paramref name="app"/>'s list in <paramref name="container"/>.</summary>
     /// <param name="container">The container holding membership blobs (created on the first write if missing).</param>
@@ -55,23 +55,23 @@ public sealed class MembershipStore
     public MembershipStore(BlobContainerClient container, string app, MembershipStoreOptions? options = null, ILogger? logger = null)
     {
         ArgumentNullException.ThrowIfNull(container);
-        this.options = options ?? new MembershipStoreOptions();
-        if (this.options.MaxAttempts < 1)
+        _options = options ?? new MembershipStoreOptions();
+        if (_options.MaxAttempts < 1)
         {
-            throw new ArgumentOutOfRangeException(nameof(options), this.options.MaxAttempts, "MembershipStoreOptions.MaxAttempts must be at least 1.");
+            throw new ArgumentOutOfRangeException(nameof(options), _options.MaxAttempts, "MembershipStoreOptions.MaxAttempts must be at least 1.");
         }
 
-        if (this.options.BackoffBase < TimeSpan.Zero || this.options.BackoffMax < this.options.BackoffBase)
+        if (_options.BackoffBase < TimeSpan.Zero || _options.BackoffMax < _options.BackoffBase)
         {
             throw new ArgumentOutOfRangeException(nameof(options), "MembershipStoreOptions needs 0 <= BackoffBase <= BackoffMax.");
         }
 
         string blobName = BlobNameFor(app);
-        this.container = container;
-        blob = container.GetBlobClient(blobName);
-        this.logger = logger ?? NullLogger.Instance;
+        _container = container;
+        _blob = container.GetBlobClient(blobName);
+        _logger = logger ?? NullLogger.Instance;
         App = app;
-        BlobPath = $"{container.Name}/{blobName}";
+        BlobPath = $"{_container.Name}/{blobName}";
     }
 
     /// <summary>Gets the app name as given.</summary>
@@ -81,7 +81,7 @@ public sealed class MembershipStore
     public string BlobPath { get; }
 
     /// <summary>Gets the blob's URI.</summary>
-    public Uri BlobUri => blob.Uri;
+    public Uri BlobUri => _blob.Uri;
 
     /// <summary>Creates a store from a connection string, with client options pinned to <see cref="PinnedServiceVersion"/>.</summary>
     /// <exception cref="ArgumentException">The app or container name is not usable.</exception>
@@ -89,13 +89,13 @@ public sealed class MembershipStore
         string connectionString,
         string app,
         string containerName = DefaultContainerName,
-        MembershipStoreOptions? options = null,
-        ILogger? logger = null)
+        MembershipStoreOptions? _options = null,
+        ILogger? _logger = null)
     {
         ArgumentException.ThrowIfNullOrEmpty(connectionString);
         ValidateContainerName(containerName);
         var client = new BlobContainerClient(connectionString, containerName, CreateClientOptions());
-        return new MembershipStore(client, app, options, logger);
+        return new MembershipStore(client, app, _options, _logger);
     }
 
     /// <summary>Blob client options pinned to <see cref="PinnedServiceVersion"/>.</summary>
@@ -170,7 +170,7 @@ public sealed class MembershipStore
         Response<BlobDownloadResult> response;
         try
         {
-            response = await blob.DownloadContentAsync(download, cancellationToken).ConfigureAwait(false);
+            response = await _blob.DownloadContentAsync(download, cancellationToken).ConfigureAwait(false);
         }
         catch (RequestFailedException e) when (e.Status == 304)
         {
@@ -208,9 +208,9 @@ public sealed class MembershipStore
     public async Task<MembershipSnapshot> UpdateAsync(Func<MembershipList, MembershipList?> change, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(change);
-        TimeSpan pause = options.BackoffBase;
+        TimeSpan pause = _options.BackoffBase;
         RequestFailedException? last = null;
-        for (int attempt = 1; attempt <= options.MaxAttempts; attempt++)
+        for (int attempt = 1; attempt <= _options.MaxAttempts; attempt++)
         {
             MembershipSnapshot current = await ReadAsync(cancellationToken).ConfigureAwait(false);
             MembershipList? next = change(current.List);
@@ -229,10 +229,10 @@ public sealed class MembershipStore
                 // 412: changed since the read (If-Match); 409: created since the read (If-None-Match: *);
                 // 404 after reading a blob: deleted since the read. In every case: read again.
                 last = e;
-                logger.LogDebug("Membership blob {Blob} changed under update attempt {Attempt} ({Status}); retrying", BlobPath, attempt, e.Status);
+                _logger.LogDebug("Membership blob {Blob} changed under update attempt {Attempt} ({Status}); retrying", BlobPath, attempt, e.Status);
             }
 
-            if (attempt < options.MaxAttempts)
+            if (attempt < _options.MaxAttempts)
             {
                 // Decorrelated jitter: spreads the losers of one race over a growing window so they do not collide again.
                 pause = NextPause(pause);
@@ -240,13 +240,13 @@ public sealed class MembershipStore
             }
         }
 
-        throw new MembershipConflictException(BlobPath, options.MaxAttempts, last);
+        throw new MembershipConflictException(BlobPath, _options.MaxAttempts, last);
     }
 
     private TimeSpan NextPause(TimeSpan previous)
     {
-        double lo = options.BackoffBase.TotalMilliseconds;
-        double hi = Math.Min(options.BackoffMax.TotalMilliseconds, Math.Max(lo, previous.TotalMilliseconds * 3));
+        double lo = _options.BackoffBase.TotalMilliseconds;
+        double hi = Math.Min(_options.BackoffMax.TotalMilliseconds, Math.Max(lo, previous.TotalMilliseconds * 3));
         return TimeSpan.FromMilliseconds(lo + (Random.Shared.NextDouble() * (hi - lo)));
     }
 
@@ -265,7 +265,7 @@ public sealed class MembershipStore
         {
             try
             {
-                Response<BlobContentInfo> response = await blob.UploadAsync(content, upload, cancellationToken).ConfigureAwait(false);
+                Response<BlobContentInfo> response = await _blob.UploadAsync(content, upload, cancellationToken).ConfigureAwait(false);
                 return response.Value.ETag;
             }
             catch (RequestFailedException e) when (e.Status == 404 && round == 0 && IsContainerMissing(e))
@@ -282,16 +282,16 @@ public sealed class MembershipStore
     {
         try
         {
-            var created = await container.CreateIfNotExistsAsync(cancellationToken: cancellationToken).ConfigureAwait(false);
+            var created = await _container.CreateIfNotExistsAsync(cancellationToken: cancellationToken).ConfigureAwait(false);
             if (created is not null)
             {
-                logger.LogInformation("Created membership container {Container}", container.Name);
+                _logger.LogInformation("Created membership container {Container}", _container.Name);
             }
         }
         catch (RequestFailedException e) when (e.Status == 403)
         {
             // A container-scoped SAS may not create containers; the retried write says what is really wrong.
-            logger.LogDebug(e, "Could not create membership container {Container}", container.Name);
+            _logger.LogDebug(e, "Could not create membership container {Container}", _container.Name);
         }
     }
 

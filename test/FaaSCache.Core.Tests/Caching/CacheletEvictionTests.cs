@@ -62,7 +62,7 @@ public sealed class CacheletEvictionTests
     public async Task LruEvictsTheLeastRecentlyUsedOwnedObjectWhenNoNonOwnedOneIsLeft()
     {
         await using var h = await CacheletHarness.CreateAsync(o => { o.Consistency = ConsistencyPreset.Local; o.CapacityBytes = 1024 * KiB; });
-        string[] keys = new[] { "x1", "x2", "x3" }.Select(h.Key).ToArray();
+        string[] keys = [h.Key("x1"), h.Key("x2"), h.Key("x3")];
         foreach (string key in keys)
         {
             await h.Cachelet.WriteAsync(key, new byte[300 * KiB]);

@@ -276,7 +276,7 @@ public sealed class CacheletPeerTests
             return Enumerable.Range(0, 10_000).Select(i => $"{Container}/k{i}").First(k => now.GetOwner(k) == from && later.GetOwner(k) == to);
         }
 
-        public Task UploadAsync(string key, byte[] content) => Task.FromResult(_storage.Put(key, content));
+        public Task<string> UploadAsync(string key, byte[] content) => Task.FromResult(_storage.Put(key, content));
 
         public Task<byte[]?> DownloadAsync(string key) => Task.FromResult(_storage.Get(key));
 

@@ -39,7 +39,7 @@ public sealed partial class ClusterScriptTests(AzuriteFixture azurite, ITestOutp
 
             ScriptRun status = await RunAsync(clusterDir.Path, TimeSpan.FromSeconds(60), "status");
             Assert.True(status.ExitCode == 0, status.ToString());
-            Assert.Equal(3, UpLine().Matches(status.Output).Count);
+            Assert.Equal(3, UpLine().Count(status.Output));
             Assert.Contains("3 of 3 instance(s) up", status.Output, StringComparison.Ordinal);
             Assert.Contains("members (3)", status.Output, StringComparison.Ordinal);
             string[] shmRoots = [.. Regex.Matches(File.ReadAllText(stateFile), @"/dev/shm/faascache-cluster\.\w+/[^ )]+").Select(m => m.Value)];

@@ -24,14 +24,14 @@ internal sealed class HostCluster : IAsyncDisposable
 {
     public static readonly TimeSpan JoinTimeout = HostProcessCluster.JoinTimeout;
 
-    private readonly FunctionAppFolder folder;
-    private readonly HostProcessCluster processes;
+    private readonly FunctionAppFolder _folder;
+    private readonly HostProcessCluster _processes;
 
     private HostCluster(ClusterApp app, FunctionAppFolder folder, HostProcessCluster processes, AzuriteFixture azurite)
     {
         App = app;
-        this.folder = folder;
-        this.processes = processes;
+        _folder = folder;
+        _processes = processes;
         Blobs = azurite.CreateServiceClient();
     }
 
@@ -39,34 +39,34 @@ internal sealed class HostCluster : IAsyncDisposable
 
     public BlobServiceClient Blobs { get; }
 
-    public IReadOnlyList<ClusterInstance> Instances => processes.Instances;
+    public IReadOnlyList<ClusterInstance> Instances => _processes.Instances;
 
-    public IReadOnlyList<string> Ids => processes.Ids;
+    public IReadOnlyList<string> Ids => _processes.Ids;
 
-    public ClusterInstance this[int index] => processes[index];
+    public ClusterInstance this[int index] => _processes[index];
 
     /// <summary>Starts <paramref name="count"/> instances of a new app under <paramref name="consistency"/> and waits until they form one cache.</summary>
     public static async Task<HostCluster> StartAsync(AzuriteFixture azurite, string consistency, ITestOutputHelper output, int count = 3)
     {
         var app = ClusterApp.Create(consistency);
-        FunctionAppFolder folder = app.Build();
+        FunctionAppFolder _folder = app.Build();
         try
         {
-            HostProcessCluster processes = await HostProcessCluster.StartAsync(folder.Path, azurite.ConnectionString, app.Name, count, output.WriteLine);
-            return new HostCluster(app, folder, processes, azurite);
+            HostProcessCluster _processes = await HostProcessCluster.StartAsync(_folder.Path, azurite.ConnectionString, app.Name, count, output.WriteLine);
+            return new HostCluster(app, _folder, _processes, azurite);
         }
         catch
         {
-            folder.Dispose();
+            _folder.Dispose();
             throw;
         }
     }
 
     /// <summary>Starts one more instance (<c>&lt;app&gt;-N+1</c>) and waits until every instance lists every instance; returns it.</summary>
-    public Task<ClusterInstance> JoinAsync() => processes.JoinAsync();
+    public Task<ClusterInstance> JoinAsync() => _processes.JoinAsync();
 
     /// <summary>The member that owns <paramref name="key"/> on the ring of <paramref name="members"/> (default: every instance).</summary>
-    public string OwnerOf(string key, IEnumerable<string>? members = null) => processes.OwnerOf(key, members);
+    public string OwnerOf(string key, IEnumerable<string>? members = null) => _processes.OwnerOf(key, members);
 
     /// <summary>A blob name (<paramref name="prefix"/>-k) whose key <paramref name="owner"/> owns on the ring of <paramref name="members"/>.</summary>
     public string NameOwnedBy(string owner, string prefix, IEnumerable<string>? members = null)
@@ -84,7 +84,7 @@ internal sealed class HostCluster : IAsyncDisposable
         throw new InvalidOperationException($"No name {prefix}-k is owned by {owner}.");
     }
 
-    public ClusterInstance Instance(string id) => processes.Instance(id);
+    public ClusterInstance Instance(string id) => _processes.Instance(id);
 
     public async Task UploadAsync(string name, byte[] content)
     {
@@ -128,17 +128,17 @@ internal sealed class HostCluster : IAsyncDisposable
 
     /// <summary>Waits until every one of <paramref name="observers"/> lists exactly <paramref name="expected"/>; returns how long that took.</summary>
     public Task<TimeSpan> WaitForMembersAsync(IEnumerable<ClusterInstance> observers, IEnumerable<string> expected, TimeSpan timeout)
-        => processes.WaitForMembersAsync(observers, expected, timeout);
+        => _processes.WaitForMembersAsync(observers, expected, timeout);
 
     public async ValueTask DisposeAsync()
     {
         try
         {
-            await processes.DisposeAsync();
+            await _processes.DisposeAsync();
         }
         finally
         {
-            folder.Dispose();
+            _folder.Dispose();
         }
     }
 

@@ -38,9 +38,9 @@ public sealed class ConsistentHashRing
 
     private const int StackBytes = StackKeyChars * 3;
 
-    private readonly string[] members;
-    private readonly ulong[] points;
-    private readonly int[] pointOwners;
+    private readonly string[] _members;
+    private readonly ulong[] _points;
+    private readonly int[] _pointOwners;
 
     /// <summary>An empty ring with <see cref="DefaultVirtualNodes"/> virtual nodes per member.</summary>
     public static ConsistentHashRing Empty { get; } = new([], DefaultVirtualNodes);
@@ -94,17 +94,17 @@ public sealed class ConsistentHashRing
                     $"{ids.Count} members x {virtualNodes} virtual nodes exceeds the largest ring supported."));
         }
 
-        this.members = [.. ids];
+        _members = [.. ids];
         VirtualNodes = virtualNodes;
-        Members = Array.AsReadOnly(this.members);
+        Members = Array.AsReadOnly(_members);
 
         // Member index order is ordinal id order, so sorting by (point, index) and keeping the
         // first entry of each run of equal points gives a collided point to the smallest id.
         var entries = new PointEntry[(int)total];
         int n = 0;
-        for (int m = 0; m < this.members.Length; m++)
+        for (int m = 0; m < _members.Length; m++)
         {
-            ulong[] own = memberPoints(this.members[m], virtualNodes);
+            ulong[] own = memberPoints(_members[m], virtualNodes);
             if (own.Length != virtualNodes)
             {
                 throw new InvalidOperationException("The point function returned the wrong number of points.");
@@ -127,12 +127,12 @@ public sealed class ConsistentHashRing
             }
         }
 
-        points = new ulong[distinct];
-        pointOwners = new int[distinct];
+        _points = new ulong[distinct];
+        _pointOwners = new int[distinct];
         for (int i = 0; i < distinct; i++)
         {
-            points[i] = entries[i].Point;
-            pointOwners[i] = entries[i].Member;
+            _points[i] = entries[i].Point;
+            _pointOwners[i] = entries[i].Member;
         }
     }
 
@@ -143,14 +143,14 @@ public sealed class ConsistentHashRing
     public int VirtualNodes { get; }
 
     /// <summary>Gets a value indicating whether the ring has no members.</summary>
-    public bool IsEmpty => members.Length == 0;
+    public bool IsEmpty => _members.Length == 0;
 
     /// <summary>Gets the number of distinct points on the ring.</summary>
-    public int PointCount => points.Length;
+    public int PointCount => _points.Length;
 
     /// <summary>True when <paramref name="memberId"/> is a member of this ring.</summary>
     public bool Contains(string memberId)
-        => memberId is not null && Array.BinarySearch(members, memberId, StringComparer.Ordinal) >= 0;
+        => memberId is not null && Array.BinarySearch(_members, memberId, StringComparer.Ordinal) >= 0;
 
     /// <summary>Returns the id of the member that owns <paramref name="key"/>.</summary>
     /// <exception cref="InvalidOperationException">The ring has no members.</exception>
@@ -158,7 +158,7 @@ public sealed class ConsistentHashRing
     {
         ArgumentNullException.ThrowIfNull(key);
         ThrowIfEmpty();
-        return members[pointOwners[FirstPointAtOrAfter(HashKey(key))]];
+        return _members[_pointOwners[FirstPointAtOrAfter(HashKey(key))]];
     }
 
     /// <summary>
@@ -174,26 +174,26 @@ public sealed class ConsistentHashRing
         ArgumentOutOfRangeException.ThrowIfNegative(count);
         ThrowIfEmpty();
 
-        int want = Math.Min(count, members.Length);
+        int want = Math.Min(count, _members.Length);
         if (want == 0)
         {
             return [];
         }
 
         var result = new string[want];
-        Span<bool> seen = members.Length <= 256 ? stackalloc bool[members.Length] : new bool[members.Length];
+        Span<bool> seen = _members.Length <= 256 ? stackalloc bool[_members.Length] : new bool[_members.Length];
         int found = 0;
         int index = FirstPointAtOrAfter(HashKey(key));
-        for (int step = 0; step < points.Length && found < want; step++)
+        for (int step = 0; step < _points.Length && found < want; step++)
         {
-            int member = pointOwners[index];
+            int member = _pointOwners[index];
             if (!seen[member])
             {
                 seen[member] = true;
-                result[found++] = members[member];
+                result[found++] = _members[member];
             }
 
-            index = index + 1 == points.Length ? 0 : index + 1;
+            index = index + 1 == _points.Length ? 0 : index + 1;
         }
 
         if (found < want)
@@ -209,7 +209,7 @@ public sealed class ConsistentHashRing
     public ConsistentHashRing WithMember(string memberId)
     {
         ArgumentException.ThrowIfNullOrEmpty(memberId);
-        return Contains(memberId) ? this : new ConsistentHashRing(members.Append(memberId), VirtualNodes);
+        return Contains(memberId) ? this : new ConsistentHashRing(_members.Append(memberId), VirtualNodes);
     }
 
     /// <summary>Returns a ring without <paramref name="memberId"/> (this ring if it is not a member).</summary>
@@ -217,7 +217,7 @@ public sealed class ConsistentHashRing
     {
         ArgumentException.ThrowIfNullOrEmpty(memberId);
         return Contains(memberId)
-            ? new ConsistentHashRing(members.Where(m => !string.Equals(m, memberId, StringComparison.Ordinal)), VirtualNodes)
+            ? new ConsistentHashRing(_members.Where(m => !string.Equals(m, memberId, StringComparison.Ordinal)), VirtualNodes)
             : this;
     }
 
@@ -226,14 +226,14 @@ public sealed class ConsistentHashRing
     {
         ArgumentNullException.ThrowIfNull(memberIds);
         var other = new HashSet<string>(memberIds, StringComparer.Ordinal);
-        return other.Count == members.Length && members.All(other.Contains);
+        return other.Count == _members.Length && _members.All(other.Contains);
     }
 
     /// <inheritdoc />
     public override string ToString()
         => string.Create(
             CultureInfo.InvariantCulture,
-            $"ConsistentHashRing({members.Length} members, {VirtualNodes} virtual nodes, {points.Length} points)");
+            $"ConsistentHashRing({_members.Length} members, {VirtualNodes} virtual nodes, {_points.Length} points)");
 
     /// <summary>The ring position of <paramref name="key"/>: the first 8 bytes (big-endian) of SHA256(UTF-8 key).</summary>
     internal static ulong HashKey(ReadOnlySpan<char> key)
@@ -288,18 +288,18 @@ public sealed class ConsistentHashRing
 
     private int FirstPointAtOrAfter(ulong hash)
     {
-        int index = Array.BinarySearch(points, hash);
+        int index = Array.BinarySearch(_points, hash);
         if (index < 0)
         {
             index = ~index;
         }
 
-        return index == points.Length ? 0 : index;
+        return index == _points.Length ? 0 : index;
     }
 
     private void ThrowIfEmpty()
     {
-        if (points.Length == 0)
+        if (_points.Length == 0)
         {
             throw new InvalidOperationException(
                 "The consistent-hash ring has no members, so no member can own a key; add a member first.");

@@ -12,8 +12,8 @@ namespace FaaSCache.Ownership;
 /// </remarks>
 public sealed class RingOwnerLocator : IOwnerLocator
 {
-    private readonly Lock updateGate = new();
-    private volatile ConsistentHashRing ring;
+    private readonly Lock _updateGate = new();
+    private volatile ConsistentHashRing _ring;
 
     /// <summary>Creates a locator over a ring of <paramref name="members"/>.</summary>
     /// <param name="selfId">Id of the local cachelet.</param>
@@ -32,7 +32,7 @@ public sealed class RingOwnerLocator : IOwnerLocator
         ArgumentException.ThrowIfNullOrEmpty(selfId);
         ArgumentNullException.ThrowIfNull(initial);
         SelfId = selfId;
-        ring = initial;
+        _ring = initial;
     }
 
     /// <inheritdoc />
@@ -42,7 +42,7 @@ public sealed class RingOwnerLocator : IOwnerLocator
     public string SelfId { get; }
 
     /// <inheritdoc />
-    public ConsistentHashRing Current => ring;
+    public ConsistentHashRing Current => _ring;
 
     /// <summary>A locator for a single instance: <paramref name="selfId"/> owns every key until members join.</summary>
     public static RingOwnerLocator SingleInstance(string selfId, int virtualNodes = ConsistentHashRing.DefaultVirtualNodes)
@@ -50,7 +50,7 @@ public sealed class RingOwnerLocator : IOwnerLocator
 
     /// <inheritdoc />
     /// <exception cref="InvalidOperationException">The current ring has no members.</exception>
-    public string GetOwner(string key) => ring.GetOwner(key);
+    public string GetOwner(string key) => _ring.GetOwner(key);
 
     /// <summary>
     /// Replaces the ring with one over <paramref name="members"/> (same virtual-node count) and
@@ -60,9 +60,9 @@ public sealed class RingOwnerLocator : IOwnerLocator
     public bool Update(IEnumerable<string> members)
     {
         ArgumentNullException.ThrowIfNull(members);
-        lock (updateGate)
+        lock (_updateGate)
         {
-            var previous = ring;
+            var previous = _ring;
             var materialized = members as IReadOnlyCollection<string> ?? [.. members];
             if (previous.HasSameMembers(materialized))
             {
@@ -70,7 +70,7 @@ public sealed class RingOwnerLocator : IOwnerLocator
             }
 
             var next = new ConsistentHashRing(materialized, previous.VirtualNodes);
-            ring = next;
+            _ring = next;
             RingChanged?.Invoke(this, new RingChangedEventArgs(previous, next));
             return true;
         }
