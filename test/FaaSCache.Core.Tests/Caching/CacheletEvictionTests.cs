@@ -19,7 +19,7 @@ public sealed class CacheletEvictionTests
     [Theory]
     [InlineData(EvictionPolicy.Lru, new[] { "nS", "nL" }, new[] { "nS", "nL", "oS", "oL" })]
     [InlineData(EvictionPolicy.Size, new[] { "nL" }, new[] { "nL", "nS", "oL" })]
-    public async Task EvictionFollowsThePolicyOrder(EvictionPolicy policy, string[] firstVictims, string[] allVictims)
+    public async Task Eviction_follows_the_policy_order(EvictionPolicy policy, string[] firstVictims, string[] allVictims)
     {
         await using var h = await CacheletHarness.CreateAsync(
             o =>
@@ -59,7 +59,7 @@ public sealed class CacheletEvictionTests
     }
 
     [Fact]
-    public async Task LruEvictsTheLeastRecentlyUsedOwnedObjectWhenNoNonOwnedOneIsLeft()
+    public async Task Lru_evicts_the_least_recently_used_owned_object_when_no_non_owned_one_is_left()
     {
         await using var h = await CacheletHarness.CreateAsync(o => { o.Consistency = ConsistencyPreset.Local; o.CapacityBytes = 1024 * KiB; });
         string[] keys = [h.Key("x1"), h.Key("x2"), h.Key("x3")];
@@ -77,7 +77,7 @@ public sealed class CacheletEvictionTests
     }
 
     [Fact]
-    public async Task AnObjectInUseIsNeverEvicted()
+    public async Task An_object_in_use_is_never_evicted()
     {
         await using var h = await CacheletHarness.CreateAsync(o => { o.Consistency = ConsistencyPreset.Local; o.CapacityBytes = 1024 * KiB; });
         byte[] content = CacheletHarness.RandomBytes(600 * KiB);
@@ -101,7 +101,7 @@ public sealed class CacheletEvictionTests
     }
 
     [Fact]
-    public async Task AReplacedVersionStaysReadableUntilItsLeaseIsReleased()
+    public async Task A_replaced_version_stays_readable_until_its_lease_is_released()
     {
         await using var h = await CacheletHarness.CreateAsync(o => o.Consistency = ConsistencyPreset.Local);
         await h.Cachelet.WriteAsync(h.Key("v"), new byte[] { 1 });
@@ -117,7 +117,7 @@ public sealed class CacheletEvictionTests
     }
 
     [Fact]
-    public async Task AnObjectExpiresAfterItsTtl()
+    public async Task An_object_expires_after_its_ttl()
     {
         var time = new FakeTimeProvider(DateTimeOffset.UnixEpoch);
         await using var h = await CacheletHarness.CreateAsync(o => { o.Consistency = ConsistencyPreset.Local; o.Eviction.Ttl = TimeSpan.FromMinutes(5); }, time: time);
@@ -137,7 +137,7 @@ public sealed class CacheletEvictionTests
     }
 
     [Fact]
-    public async Task ExpiredObjectsAreFreedInTheBackgroundWithoutBeingReadAgain()
+    public async Task Expired_objects_are_freed_in_the_background_without_being_read_again()
     {
         var time = new FakeTimeProvider(DateTimeOffset.UnixEpoch);
         await using var h = await CacheletHarness.CreateAsync(o => { o.Consistency = ConsistencyPreset.Local; o.Eviction.Ttl = TimeSpan.FromMinutes(4); }, time: time);
@@ -155,7 +155,7 @@ public sealed class CacheletEvictionTests
     }
 
     [Fact]
-    public async Task ExpiredObjectsAreEvictedBeforeLiveOnes()
+    public async Task Expired_objects_are_evicted_before_live_ones()
     {
         var time = new FakeTimeProvider(DateTimeOffset.UnixEpoch);
         await using var h = await CacheletHarness.CreateAsync(o => { o.Consistency = ConsistencyPreset.Local; o.CapacityBytes = 1024 * KiB; o.Eviction.Ttl = TimeSpan.FromMinutes(1); }, time: time);

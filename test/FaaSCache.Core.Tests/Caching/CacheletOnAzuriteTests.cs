@@ -12,7 +12,7 @@ namespace FaaSCache.Core.Tests.Caching;
 public sealed class CacheletOnAzuriteTests(AzuriteFixture azurite)
 {
     [Fact]
-    public async Task AWriteCreatesAMissingContainerAsOutputBindingsDo()
+    public async Task A_write_creates_a_missing_container_as_output_bindings_do()
     {
         await using var h = await CacheletHarness.CreateOnAzuriteAsync(azurite);
         string container = AzuriteServer.NewContainerName("fresh");
@@ -21,7 +21,7 @@ public sealed class CacheletOnAzuriteTests(AzuriteFixture azurite)
     }
 
     [Fact]
-    public async Task AStrongReadOfACurrentCopyIsAConditional304AndAnExternalWriteIsSeen()
+    public async Task A_strong_read_of_a_current_copy_is_a_conditional_304_and_an_external_write_is_seen()
     {
         await using var h = await CacheletHarness.CreateOnAzuriteAsync(azurite, o => o.Consistency = ConsistencyPreset.Strong);
         await h.UploadDirectAsync("v.txt", Encoding.UTF8.GetBytes("one"));

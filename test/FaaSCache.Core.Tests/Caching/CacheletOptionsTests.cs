@@ -12,7 +12,7 @@ namespace FaaSCache.Core.Tests.Caching;
 public sealed class CacheletOptionsTests
 {
     [Fact]
-    public void ACacheletRefusesInvalidOptionsNamingTheKey()
+    public void A_cachelet_refuses_invalid_options_naming_the_key()
     {
         using var shm = new TempShmDirectory();
         var options = new FaaSCacheOptions { CapacityBytes = 10 };

@@ -17,7 +17,7 @@ public sealed class CacheletPeerTests
     private static readonly string[] Members = ["a", "b", "c"];
 
     [Fact]
-    public async Task AReadOwnedByAnotherMemberIsARemoteMissThenARemoteHitElsewhereThenLocalHits()
+    public async Task A_read_owned_by_another_member_is_a_remote_miss_then_a_remote_hit_elsewhere_then_local_hits()
     {
         await using var cluster = await Cluster.StartAsync(ConsistencyPreset.OwnerLocalRead);
         string key = cluster.KeyOwnedBy("b");
@@ -46,7 +46,7 @@ public sealed class CacheletPeerTests
     }
 
     [Fact]
-    public async Task WhenTheOwnerIsDownTheReaderFallsBackToStorageAndCountsIt()
+    public async Task When_the_owner_is_down_the_reader_falls_back_to_storage_and_counts_it()
     {
         await using var cluster = await Cluster.StartAsync(ConsistencyPreset.Local);
         string key = cluster.KeyOwnedBy("b");
@@ -65,7 +65,7 @@ public sealed class CacheletPeerTests
     [Theory]
     [InlineData(ConsistencyPreset.Strong)]
     [InlineData(ConsistencyPreset.Owner)]
-    public async Task AfterAWriteByOneMemberEveryOtherMemberReadsTheNewValue(ConsistencyPreset preset)
+    public async Task After_a_write_by_one_member_every_other_member_reads_the_new_value(ConsistencyPreset preset)
     {
         await using var cluster = await Cluster.StartAsync(preset);
         string key = cluster.KeyOwnedBy("b");
@@ -92,7 +92,7 @@ public sealed class CacheletPeerTests
     }
 
     [Fact]
-    public async Task UnderOwnerAStaleCopyIsCaughtByTheVersionQueryEvenWithoutInvalidation()
+    public async Task Under_owner_a_stale_copy_is_caught_by_the_version_query_even_without_invalidation()
     {
         await using var cluster = await Cluster.StartAsync(ConsistencyPreset.Owner);
         string key = cluster.KeyOwnedBy("b");
@@ -109,7 +109,7 @@ public sealed class CacheletPeerTests
     }
 
     [Fact]
-    public async Task UnderLocalAWriteStaysOnTheWriterAndOthersKeepTheirCopy()
+    public async Task Under_local_a_write_stays_on_the_writer_and_others_keep_their_copy()
     {
         await using var cluster = await Cluster.StartAsync(ConsistencyPreset.Local);
         string key = cluster.KeyOwnedBy("b");
@@ -125,7 +125,7 @@ public sealed class CacheletPeerTests
     }
 
     [Fact]
-    public async Task AForwardedWriteRaisesTheCacheTriggerOnTheOwnerOnly()
+    public async Task A_forwarded_write_raises_the_cache_trigger_on_the_owner_only()
     {
         await using var cluster = await Cluster.StartAsync(ConsistencyPreset.Strong);
         string key = cluster.KeyOwnedBy("c");
@@ -143,7 +143,7 @@ public sealed class CacheletPeerTests
     }
 
     [Fact]
-    public async Task AWriteWhoseOwnerIsDownIsPersistedByTheWriter()
+    public async Task A_write_whose_owner_is_down_is_persisted_by_the_writer()
     {
         await using var cluster = await Cluster.StartAsync(ConsistencyPreset.Owner);
         string key = cluster.KeyOwnedBy("b");
@@ -156,7 +156,7 @@ public sealed class CacheletPeerTests
     }
 
     [Fact]
-    public async Task ANewOwnerTakesAMovedObjectFromThePreviousOwnerInsteadOfStorage()
+    public async Task A_new_owner_takes_a_moved_object_from_the_previous_owner_instead_of_storage()
     {
         await using var cluster = await Cluster.StartAsync(ConsistencyPreset.OwnerLocalRead, members: ["a", "b"]);
         // A key owned by b now, and by the newcomer c once it joins.
@@ -171,7 +171,7 @@ public sealed class CacheletPeerTests
     }
 
     [Fact]
-    public async Task AnOwnersReadsForPeersAreCountedApartFromItsOwnFunctionsReads()
+    public async Task An_owners_reads_for_peers_are_counted_apart_from_its_own_functions_reads()
     {
         await using var cluster = await Cluster.StartAsync(ConsistencyPreset.OwnerLocalRead);
         string key = cluster.KeyOwnedBy("b");
@@ -189,7 +189,7 @@ public sealed class CacheletPeerTests
     }
 
     [Fact]
-    public async Task AWriteForwardedToTheOwnerCountsOnceAsAWriteAcrossTheCluster()
+    public async Task A_write_forwarded_to_the_owner_counts_once_as_a_write_across_the_cluster()
     {
         await using var cluster = await Cluster.StartAsync(ConsistencyPreset.Owner);
         string key = cluster.KeyOwnedBy("b");
@@ -205,7 +205,7 @@ public sealed class CacheletPeerTests
     }
 
     [Fact]
-    public async Task AfterAMemberJoinsOwnershipIsReDerivedFromTheNewRing()
+    public async Task After_a_member_joins_ownership_is_re_derived_from_the_new_ring()
     {
         await using var cluster = await Cluster.StartAsync(ConsistencyPreset.OwnerLocalRead, members: ["a", "b"]);
         string key = cluster.KeyMovingTo("b", "c");

@@ -11,7 +11,7 @@ namespace FaaSCache.Core.Tests.Caching;
 public sealed class CacheletReadTests
 {
     [Fact]
-    public async Task FirstReadIsALocalMissAndTheSecondALocalHitOnTheSameMap()
+    public async Task First_read_is_a_local_miss_and_the_second_a_local_hit_on_the_same_map()
     {
         await using var h = await CacheletHarness.CreateAsync();
         byte[] content = CacheletHarness.RandomBytes(300_000);
@@ -44,7 +44,7 @@ public sealed class CacheletReadTests
     }
 
     [Fact]
-    public async Task TheMapFileHasTheHostLayoutAndMode0600()
+    public async Task The_map_file_has_the_host_layout_and_mode_0600()
     {
         await using var h = await CacheletHarness.CreateAsync();
         byte[] content = Encoding.UTF8.GetBytes("hello shared memory");
@@ -64,7 +64,7 @@ public sealed class CacheletReadTests
     }
 
     [Fact]
-    public async Task StrongReadsSeeAWriteMadeDirectlyToStorage()
+    public async Task Strong_reads_see_a_write_made_directly_to_storage()
     {
         await using var h = await CacheletHarness.CreateAsync(o => o.Consistency = ConsistencyPreset.Strong);
         await h.UploadDirectAsync("counter", Encoding.UTF8.GetBytes("1"));
@@ -85,7 +85,7 @@ public sealed class CacheletReadTests
     }
 
     [Fact]
-    public async Task LocalReadsKeepServingTheCachedVersionAfterAnExternalWrite()
+    public async Task Local_reads_keep_serving_the_cached_version_after_an_external_write()
     {
         await using var h = await CacheletHarness.CreateAsync(o => o.Consistency = ConsistencyPreset.Local);
         await h.UploadDirectAsync("counter", Encoding.UTF8.GetBytes("1"));
@@ -100,7 +100,7 @@ public sealed class CacheletReadTests
     }
 
     [Fact]
-    public async Task AMissingBlobGivesAClearNotFoundAndCachesNothing()
+    public async Task A_missing_blob_gives_a_clear_not_found_and_caches_nothing()
     {
         await using var h = await CacheletHarness.CreateAsync();
 
@@ -117,7 +117,7 @@ public sealed class CacheletReadTests
     }
 
     [Fact]
-    public async Task ABlobDeletedBehindAStrongCacheIsForgottenOnTheNextRead()
+    public async Task A_blob_deleted_behind_a_strong_cache_is_forgotten_on_the_next_read()
     {
         await using var h = await CacheletHarness.CreateAsync();
         await h.UploadDirectAsync("gone", [1, 2, 3]);
@@ -135,7 +135,7 @@ public sealed class CacheletReadTests
     [InlineData("UPPER/blob")]
     [InlineData("ab/blob")]
     [InlineData("container/")]
-    public async Task AMalformedKeyIsRejectedNamingIt(string key)
+    public async Task A_malformed_key_is_rejected_naming_it(string key)
     {
         await using var h = await CacheletHarness.CreateAsync();
         var e = await Assert.ThrowsAsync<ArgumentException>(() => h.Cachelet.ReadAsync(key));
@@ -143,7 +143,7 @@ public sealed class CacheletReadTests
     }
 
     [Fact]
-    public async Task ConcurrentMissesOnOneKeyMakeOneFetch()
+    public async Task Concurrent_misses_on_one_key_make_one_fetch()
     {
         await using var h = await CacheletHarness.CreateAsync(o => o.Consistency = ConsistencyPreset.Local);
         byte[] content = CacheletHarness.RandomBytes(2_000_000);
@@ -164,7 +164,7 @@ public sealed class CacheletReadTests
     }
 
     [Fact]
-    public async Task ObjectsLargerThanTheCapacityAreServedWithoutBeingCached()
+    public async Task Objects_larger_than_the_capacity_are_served_without_being_cached()
     {
         await using var h = await CacheletHarness.CreateAsync(o => o.CapacityBytes = 1 << 20);
         byte[] content = CacheletHarness.RandomBytes(3 << 20);
@@ -183,7 +183,7 @@ public sealed class CacheletReadTests
     }
 
     [Fact]
-    public async Task DoNotCacheKeysAreReadAndWrittenStraightThroughStorage()
+    public async Task Do_not_cache_keys_are_read_and_written_straight_through_storage()
     {
         await using var h = await CacheletHarness.CreateAsync(o => o.DoNotCache = ["*/logs/*"]);
         await h.UploadDirectAsync("logs/today.txt", [7, 7, 7]);
@@ -211,7 +211,7 @@ public sealed class CacheletReadTests
     }
 
     [Fact]
-    public async Task ATransferThatBreaksHalfWayLeavesNothingCached()
+    public async Task A_transfer_that_breaks_half_way_leaves_nothing_cached()
     {
         await using var h = await CacheletHarness.CreateAsync(wrapStorage: s => new BreakingStore(s, breakAfterBytes: 500_000));
         await h.UploadDirectAsync("fragile", CacheletHarness.RandomBytes(1_000_000));
@@ -224,7 +224,7 @@ public sealed class CacheletReadTests
     }
 
     [Fact]
-    public async Task StatisticsCountAccessTypesWritesAndInterArrivalTime()
+    public async Task Statistics_count_access_types_writes_and_inter_arrival_time()
     {
         var time = new Microsoft.Extensions.Time.Testing.FakeTimeProvider(DateTimeOffset.Parse("2026-01-01T00:00:00Z", System.Globalization.CultureInfo.InvariantCulture));
         await using var h = await CacheletHarness.CreateAsync(o => o.Consistency = ConsistencyPreset.Local, time: time);

@@ -12,7 +12,7 @@ namespace FaaSCache.Core.Tests.Caching;
 public sealed class CacheletWriteTests
 {
     [Fact]
-    public async Task AStrongWriteIsInStorageWhenItReturnsAndReadsBackAsALocalHit()
+    public async Task A_strong_write_is_in_storage_when_it_returns_and_reads_back_as_a_local_hit()
     {
         await using var h = await CacheletHarness.CreateAsync();
         WriteReceipt receipt = await h.Cachelet.WriteAsync(h.Key("out/result.json"), Encoding.UTF8.GetBytes("{\"ok\":true}"));
@@ -28,7 +28,7 @@ public sealed class CacheletWriteTests
     }
 
     [Fact]
-    public async Task AsyncWritesReturnBeforeStoragePersistsThemInOrderAndFlushWaits()
+    public async Task Async_writes_return_before_storage_persists_them_in_order_and_flush_waits()
     {
         var recorder = new RecordingStore();
         await using var h = await CacheletHarness.CreateAsync(o => o.Consistency = ConsistencyPreset.LocalAsync, wrapStorage: s => recorder.Wrap(s));
@@ -62,7 +62,7 @@ public sealed class CacheletWriteTests
     }
 
     [Fact]
-    public async Task DisposingTheCacheletFlushesPendingAsyncWrites()
+    public async Task Disposing_the_cachelet_flushes_pending_async_writes()
     {
         var recorder = new RecordingStore { UploadDelay = TimeSpan.FromMilliseconds(100) };
         var h = await CacheletHarness.CreateAsync(o => o.Consistency = ConsistencyPreset.OwnerAsync, wrapStorage: s => recorder.Wrap(s));
@@ -85,7 +85,7 @@ public sealed class CacheletWriteTests
     }
 
     [Fact]
-    public async Task PersistNoneNeverTouchesStorage()
+    public async Task Persist_none_never_touches_storage()
     {
         var recorder = new RecordingStore();
         await using var h = await CacheletHarness.CreateAsync(o => { o.Consistency = ConsistencyPreset.Local; o.Persist = PersistMode.None; }, wrapStorage: s => recorder.Wrap(s));
@@ -106,7 +106,7 @@ public sealed class CacheletWriteTests
     }
 
     [Fact]
-    public async Task PersistNoneRefusesAWriteItCannotKeepInsteadOfLosingIt()
+    public async Task Persist_none_refuses_a_write_it_cannot_keep_instead_of_losing_it()
     {
         await using var h = await CacheletHarness.CreateAsync(o => { o.Consistency = ConsistencyPreset.Local; o.Persist = PersistMode.None; o.CapacityBytes = 1 << 20; });
         var e = await Assert.ThrowsAsync<CacheCapacityException>(() => h.Cachelet.WriteAsync(h.Key("big"), new byte[2 << 20]));
@@ -116,7 +116,7 @@ public sealed class CacheletWriteTests
     }
 
     [Fact]
-    public async Task AnAsyncWriteThatDoesNotFitIsPersistedBeforeReturning()
+    public async Task An_async_write_that_does_not_fit_is_persisted_before_returning()
     {
         await using var h = await CacheletHarness.CreateAsync(o => { o.Consistency = ConsistencyPreset.LocalAsync; o.CapacityBytes = 1 << 20; });
         WriteReceipt receipt = await h.Cachelet.WriteAsync(h.Key("big"), CacheletHarness.RandomBytes(2 << 20));
@@ -127,7 +127,7 @@ public sealed class CacheletWriteTests
     }
 
     [Fact]
-    public async Task AStreamWriteLandsInSharedMemoryAndStorage()
+    public async Task A_stream_write_lands_in_shared_memory_and_storage()
     {
         await using var h = await CacheletHarness.CreateAsync();
         byte[] content = CacheletHarness.RandomBytes(5_000_000, seed: 3);
@@ -138,7 +138,7 @@ public sealed class CacheletWriteTests
     }
 
     [Fact]
-    public async Task AWorkerWrittenMapIsAdoptedWithoutACopy()
+    public async Task A_worker_written_map_is_adopted_without_a_copy()
     {
         await using var h = await CacheletHarness.CreateAsync(o => o.Consistency = ConsistencyPreset.Owner);
         byte[] content = Encoding.UTF8.GetBytes("labelled image");
@@ -159,7 +159,7 @@ public sealed class CacheletWriteTests
     }
 
     [Fact]
-    public async Task AMalformedWorkerMapIsRejectedNamingTheProblem()
+    public async Task A_malformed_worker_map_is_rejected_naming_the_problem()
     {
         await using var h = await CacheletHarness.CreateAsync();
         string mapName = Guid.NewGuid().ToString("N");
@@ -172,7 +172,7 @@ public sealed class CacheletWriteTests
     }
 
     [Fact]
-    public async Task WritesRaiseWrittenAndPersistedWithTheirVersions()
+    public async Task Writes_raise_written_and_persisted_with_their_versions()
     {
         await using var h = await CacheletHarness.CreateAsync(o => o.Consistency = ConsistencyPreset.LocalAsync);
         var written = new List<BlobWrittenEventArgs>();
@@ -189,7 +189,7 @@ public sealed class CacheletWriteTests
     }
 
     [Fact]
-    public async Task ListingGivesKeysVersionsAndSizesAndNothingForAMissingContainer()
+    public async Task Listing_gives_keys_versions_and_sizes_and_nothing_for_a_missing_container()
     {
         await using var h = await CacheletHarness.CreateAsync();
         string etag = await h.UploadDirectAsync("dir/a.bin", new byte[10]);

@@ -21,7 +21,7 @@ public sealed class ConsistentHashRingTests
     [InlineData(5)]
     [InlineData(10)]
     [InlineData(20)]
-    public void NoMemberOwnsMoreThan1Point3xItsShareWith100VirtualNodes(int memberCount)
+    public void No_member_owns_more_than_1_point_3_x_its_share_with_100_virtual_nodes(int memberCount)
     {
         var ring = new ConsistentHashRing(MemberIds(memberCount), virtualNodes: 100);
 
@@ -42,7 +42,7 @@ public sealed class ConsistentHashRingTests
     [InlineData(5)]
     [InlineData(10)]
     [InlineData(20)]
-    public void OnJoinOnlyKeysThatMoveToTheNewMemberMoveAndFewerThanTwiceItsFairShareMove(int memberCount)
+    public void On_join_only_keys_that_move_to_the_new_member_move_and_fewer_than_twice_its_fair_share_move(int memberCount)
     {
         var before = new ConsistentHashRing(MemberIds(memberCount));
         const string joiner = "cachelet-joiner";
@@ -72,7 +72,7 @@ public sealed class ConsistentHashRingTests
     [InlineData(5)]
     [InlineData(10)]
     [InlineData(20)]
-    public void OnLeaveOnlyTheLeaversKeysMove(int memberCount)
+    public void On_leave_only_the_leavers_keys_move(int memberCount)
     {
         var before = new ConsistentHashRing(MemberIds(memberCount));
         string leaver = before.Members[memberCount / 2];
@@ -94,7 +94,7 @@ public sealed class ConsistentHashRingTests
     }
 
     [Fact]
-    public void RingsWithTheSameMembersInDifferentOrderAgreeOnEveryKey()
+    public void Rings_with_the_same_members_in_different_order_agree_on_every_key()
     {
         string[] ids = MemberIds(10);
         var forward = new ConsistentHashRing(ids);
@@ -108,7 +108,7 @@ public sealed class ConsistentHashRingTests
     }
 
     [Fact]
-    public void MembersAreDistinctAndInOrdinalOrder()
+    public void Members_are_distinct_and_in_ordinal_order()
     {
         var ring = new ConsistentHashRing(["b", "a", "B", "b", "c"]);
 
@@ -116,7 +116,7 @@ public sealed class ConsistentHashRingTests
     }
 
     [Fact]
-    public void EachMemberGetsVirtualNodesPoints()
+    public void Each_member_gets_virtual_nodes_points()
     {
         var ring = new ConsistentHashRing(MemberIds(4), virtualNodes: 7);
 
@@ -125,7 +125,7 @@ public sealed class ConsistentHashRingTests
     }
 
     [Fact]
-    public void TheDefaultIs100VirtualNodes()
+    public void The_default_is_100_virtual_nodes()
     {
         var ring = new ConsistentHashRing(["a"]);
 
@@ -134,7 +134,7 @@ public sealed class ConsistentHashRingTests
     }
 
     [Fact]
-    public void ASingleMemberOwnsEveryKey()
+    public void A_single_member_owns_every_key()
     {
         var ring = new ConsistentHashRing(["only"]);
 
@@ -142,7 +142,7 @@ public sealed class ConsistentHashRingTests
     }
 
     [Fact]
-    public void TheOwnerIsTheFirstPointClockwiseFromTheKeysSha256()
+    public void The_owner_is_the_first_point_clockwise_from_the_keys_sha_256()
     {
         string[] ids = ["alpha", "beta", "gamma", "δέλτα"];
         const int virtualNodes = 5;
@@ -176,7 +176,7 @@ public sealed class ConsistentHashRingTests
     }
 
     [Fact]
-    public void CollidingPointsGoToTheMemberWhoseIdSortsFirst()
+    public void Colliding_points_go_to_the_member_whose_id_sorts_first()
     {
         // Every member gets the same points, so every point collides.
         static ulong[] SamePoints(string id, int count) => [.. Enumerable.Range(1, count).Select(i => (ulong)i << 60)];
@@ -193,7 +193,7 @@ public sealed class ConsistentHashRingTests
     }
 
     [Fact]
-    public void AnEmptyRingRefusesToNameAnOwner()
+    public void An_empty_ring_refuses_to_name_an_owner()
     {
         var ring = new ConsistentHashRing([]);
 
@@ -207,7 +207,7 @@ public sealed class ConsistentHashRingTests
     [Theory]
     [InlineData(0)]
     [InlineData(-1)]
-    public void VirtualNodesBelowOneAreRejectedNamingTheParameter(int virtualNodes)
+    public void Virtual_nodes_below_one_are_rejected_naming_the_parameter(int virtualNodes)
     {
         var ex = Assert.ThrowsAny<ArgumentException>(() => new ConsistentHashRing(["a"], virtualNodes));
 
@@ -215,14 +215,14 @@ public sealed class ConsistentHashRingTests
     }
 
     [Fact]
-    public void NullOrEmptyMemberIdsAreRejected()
+    public void Null_or_empty_member_ids_are_rejected()
     {
         Assert.Equal("members", Assert.Throws<ArgumentException>(() => new ConsistentHashRing(["a", ""])).ParamName);
         Assert.Equal("members", Assert.Throws<ArgumentException>(() => new ConsistentHashRing(["a", null!])).ParamName);
     }
 
     [Fact]
-    public void GetOwnersReturnsDistinctSuccessorsStartingWithTheOwner()
+    public void Get_owners_returns_distinct_successors_starting_with_the_owner()
     {
         var ring = new ConsistentHashRing(MemberIds(5));
 
@@ -238,7 +238,7 @@ public sealed class ConsistentHashRingTests
     }
 
     [Fact]
-    public void GetOwnersIsCappedAtTheMemberCount()
+    public void Get_owners_is_capped_at_the_member_count()
     {
         var ring = new ConsistentHashRing(MemberIds(3));
 
@@ -250,7 +250,7 @@ public sealed class ConsistentHashRingTests
     }
 
     [Fact]
-    public void TheSecondOwnerIsTheOwnerOnceTheFirstOwnerLeaves()
+    public void The_second_owner_is_the_owner_once_the_first_owner_leaves()
     {
         var ring = new ConsistentHashRing(MemberIds(6));
 
@@ -262,7 +262,7 @@ public sealed class ConsistentHashRingTests
     }
 
     [Fact]
-    public void WithMemberAndWithoutMemberReturnNewRingsAndLeaveTheOriginalAlone()
+    public void With_member_and_without_member_return_new_rings_and_leave_the_original_alone()
     {
         var ring = new ConsistentHashRing(["a", "b"], virtualNodes: 10);
 
@@ -279,7 +279,7 @@ public sealed class ConsistentHashRingTests
     }
 
     [Fact]
-    public void LookUpsDoNotAllocate()
+    public void Look_ups_do_not_allocate()
     {
         var ring = new ConsistentHashRing(MemberIds(10));
         string shortKey = "user/42/profile";

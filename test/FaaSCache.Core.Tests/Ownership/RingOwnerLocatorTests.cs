@@ -10,7 +10,7 @@ namespace FaaSCache.Core.Tests.Ownership;
 public sealed class RingOwnerLocatorTests
 {
     [Fact]
-    public void SelfIdIsTheOneGivenToTheConstructor()
+    public void Self_id_is_the_one_given_to_the_constructor()
     {
         var locator = new RingOwnerLocator("me", ["me", "you"]);
 
@@ -18,13 +18,13 @@ public sealed class RingOwnerLocatorTests
     }
 
     [Fact]
-    public void AnEmptySelfIdIsRejected()
+    public void An_empty_self_id_is_rejected()
     {
         Assert.ThrowsAny<ArgumentException>(() => new RingOwnerLocator("", ["a"]));
     }
 
     [Fact]
-    public void GetOwnerAnswersFromTheCurrentRing()
+    public void Get_owner_answers_from_the_current_ring()
     {
         var locator = new RingOwnerLocator("a", ["a", "b", "c"], virtualNodes: 20);
 
@@ -39,7 +39,7 @@ public sealed class RingOwnerLocatorTests
     }
 
     [Fact]
-    public void UpdateSwapsInANewRingAndKeepsTheVirtualNodeCount()
+    public void Update_swaps_in_a_new_ring_and_keeps_the_virtual_node_count()
     {
         var locator = new RingOwnerLocator("a", ["a"], virtualNodes: 7);
         var first = locator.Current;
@@ -53,7 +53,7 @@ public sealed class RingOwnerLocatorTests
     }
 
     [Fact]
-    public void UpdateRaisesRingChangedWithTheOldAndNewRingsAndWhoCameAndWent()
+    public void Update_raises_ring_changed_with_the_old_and_new_rings_and_who_came_and_went()
     {
         var locator = new RingOwnerLocator("a", ["a", "b", "c"]);
         var original = locator.Current;
@@ -75,7 +75,7 @@ public sealed class RingOwnerLocatorTests
     }
 
     [Fact]
-    public void UpdateWithTheSameMembersInAnyOrderChangesNothing()
+    public void Update_with_the_same_members_in_any_order_changes_nothing()
     {
         var locator = new RingOwnerLocator("a", ["a", "b", "c"]);
         var original = locator.Current;
@@ -89,7 +89,7 @@ public sealed class RingOwnerLocatorTests
     }
 
     [Fact]
-    public void AnEmptyRingThrowsUntilAnUpdateAddsMembers()
+    public void An_empty_ring_throws_until_an_update_adds_members()
     {
         var locator = new RingOwnerLocator("a", []);
 
@@ -101,7 +101,7 @@ public sealed class RingOwnerLocatorTests
     }
 
     [Fact]
-    public void ConcurrentReadersDuringRepeatedUpdatesAlwaysSeeAMemberOfTheOldOrTheNewSet()
+    public void Concurrent_readers_during_repeated_updates_always_see_a_member_of_the_old_or_the_new_set()
     {
         string[] oldSet = ["old-1", "old-2", "old-3"];
         string[] newSet = ["new-1", "new-2", "new-3", "new-4"];

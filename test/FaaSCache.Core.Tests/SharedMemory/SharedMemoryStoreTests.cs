@@ -9,7 +9,7 @@ namespace FaaSCache.Core.Tests.SharedMemory;
 public sealed class SharedMemoryStoreTests
 {
     [Fact]
-    public void MapsOfACrashedRunOfTheSameInstanceAreSweptAtStartUp()
+    public void Maps_of_a_crashed_run_of_the_same_instance_are_swept_at_start_up()
     {
         using var root = new TempShmDirectory();
         var crashed = new SharedMemoryStore("host-1", [root.Path]);
@@ -25,7 +25,7 @@ public sealed class SharedMemoryStoreTests
     }
 
     [Fact]
-    public async Task MapsOfADeadProcessAreSweptButThoseOfALiveOtherInstanceAreNot()
+    public async Task Maps_of_a_dead_process_are_swept_but_those_of_a_live_other_instance_are_not()
     {
         using var root = new TempShmDirectory();
         using var live = new SharedMemoryStore("live", [root.Path]);
@@ -47,7 +47,7 @@ public sealed class SharedMemoryStoreTests
     }
 
     [Fact]
-    public void DisposeRemovesEveryMapAndTheJournal()
+    public void Dispose_removes_every_map_and_the_journal()
     {
         using var root = new TempShmDirectory();
         var store = new SharedMemoryStore("tidy", [root.Path]);
@@ -59,7 +59,7 @@ public sealed class SharedMemoryStoreTests
     }
 
     [Fact]
-    public void MapsAreCreatedWithMode0600AndTheHostHeader()
+    public void Maps_are_created_with_mode_0600_and_the_host_header()
     {
         using var root = new TempShmDirectory();
         using var store = new SharedMemoryStore("perm", [root.Path]);
@@ -73,7 +73,7 @@ public sealed class SharedMemoryStoreTests
     }
 
     [Fact]
-    public void TheDirectoryListComesFromTheAppSettingAndFallsBackPastUnusableEntries()
+    public void The_directory_list_comes_from_the_app_setting_and_falls_back_past_unusable_entries()
     {
         using var root = new TempShmDirectory();
         string? before = Environment.GetEnvironmentVariable(SharedMemoryStore.DirectoriesSetting);
@@ -90,14 +90,14 @@ public sealed class SharedMemoryStoreTests
     }
 
     [Fact]
-    public void AnInvalidInstanceIdIsRejectedNamingIt()
+    public void An_invalid_instance_id_is_rejected_naming_it()
     {
         var e = Assert.Throws<ArgumentException>(() => new SharedMemoryStore("../x", ["/dev/shm"]));
         Assert.Contains("'../x'", e.Message, StringComparison.Ordinal);
     }
 
     [Fact]
-    public void AWrittenMapIsVisibleThroughASecondMappingWithoutCopying()
+    public void A_written_map_is_visible_through_a_second_mapping_without_copying()
     {
         using var root = new TempShmDirectory();
         using var store = new SharedMemoryStore("zc", [root.Path]);
