@@ -5,7 +5,7 @@
 #        scripts/cluster.sh status
 #        scripts/cluster.sh stop
 #
-#   start   starts Azurite (scripts/azurite.sh) unless AzureWebJobsStorage is set, builds the host (Release)
+#   start   starts Azurite (scripts/lib/azurite.sh) unless AzureWebJobsStorage is set, builds the host (Release)
 #           once, starts N instances of the app (ids <app>-1..<app>-N, a free HTTP port each, a peer port each,
 #           a shared-memory root each, so each instance counts only its own maps), waits until every instance
 #           has joined the membership list (faascache-membership/<app>.json) and its workers are ready, then
@@ -22,8 +22,9 @@
 #   FAASCACHE_HOST_DLL      run this FaaSCache.Host.dll and do not build (e.g. the Debug build tests use)
 #   FAASCACHE_CLUSTER_DIR   the cluster's folder: state file, logs, app copy (default /tmp/faascache-cluster-$UID)
 #
-# The state file <cluster dir>/state is bash (sourced by status and stop): app, Azurite pid and folder if started
-# here, and per instance its id, pid, HTTP port, peer endpoint, shared-memory root and log file. One cluster per
+# The state file <cluster dir>/state holds one "KEY value..." line each (read by status and stop without eval): app,
+# Azurite pid and folder if started here, and per instance its id, pid, HTTP port, peer endpoint, shared-memory root
+# and log file. Paths must not contain spaces. One cluster per
 # cluster folder at a time; stop removes the folder (its logs are kept if stop found something left behind).
 #
 # Example (manual check):
@@ -36,12 +37,11 @@ cluster_dir="${FAASCACHE_CLUSTER_DIR:-/tmp/faascache-cluster-$(id -u)}"
 state="$cluster_dir/state"
 presets="strong owner ownerAsync ownerLocalRead local localAsync"
 
-say() { printf '[cluster] %s\n' "$*"; }
-die() { printf '[cluster] error: %s\n' "$*" >&2; exit 1; }
+LOG_PREFIX=cluster
+# shellcheck source=scripts/lib/common.sh
+source "$root/scripts/lib/common.sh"
 usage() { sed -n '4,6p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 bad_usage() { printf '[cluster] error: %s\n' "$*" >&2; usage >&2; exit 2; }
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
 
 # is_instance <pid> <instance id>: true when pid runs the FaaSCache host as that instance (not a reused pid).
@@ -58,28 +58,6 @@ leftovers() {
         if grep -qzxF "FUNCTIONS_UNIX_SHARED_MEMORY_DIRECTORIES=$1" "/proc/$p/environ" 2>/dev/null; then found="$found $p"; fi
     done
     echo "${found# }"
-}
-
-print_members() {  # print_members <status json file>
-    python3 - "$1" <<'PY'
-import json, sys
-from datetime import datetime, timezone
-st = json.load(open(sys.argv[1]))
-members = st.get("members")
-if members is None:
-    print("  membership off (--cache off): each instance owns every key")
-    sys.exit(0)
-now = datetime.now(timezone.utc)
-print(f"  members ({len(members)}), as {st['instanceId']} sees them:")
-width = max([len(m["id"]) for m in members] + [20])
-for m in members:
-    beat = m.get("lastHeartbeat")
-    age = ""
-    if beat:
-        t = datetime.fromisoformat(beat.replace("Z", "+00:00"))
-        age = f"  heartbeat {max(0.0, (now - t).total_seconds()):.1f} s ago"
-    print(f"    {m['id']:<{width}} {m.get('endpoint') or '-':<28}{age}")
-PY
 }
 
 cmd_start() {
@@ -110,6 +88,7 @@ cmd_start() {
     fi
 
     app="$(cd "$app" && pwd)"
+    [[ "$app$cluster_dir" != *[[:space:]]* ]] || die "the app folder and FAASCACHE_CLUSTER_DIR must not contain spaces ('$app', '$cluster_dir')"
     local app_name
     app_name="$(basename "$app")"
     mkdir -p "$cluster_dir"
@@ -146,8 +125,8 @@ cmd_start() {
         say "storage: AzureWebJobsStorage from the environment"
     else
         [ -f "$root/node_modules/azurite/dist/src/blob/main.js" ] || die "Azurite is not installed: run bash scripts/setup.sh (or set AzureWebJobsStorage)"
-        # shellcheck source=scripts/azurite.sh
-        source "$root/scripts/azurite.sh"
+        # shellcheck source=scripts/lib/azurite.sh
+        source "$root/scripts/lib/azurite.sh"
         start_azurite >"$cluster_dir/azurite.txt"  # not in a pipe: it sets AZURITE_* in this shell
         started_azurite=1
         azurite_pid="$AZURITE_PID"
@@ -178,18 +157,8 @@ cmd_start() {
         script_root="$cluster_dir/app/$app_name"
         mkdir -p "$script_root"
         cp -a "$app/." "$script_root/"
-        python3 - "$script_root/host.json" "$consistency" <<'PY' || die "cannot rewrite host.json of the app copy"
-import json, sys
-path, preset = sys.argv[1], sys.argv[2]
-with open(path) as f:
-    host = json.load(f)
-cache = host.setdefault("extensions", {}).setdefault("faasCache", {})
-cache["consistency"] = preset
-with open(path, "w") as f:
-    json.dump(host, f, indent=2)
-if "persist" in cache:
-    print(f"[cluster] note: host.json sets persist '{cache['persist']}', which stays in force with '{preset}'")
-PY
+        dotnet "$tool" host-json set "$script_root/host.json" extensions.faasCache.consistency "$consistency" | sed 's/^/[cluster] /' \
+            || die "cannot rewrite host.json of the app copy"
         say "app copy with consistency '$consistency': $script_root"
     fi
 
@@ -223,23 +192,24 @@ PY
         peers[$i]="$(dotnet "$tool" host get --url "http://127.0.0.1:${ports[$i]}/" peer-endpoint)"
     done
 
+    # The state: one "KEY value..." line each, read back without eval (values are paths and ids without spaces).
     {
         echo "# FaaSCache cluster state, written by scripts/cluster.sh start on $(date -u +%FT%TZ)"
-        printf 'CLUSTER_APP=%q\n' "$app_name"
-        printf 'CLUSTER_TOOL=%q\n' "$tool"
-        printf 'CLUSTER_APP_DIR=%q\n' "$app"
-        printf 'CLUSTER_SCRIPT_ROOT=%q\n' "$script_root"
-        printf 'CLUSTER_CONSISTENCY=%q\n' "${consistency:-as in host.json}"
-        printf 'CLUSTER_CACHE=%q\n' "$cache"
-        printf 'CLUSTER_SHM_BASE=%q\n' "$shm_base"
-        printf 'CLUSTER_AZURITE_PID=%q\n' "$azurite_pid"
-        printf 'CLUSTER_AZURITE_DIR=%q\n' "$azurite_dir"
-        printf 'CLUSTER_ID=(%s)\n' "$(printf '%q ' "${ids[@]}")"
-        printf 'CLUSTER_PID=(%s)\n' "${pids[*]}"
-        printf 'CLUSTER_HTTP_PORT=(%s)\n' "${ports[*]}"
-        printf 'CLUSTER_PEER_ENDPOINT=(%s)\n' "$(printf '%q ' "${peers[@]}")"
-        printf 'CLUSTER_SHM_ROOT=(%s)\n' "$(printf '%q ' "${roots[@]}")"
-        printf 'CLUSTER_LOG=(%s)\n' "$(printf '%q ' "${logs[@]}")"
+        echo "APP $app_name"
+        echo "TOOL $tool"
+        echo "APP_DIR $app"
+        echo "SCRIPT_ROOT $script_root"
+        echo "CONSISTENCY ${consistency:-as-in-host.json}"
+        echo "CACHE $cache"
+        echo "SHM_BASE $shm_base"
+        echo "AZURITE_PID ${azurite_pid:--}"
+        echo "AZURITE_DIR ${azurite_dir:--}"
+        echo "IDS ${ids[*]}"
+        echo "PIDS ${pids[*]}"
+        echo "HTTP_PORTS ${ports[*]}"
+        echo "PEER_ENDPOINTS ${peers[*]}"
+        echo "SHM_ROOTS ${roots[*]}"
+        echo "LOGS ${logs[*]}"
     } >"$state.tmp"
     mv "$state.tmp" "$state"
     trap - EXIT INT TERM
@@ -249,53 +219,52 @@ PY
     for i in "${!ids[@]}"; do
         printf '  %-*s pid %-8s http http://127.0.0.1:%s/  peer %s\n' "$width" "${ids[$i]}" "${pids[$i]}" "${ports[$i]}" "${peers[$i]}"
     done
-    curl -fsS --max-time 5 "http://127.0.0.1:${ports[0]}/admin/host/status" -o "$cluster_dir/status-0.json" || true
-    print_members "$cluster_dir/status-0.json"
-    rm -f "$cluster_dir"/status-*.json
+    dotnet "$tool" host status --url "http://127.0.0.1:${ports[0]}/" --members || true
 }
 
 load_state() {
     [ -f "$state" ] || die "no cluster is recorded in $state (start one with: scripts/cluster.sh start <N> <app folder>)"
-    # shellcheck disable=SC1090
-    source "$state"
+    local key rest
+    while read -r key rest; do
+        case "$key" in
+            APP) CLUSTER_APP="$rest" ;;
+            TOOL) CLUSTER_TOOL="$rest" ;;
+            SCRIPT_ROOT) CLUSTER_SCRIPT_ROOT="$rest" ;;
+            CONSISTENCY) CLUSTER_CONSISTENCY="$rest" ;;
+            CACHE) CLUSTER_CACHE="$rest" ;;
+            SHM_BASE) CLUSTER_SHM_BASE="$rest" ;;
+            AZURITE_PID) CLUSTER_AZURITE_PID="${rest#-}" ;;
+            AZURITE_DIR) CLUSTER_AZURITE_DIR="${rest#-}" ;;
+            IDS) read -r -a CLUSTER_ID <<<"$rest" ;;
+            PIDS) read -r -a CLUSTER_PID <<<"$rest" ;;
+            HTTP_PORTS) read -r -a CLUSTER_HTTP_PORT <<<"$rest" ;;
+            SHM_ROOTS) read -r -a CLUSTER_SHM_ROOT <<<"$rest" ;;
+            LOGS) read -r -a CLUSTER_LOG <<<"$rest" ;;
+            *) ;;
+        esac
+    done <"$state"
 }
 
 cmd_status() {
     [ $# -eq 0 ] || bad_usage "status takes no arguments"
     load_state
     say "app '$CLUSTER_APP' ($CLUSTER_SCRIPT_ROOT), consistency $CLUSTER_CONSISTENCY, cache $CLUSTER_CACHE, ${#CLUSTER_ID[@]} instance(s)"
-    local i alive=0 shown="" tmp width=20
+    local i alive=0 shown="" width=20
     for i in "${!CLUSTER_ID[@]}"; do [ "${#CLUSTER_ID[$i]}" -le "$width" ] || width="${#CLUSTER_ID[$i]}"; done
-    tmp="$(mktemp)"
     for i in "${!CLUSTER_ID[@]}"; do
         if ! is_instance "${CLUSTER_PID[$i]}" "${CLUSTER_ID[$i]}"; then
             printf '  %-*s pid %-8s DOWN\n' "$width" "${CLUSTER_ID[$i]}" "${CLUSTER_PID[$i]}"
             continue
         fi
-        if ! curl -fsS --max-time 5 "http://127.0.0.1:${CLUSTER_HTTP_PORT[$i]}/admin/host/status" -o "$tmp" 2>/dev/null; then
+        if ! dotnet "$CLUSTER_TOOL" host status --url "http://127.0.0.1:${CLUSTER_HTTP_PORT[$i]}/" --brief-pid "${CLUSTER_PID[$i]}" --width "$width" 2>/dev/null; then
             printf '  %-*s pid %-8s running, but /admin/host/status does not answer\n' "$width" "${CLUSTER_ID[$i]}" "${CLUSTER_PID[$i]}"
             continue
         fi
         alive=$((alive + 1))
-        python3 - "$tmp" "${CLUSTER_PID[$i]}" "$width" <<'PY'
-import json, sys
-st = json.load(open(sys.argv[1]))
-c = st.get("counters") or {}
-members = st.get("members")
-w = int(sys.argv[3])
-print(f"  {st['instanceId']:<{w}} pid {sys.argv[2]:<8} up, peer {st.get('peerEndpoint') or '-'}, "
-      f"{len(members) if members is not None else '-'} member(s), {st['sharedMemory']['maps']} map(s), "
-      f"invocations {st['invocations']['succeeded']} ok / {st['invocations']['failed']} failed")
-if c:
-    print(f"  {'':<{w}} lh {c.get('localHits', 0)}  lm {c.get('localMisses', 0)}  rh {c.get('remoteHits', 0)}  rm {c.get('remoteMisses', 0)}"
-          f"  ownerUnreachable {c.get('ownerUnreachable', 0)}  peerServed {c.get('peerServed', 0)}  invalidations {c.get('invalidations', 0)}"
-          f"  bytesFromPeers {c.get('bytesFromPeers', 0)}  objects {c.get('objectsCached', 0)} ({c.get('bytesCached', 0)} bytes)")
-PY
         printf '  %-*s http http://127.0.0.1:%s/  log %s\n' "$width" "" "${CLUSTER_HTTP_PORT[$i]}" "${CLUSTER_LOG[$i]}"
-        [ -n "$shown" ] || { shown=1; cp "$tmp" "$tmp.members"; }
+        [ -n "$shown" ] || shown="${CLUSTER_HTTP_PORT[$i]}"
     done
-    [ -z "$shown" ] || print_members "$tmp.members"
-    rm -f "$tmp" "$tmp.members"
+    [ -z "$shown" ] || dotnet "$CLUSTER_TOOL" host status --url "http://127.0.0.1:$shown/" --members || true
     say "$alive of ${#CLUSTER_ID[@]} instance(s) up"
     [ "$alive" -eq "${#CLUSTER_ID[@]}" ]
 }
@@ -353,8 +322,8 @@ cmd_stop() {
     if [ -n "$CLUSTER_AZURITE_PID" ]; then
         AZURITE_PID="$CLUSTER_AZURITE_PID"
         AZURITE_DIR="$CLUSTER_AZURITE_DIR"
-        # shellcheck source=scripts/azurite.sh
-        source "$root/scripts/azurite.sh"
+        # shellcheck source=scripts/lib/azurite.sh
+        source "$root/scripts/lib/azurite.sh"
         # It is not this shell's child: stop_azurite's wait returns at once, so wait for the pid here.
         kill -TERM "$AZURITE_PID" 2>/dev/null || true
         for _ in $(seq 1 100); do kill -0 "$AZURITE_PID" 2>/dev/null || break; sleep 0.1; done

@@ -16,8 +16,8 @@ printf '\n== Part 1: the AMBER Alert pipeline on the FaaSCache host (scripts/run
 bash scripts/run-sample.sh amber-alert --requests 3
 
 printf '\n== Part 2: the cachelet on its own: strong reads see other writers, doNotCache bypasses (faascache demo) ==\n\n'
-# shellcheck source=scripts/azurite.sh
-source scripts/azurite.sh
+# shellcheck source=scripts/lib/azurite.sh
+source scripts/lib/azurite.sh
 trap stop_azurite EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM

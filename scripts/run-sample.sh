@@ -11,7 +11,7 @@
 #                    a cold cache, request 2 a new input with the models cached, request 3 repeats request 1
 #   --no-build       use the Release build that is there
 #
-# Steps: start Azurite (scripts/azurite.sh) -> build the host (Release) -> seed the sample's blobs
+# Steps: start Azurite (scripts/lib/azurite.sh) -> build the host (Release) -> seed the sample's blobs
 # (samples/<sample>/seed.sh) -> start the host on a free port -> per request: curl, wait for the
 # blob-triggered stages (bounded), print the invocations from /admin/invocations -> summary -> stop the
 # host with SIGTERM and check it left no process or shared-memory map behind -> stop Azurite.
@@ -20,8 +20,9 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-say() { printf '[run-sample] %s\n' "$*"; }
-die() { printf '[run-sample] error: %s\n' "$*" >&2; exit 1; }
+LOG_PREFIX=run-sample
+# shellcheck source=scripts/lib/common.sh
+source scripts/lib/common.sh
 usage() { sed -n '6,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 sample=""
@@ -147,8 +148,8 @@ http_get() {  # http_get <url> <file>: body to file, prints "<HTTP status> <seco
 
 say "sample '$sample' ($app), cache $cache, $requests request(s); machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
 
-# shellcheck source=scripts/azurite.sh
-source scripts/azurite.sh
+# shellcheck source=scripts/lib/azurite.sh
+source scripts/lib/azurite.sh
 say "starting Azurite"
 start_azurite >"$work/azurite.txt"  # not in a pipe: it sets AZURITE_* in this shell
 sed 's/^/[run-sample] /' "$work/azurite.txt"
@@ -164,7 +165,7 @@ fi
 say "seeding blobs (samples/$sample/seed.sh)"
 FAASCACHE_TOOL_DLL="$tool" bash "$app/seed.sh"
 
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
+port="$(free_port)" || die "no free port for the host"
 base="http://127.0.0.1:$port"
 say "starting the host: dotnet FaaSCache.Host.dll start --script-root samples/$sample --port $port --cache $cache --blob-poll-interval 1"
 dotnet "$dll" start --script-root "$app" --port "$port" --cache "$cache" --instance-id "$instance" --blob-poll-interval 1 \
@@ -181,66 +182,10 @@ say "host pid $host_pid ready, worker pid(s) $worker_pids, log $work/host.log"
 mode="$(grep -m1 -o 'shared-memory inputs: .*' "$work/host.log" || true)"
 [ -z "$mode" ] || say "node worker: $mode"
 
-# The per-request report, from /admin/invocations.
-report() {  # report <request> <requests> <status> <ms> <path> <response file> <invocations file> <http fn> <downstream...>
-    python3 - "$@" <<'PY'
-import json, sys
-i, n, status, ms, path, resp, inv, http_fn, *down = sys.argv[1:]
-i = int(i)
-records = json.load(open(inv))
-def nth(fn, k):
-    rs = [r for r in records if r["function"] == fn]
-    return rs[k - 1] if len(rs) >= k else None
-def num(v):
-    return f"{v:,}"
-body = open(resp, "rb").read().decode("utf-8", "replace").strip()
-print(f"request {i}/{n}: GET /api/{path} -> HTTP {status} in {float(ms):.1f} ms")
-print(f"  response: {body[:200]}{'...' if len(body) > 200 else ''}")
-print(f"  {'function':<15}{'trigger':<9}{'status':<8}{'ms':>9}  {'binding':<10}{'blob':<33}{'source':<19}{'bytes':>12}{'copied':>13}")
-for fn in [http_fn] + down:
-    r = nth(fn, i)
-    if r is None:
-        print(f"  {fn:<15}(no invocation recorded)")
-        continue
-    head = f"  {fn:<15}{r['trigger']:<9}{('ok' if r['status'] == 'succeeded' else r['status']):<8}{r['durationMs']:>9.1f}  "
-    rows = []
-    for x in r["inputs"]:
-        rows.append((x["binding"], x["key"], x["source"].upper(), x["bytes"], x["bytesCopied"]))
-    for x in r["outputs"]:
-        how = "out " + ("adopted" if x["adopted"] else "copied") + (",stored" if x["persisted"] else "")
-        rows.append((x["binding"], x["key"], how, x["bytes"], x["bytesCopied"]))
-    for k, (b, key, src, size, copied) in enumerate(rows or [("-", "-", "-", 0, 0)]):
-        print(f"{head if k == 0 else ' ' * len(head)}{b:<10}{key:<33}{src:<19}{num(size):>12}{num(copied):>13}")
-    if r.get("error"):
-        print(f"  {'':<15}error: {r['error'][:300]}")
-PY
-}
-
-summary() {  # summary <requests> <invocations file> <status file> <cache> <http fn> <downstream...>
-    python3 - "$@" <<'PY'
-import json, statistics, sys
-n, inv, status, cache, *fns = sys.argv[1:]
-n = int(n)
-records = json.load(open(inv))
-st = json.load(open(status))
-print(f"summary: {n} request(s), cache {cache}")
-print(f"  {'function':<15}{'invocations':>12}{'first ms':>11}{'later ms (mean)':>17}{'copied, first':>16}{'copied, later (mean)':>22}")
-for fn in fns:
-    rs = [r for r in records if r["function"] == fn][:n]
-    if not rs:
-        continue
-    copied = [sum(x["bytesCopied"] for x in r["inputs"] + r["outputs"]) for r in rs]
-    later_ms = f"{statistics.mean(r['durationMs'] for r in rs[1:]):.1f}" if len(rs) > 1 else "-"
-    later_copied = f"{round(statistics.mean(copied[1:])):,}" if len(rs) > 1 else "-"
-    print(f"  {fn:<15}{len(rs):>12}{rs[0]['durationMs']:>11.1f}{later_ms:>17}{copied[0]:>16,}{later_copied:>22}")
-c = st.get("counters")
-inv_totals = st["invocations"]
-print(f"  host: {inv_totals['succeeded']} invocations succeeded, {inv_totals['failed']} failed, {inv_totals['bytesCopied']:,} bytes copied in all")
-if c:
-    print(f"  cachelet: {c['localHits']} local hits, {c['localMisses']} local misses, {c['bytesFetched']:,} bytes fetched from storage, "
-          f"{c['bytesServed']:,} bytes served, {c['writes']} writes, {c['bytesCached']:,} bytes in {c['objectsCached']} objects cached")
-PY
-}
+faascache() { dotnet "$tool" "$@"; }
+stages=("$http_function" "${downstream[@]}")
+fn_args=()
+for f in "${stages[@]}"; do fn_args+=(--function "$f"); done
 
 say "legend: $legend"
 say "        source LM = local miss (the cachelet fetched the blob from storage into shared memory), LH = local hit (the worker"
@@ -254,42 +199,23 @@ for i in $(seq 1 "$requests"); do
     echo
     say "request $i/$requests: curl $base/api/$path"
     read -r status seconds < <(http_get "$base/api/$path" "$work/response.json" || true)
-    ms="$(python3 -c 'import sys; print(float(sys.argv[1]) * 1000)' "${seconds:-0}")"
     [ "$status" = 200 ] || failed=1
     say "waiting for the blob-triggered stage(s): ${downstream[*]} (up to 30 s)"
-    deadline=$(( $(date +%s) + 30 ))
-    while :; do
-        curl -sS "$base/admin/invocations" -o "$work/invocations.json"
-        missing="$(python3 -c '
-import json, sys
-records = json.load(open(sys.argv[1])); i = int(sys.argv[2])
-print(" ".join(f for f in sys.argv[3:] if sum(r["function"] == f and r["status"] != "running" for r in records) < i))' \
-            "$work/invocations.json" "$i" "${downstream[@]}")"
-        [ -z "$missing" ] && break
-        if [ "$(date +%s)" -ge "$deadline" ]; then say "no invocation of $missing after 30 s"; failed=1; break; fi
-        sleep 0.1
-    done
-    report "$i" "$requests" "$status" "$ms" "$path" "$work/response.json" "$work/invocations.json" "$http_function" "${downstream[@]}"
+    missing_down=()
+    for f in "${downstream[@]}"; do missing_down+=(--function "$f"); done
+    if ! missing="$(faascache host invocations --url "$base/" "${missing_down[@]}" --count "$i" --timeout 30)"; then
+        say "no invocation of $missing after 30 s"; failed=1
+    fi
+    faascache host report --url "$base/" "${fn_args[@]}" --request "$i" --requests "$requests" \
+        --status "${status:-000}" --seconds "${seconds:-0}" --path "$path" --response "$work/response.json"
 done
 echo
-curl -sS "$base/admin/invocations" -o "$work/invocations.json"
-curl -sS "$base/admin/host/status" -o "$work/status.json"
-summary "$requests" "$work/invocations.json" "$work/status.json" "$cache" "$http_function" "${downstream[@]}"
-python3 -c '
-import json, sys
-rs = json.load(open(sys.argv[1]))
-extra = {f: n for f in sys.argv[3:] if (n := sum(r["function"] == f for r in rs)) > int(sys.argv[2])}
-for f, n in extra.items(): print(f"[run-sample] warning: {f} ran {n} times for {sys.argv[2]} requests (a write fired it twice)")
-print(sum(r["status"] == "failed" for r in rs))' "$work/invocations.json" "$requests" "${downstream[@]}" >"$work/check.txt"
-grep '^\[run-sample\]' "$work/check.txt" || true
-[ "$(tail -n 1 "$work/check.txt")" = 0 ] || { say "$(tail -n 1 "$work/check.txt") invocation(s) failed"; failed=1; }
+faascache host summary --url "$base/" "${fn_args[@]}" --requests "$requests" --cache "$cache" || failed=1
 
 # Stop the host and check what it left: processes, shared-memory maps (every map named in the
 # invocation records), its journal.
 echo
-maps="$(python3 -c '
-import json, sys
-print(" ".join(sorted({x["mapName"] for r in json.load(open(sys.argv[1])) for x in r["inputs"] + r["outputs"] if x.get("mapName")})))' "$work/invocations.json")"
+maps="$(faascache host maps --url "$base/")"
 pid_was=$host_pid
 stop_host
 if [ "$host_rc" -eq 0 ]; then say "the host (pid $pid_was) exited with code 0"; else say "the host (pid $pid_was) exited with code $host_rc"; failed=1; fi

@@ -130,8 +130,8 @@ console.log("mmap-io " + require("mmap-io/package.json").version + " loads; shar
 }
 
 azurite_answers() {
-    # shellcheck source=scripts/azurite.sh
-    source "$root/scripts/azurite.sh"
+    # shellcheck source=scripts/lib/azurite.sh
+    source "$root/scripts/lib/azurite.sh"
     start_azurite >/dev/null || return 1
     local code
     code="$(curl -sS -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$AZURITE_PORT/devstoreaccount1?comp=list" || true)"

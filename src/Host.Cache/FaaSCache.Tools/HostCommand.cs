@@ -83,7 +83,10 @@ public static class HostCommand
             return 0;
         });
 
-        var status = new Command("status", "Prints the host's status: workers, invocations, shared memory, cache counters, members.") { url };
+        var brief = new Option<int?>("--brief-pid") { Description = "Print two lines for a cluster listing instead, naming this host pid." };
+        var width = new Option<int>("--width") { Description = "Column width of the instance id in --brief-pid lines.", DefaultValueFactory = _ => 20 };
+        var membersOnly = new Option<bool>("--members") { Description = "Print only the members this host sees, with their heartbeat ages." };
+        var status = new Command("status", "Prints the host's status: workers, invocations, shared memory, cache counters, members.") { url, brief, width, membersOnly };
         status.SetAction(async (r, ct) =>
         {
             using var http = new HttpClient { BaseAddress = r.GetValue(url), Timeout = TimeSpan.FromSeconds(10) };
@@ -94,11 +97,13 @@ public static class HostCommand
                 return 1;
             }
 
-            Console.WriteLine(Describe(s));
+            Console.WriteLine(r.GetValue(membersOnly) ? DescribeMembers(s) : r.GetValue(brief) is int pid ? Brief(s, pid, r.GetValue(width)) : Describe(s));
             return 0;
         });
 
-        return new Command("host", "A running FaaSCache host's state.") { wait, status, get };
+        var host = new Command("host", "A running FaaSCache host's state.") { wait, status, get };
+        InvocationReport.AddTo(host, url);
+        return host;
     }
 
     /// <summary>One paragraph about a host: app, instance, workers and their states, maps, counters, members.</summary>
@@ -125,6 +130,43 @@ public static class HostCommand
         }
 
         return text.ToString().TrimEnd();
+    }
+
+    /// <summary>Two lines of a cluster listing: state, peer, members, maps, invocations; then the cache counters.</summary>
+    public static string Brief(HostStatus s, int pid, int width)
+    {
+        var inv = CultureInfo.InvariantCulture;
+        string first = string.Create(inv, $"  {s.InstanceId.PadRight(width)} pid {pid,-8} up, peer {s.PeerEndpoint ?? "-"}, {(s.Members is null ? "-" : s.Members.Count.ToString(inv))} member(s), {s.SharedMemory.Maps} map(s), invocations {s.Invocations.Succeeded} ok / {s.Invocations.Failed} failed");
+        if (s.Counters is not { } c)
+        {
+            return first;
+        }
+
+        return first + Environment.NewLine + string.Create(
+            inv,
+            $"  {string.Empty.PadRight(width)} lh {c.LocalHits}  lm {c.LocalMisses}  rh {c.RemoteHits}  rm {c.RemoteMisses}  fallback {c.StorageFallbacks}  ownerUnreachable {c.OwnerUnreachable}  peerServed {c.PeerServed}  invalidations {c.Invalidations}  bytesFromPeers {c.BytesFromPeers}  objects {c.ObjectsCached} ({c.BytesCached} bytes)");
+    }
+
+    /// <summary>The members a host sees, with their heartbeat ages.</summary>
+    public static string DescribeMembers(HostStatus s)
+    {
+        if (s.Members is not { } members)
+        {
+            return "  membership off (--cache off): each instance owns every key";
+        }
+
+        var inv = CultureInfo.InvariantCulture;
+        DateTimeOffset now = DateTimeOffset.UtcNow;
+        int width = Math.Max(20, members.Select(m => m.Id.Length).DefaultIfEmpty(0).Max());
+        var text = new System.Text.StringBuilder();
+        text.Append(inv, $"  members ({members.Count}), as {s.InstanceId} sees them:");
+        foreach (HostMemberStatus m in members)
+        {
+            double age = Math.Max(0, (now - m.LastHeartbeat).TotalSeconds);
+            text.AppendLine().Append(inv, $"    {m.Id.PadRight(width)} {(m.Endpoint ?? "-").PadRight(28)}  heartbeat {age:0.0} s ago");
+        }
+
+        return text.ToString();
     }
 
     private static async Task<int> WaitAsync(Uri url, int? pid, int? members, TimeSpan timeout, CancellationToken cancellationToken)

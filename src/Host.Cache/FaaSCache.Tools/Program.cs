@@ -17,6 +17,11 @@ public static class Program
             DemoCommand.Create(),
             HostCommand.Create(),
         };
+        foreach (Command helper in ScriptHelpers.Create())
+        {
+            root.Subcommands.Add(helper);
+        }
+
         ParseResult parsed = root.Parse(args);
         int code = await parsed.InvokeAsync();
         return parsed.Errors.Count > 0 ? UsageError : code;

@@ -154,7 +154,7 @@ public sealed partial class ClusterScriptTests(AzuriteFixture azurite, ITestOutp
 
     private static IEnumerable<int> StatePids(string stateFile)
     {
-        Match pids = Regex.Match(File.ReadAllText(stateFile), @"(?m)^CLUSTER_PID=\(([\d ]*)\)");
+        Match pids = Regex.Match(File.ReadAllText(stateFile), @"(?m)^PIDS ([\d ]*)$");
         return pids.Success
             ? pids.Groups[1].Value.Split(' ', StringSplitOptions.RemoveEmptyEntries).Select(p => int.Parse(p, CultureInfo.InvariantCulture))
             : [];

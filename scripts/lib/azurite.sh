@@ -5,9 +5,11 @@
 
 start_azurite() {
     local root
-    root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+    root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+    # shellcheck source=scripts/lib/common.sh
+    declare -F free_port >/dev/null || source "$root/scripts/lib/common.sh"
     AZURITE_DIR="$(mktemp -d /tmp/faascache-azurite.XXXXXX)"
-    AZURITE_PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
+    AZURITE_PORT="$(free_port)" || { echo "no free port for Azurite" >&2; return 1; }
     node "$root/node_modules/azurite/dist/src/blob/main.js" --blobHost 127.0.0.1 --blobPort "$AZURITE_PORT" \
         --location "$AZURITE_DIR" --silent --loose >"$AZURITE_DIR/azurite.log" 2>&1 &
     AZURITE_PID=$!
