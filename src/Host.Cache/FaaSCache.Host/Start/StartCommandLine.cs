@@ -32,7 +32,7 @@ public static class StartCommandLine
 
     private static readonly Option<string> WorkersDir = new("--workers-dir")
     {
-        Description = "The folder holding <language>/worker.config.json. Default: $FAASCACHE_WORKERS_DIR, else src/Workers of this checkout.",
+        Description = "The folder holding <language>/worker.config.json. Default: $FAASCACHE_WORKERS_DIR, else workers/ beside the host's executable.",
     };
 
     private static readonly Option<TimeSpan> BlobPollInterval = new("--blob-poll-interval")
@@ -184,23 +184,9 @@ public static class StartCommandLine
         return ((IPEndPoint)probe.LocalEndpoint).Port;
     }
 
+    /// <summary>The installed layout: <c>$FAASCACHE_WORKERS_DIR</c>, else <c>workers/</c> beside the executable.</summary>
     private static string FindWorkersDirectory()
-    {
-        string? fromEnvironment = Environment.GetEnvironmentVariable("FAASCACHE_WORKERS_DIR");
-        if (!string.IsNullOrEmpty(fromEnvironment))
-        {
-            return fromEnvironment;
-        }
-
-        for (DirectoryInfo? d = new(AppContext.BaseDirectory); d is not null; d = d.Parent)
-        {
-            string candidate = Path.Combine(d.FullName, "src", "Workers");
-            if (Directory.Exists(candidate))
-            {
-                return candidate;
-            }
-        }
-
-        return Path.Combine(AppContext.BaseDirectory, "workers");
-    }
+        => Environment.GetEnvironmentVariable("FAASCACHE_WORKERS_DIR") is { Length: > 0 } fromEnvironment
+            ? fromEnvironment
+            : Path.Combine(AppContext.BaseDirectory, "workers");
 }
