@@ -33,6 +33,12 @@ public sealed class HostSettings
     /// <summary>Gets the peer endpoint advertised in the membership list.</summary>
     public Uri PeerEndpoint => new($"http://{(PeerAddress.AddressFamily == System.Net.Sockets.AddressFamily.InterNetworkV6 ? $"[{PeerAddress}]" : PeerAddress.ToString())}:{PeerPort}/");
 
+    /// <summary>Gets the address the HTTP port binds to (loopback unless a scale controller places the instance in a network namespace).</summary>
+    public System.Net.IPAddress ListenAddress { get; init; } = System.Net.IPAddress.Loopback;
+
+    /// <summary>Gets the scale controller's gRPC address, where urgent votes go; null when none runs.</summary>
+    public Uri? ScaleController { get; init; }
+
     /// <summary>Gets how often blob-trigger containers are polled for writes made by others.</summary>
     public TimeSpan BlobPollInterval { get; init; } = TimeSpan.FromSeconds(2);
 }

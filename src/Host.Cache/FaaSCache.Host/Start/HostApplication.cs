@@ -40,7 +40,7 @@ public static class HostApplication
         builder.WebHost.ConfigureKestrel(k =>
         {
             k.Limits.MaxRequestBodySize = null;
-            k.Listen(IPAddress.Loopback, settings.Port, l => l.Protocols = HttpProtocols.Http1);
+            k.Listen(settings.ListenAddress, settings.Port, l => l.Protocols = HttpProtocols.Http1);
             // FunctionRpc: HTTP/2 cleartext on a port of its own, for the workers only.
             k.Listen(IPAddress.Loopback, 0, l => l.Protocols = HttpProtocols.Http2);
             if (settings.Membership)

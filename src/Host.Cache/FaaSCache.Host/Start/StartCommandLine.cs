@@ -18,7 +18,7 @@ public static class StartCommandLine
 
     private static readonly Option<int> Port = new("--port")
     {
-        Description = "The HTTP port: triggers on http://127.0.0.1:<port>/api/<route>, admin on /admin/... (1..65535).",
+        Description = "The HTTP port: triggers on http://<listen-address>:<port>/api/<route>, admin on /admin/... (1..65535).",
         DefaultValueFactory = _ => 7071,
         CustomParser = r => ParsePort(r, "--port"),
     };
@@ -75,21 +75,35 @@ public static class StartCommandLine
     {
         Description = "The address the peer service binds to and advertises to the other instances.",
         DefaultValueFactory = _ => IPAddress.Loopback,
+        CustomParser = r => ParseAddress(r, "--peer-address"),
+    };
+
+    private static readonly Option<IPAddress> ListenAddress = new("--listen-address")
+    {
+        Description = "The address the HTTP port (triggers, admin, /metrics) binds to. Default 127.0.0.1; a scale controller that runs instances in network namespaces passes the namespace's address.",
+        DefaultValueFactory = _ => IPAddress.Loopback,
+        CustomParser = r => ParseAddress(r, "--listen-address"),
+    };
+
+    private static readonly Option<Uri?> ScaleController = new("--scale-controller")
+    {
+        Description = "The scale controller's gRPC address (http://host:port/): urgent votes (a large miss that wants more instances now) go there. Default: none (votes are only answered when asked).",
+        HelpName = "url",
         CustomParser = r =>
         {
             if (r.Tokens.Count == 0)
             {
-                return IPAddress.Loopback;
+                return null;
             }
 
             string text = r.Tokens[0].Value;
-            if (IPAddress.TryParse(text, out IPAddress? address))
+            if (Uri.TryCreate(text, UriKind.Absolute, out Uri? uri) && uri.Scheme is "http" or "https")
             {
-                return address;
+                return uri;
             }
 
-            r.AddError($"--peer-address '{text}' is not an IP address");
-            return IPAddress.Loopback;
+            r.AddError($"--scale-controller '{text}' is not an http:// or https:// address");
+            return null;
         },
     };
 
@@ -98,7 +112,7 @@ public static class StartCommandLine
     {
         var command = new Command("start", "Runs a function app as Core Tools' `func start` does, with blob bindings served through the cache.")
         {
-            ScriptRoot, Port, Cache, InstanceId, WorkersDir, BlobPollInterval, AppName, Membership, PeerPort, PeerAddress,
+            ScriptRoot, Port, Cache, InstanceId, WorkersDir, BlobPollInterval, AppName, Membership, PeerPort, PeerAddress, ListenAddress, ScaleController,
         };
         command.SetAction((result, cancellationToken) => run(ToSettings(result), cancellationToken));
         return command;
@@ -135,6 +149,8 @@ public static class StartCommandLine
             InstanceId = result.GetValue(InstanceId) ?? $"host-{port}",
             WorkersDirectory = result.GetValue(WorkersDir) ?? FindWorkersDirectory(),
             BlobPollInterval = result.GetValue(BlobPollInterval),
+            ListenAddress = result.GetValue(ListenAddress) ?? IPAddress.Loopback,
+            ScaleController = result.GetValue(ScaleController),
         };
     }
 
@@ -155,6 +171,23 @@ public static class StartCommandLine
 
         r.AddError($"{name} '{text}' is not a port number (1..65535)");
         return 0;
+    }
+
+    private static IPAddress ParseAddress(ArgumentResult r, string name)
+    {
+        if (r.Tokens.Count == 0)
+        {
+            return IPAddress.Loopback;
+        }
+
+        string text = r.Tokens[0].Value;
+        if (IPAddress.TryParse(text, out IPAddress? address))
+        {
+            return address;
+        }
+
+        r.AddError($"{name} '{text}' is not an IP address");
+        return IPAddress.Loopback;
     }
 
     // A string option, not Option<bool>: System.CommandLine takes only true/false as a bool's value.
