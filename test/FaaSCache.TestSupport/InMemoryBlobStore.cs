@@ -46,12 +46,44 @@ public sealed class InMemoryBlobStore : IBlobStore
     }
 
     /// <inheritdoc />
+    public async Task<FetchResult<T>> FetchRangeAsync<T>(string key, long offset, long length, string ifMatch, BlobBodyConsumer<T> consume, CancellationToken cancellationToken = default)
+    {
+        Fault?.Invoke("range", key);
+        Blob blob = Find(key) ?? throw NotFound(key);
+        if (blob.ETag != ifMatch)
+        {
+            throw new BlobVersionChangedException($"Blob '{key}' is no longer version {ifMatch}.") { Key = key };
+        }
+
+        ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual(offset, (long)blob.Content.Length);
+        int count = (int)Math.Min(length, blob.Content.Length - offset);
+        lock (_gate)
+        {
+            RangesServed++;
+        }
+
+        await using var content = new TrickleStream(blob.Content, (int)offset, count);
+        T value = await consume(count, blob.ETag, content, cancellationToken).ConfigureAwait(false);
+        return new FetchResult<T>(FetchStatus.Ok, blob.ETag, count, value);
+    }
+
+    /// <inheritdoc />
+    public Task<BlobInfo?> GetInfoAsync(string key, CancellationToken cancellationToken = default)
+    {
+        Fault?.Invoke("info", key);
+        return Task.FromResult(Find(key) is { } blob ? new BlobInfo(blob.ETag, blob.Content.Length, null, blob.XxHash3) : (BlobInfo?)null);
+    }
+
+    /// <summary>Gets how many ranged fetches delivered a body.</summary>
+    public int RangesServed { get; private set; }
+
+    /// <inheritdoc />
     public async Task<string> UploadAsync(string key, Stream content, string? writeId, CancellationToken cancellationToken = default)
     {
         Fault?.Invoke("upload", key);
         using var buffer = new MemoryStream();
         await content.CopyToAsync(buffer, cancellationToken).ConfigureAwait(false);
-        return Put(key, buffer.ToArray(), writeId);
+        return Put(key, buffer.ToArray(), writeId, recordChecksum: true);
     }
 
     /// <inheritdoc />
@@ -67,7 +99,7 @@ public sealed class InMemoryBlobStore : IBlobStore
                 return Task.FromResult(false);
             }
 
-            container[parsed.BlobName] = new Blob(content.ToArray(), NextETagLocked(), null);
+            container[parsed.BlobName] = new Blob(content.ToArray(), NextETagLocked(), null, null);
             return Task.FromResult(true);
         }
     }
@@ -112,14 +144,17 @@ public sealed class InMemoryBlobStore : IBlobStore
         }
     }
 
-    /// <summary>Writes a blob as another client would (behind the cache's back); returns its new ETag.</summary>
-    public string Put(string key, byte[] content, string? writeId = null)
+    /// <summary>
+    /// Writes a blob as another client would (behind the cache's back); returns its new ETag. With
+    /// <paramref name="recordChecksum"/> the blob carries the whole-object XxHash3 a cachelet's upload records.
+    /// </summary>
+    public string Put(string key, byte[] content, string? writeId = null, bool recordChecksum = false)
     {
         BlobKey parsed = BlobKey.Parse(key);
         lock (_gate)
         {
             string etag = NextETagLocked();
-            ContainerLocked(parsed.Container, create: true)![parsed.BlobName] = new Blob(content, etag, writeId);
+            ContainerLocked(parsed.Container, create: true)![parsed.BlobName] = new Blob(content, etag, writeId, recordChecksum ? BlobChecksum.Of(content) : null);
             return etag;
         }
     }
@@ -172,11 +207,16 @@ public sealed class InMemoryBlobStore : IBlobStore
     // Storage's ETags look like "0x8DC...": quoted, hexadecimal, different on every write.
     private string NextETagLocked() => string.Create(CultureInfo.InvariantCulture, $"\"0x{++_etagClock:X}\"");
 
-    private sealed record Blob(byte[] Content, string ETag, string? WriteId);
+    private sealed record Blob(byte[] Content, string ETag, string? WriteId, ulong? XxHash3);
 
     /// <summary>A read-only stream that hands out at most 64 KiB per read, as a network stream does.</summary>
-    private sealed class TrickleStream(byte[] content) : MemoryStream(content, writable: false)
+    private sealed class TrickleStream(byte[] content, int offset, int count) : MemoryStream(content, offset, count, writable: false)
     {
+        public TrickleStream(byte[] content)
+            : this(content, 0, content.Length)
+        {
+        }
+
         private const int MaxRead = 64 * 1024;
 
         public override int Read(byte[] buffer, int offset, int count) => base.Read(buffer, offset, Math.Min(count, MaxRead));

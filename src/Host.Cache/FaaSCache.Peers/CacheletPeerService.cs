@@ -17,7 +17,7 @@ namespace FaaSCache.Peers;
 /// when the checksum matches), answers version queries and invalidations. Callers are authenticated by
 /// <see cref="PeerAuthInterceptor"/> before any of this runs.
 /// </summary>
-public sealed class CacheletPeerService : CacheletPeer.CacheletPeerBase
+public sealed partial class CacheletPeerService : CacheletPeer.CacheletPeerBase
 {
     private readonly IPeerServingCache _cachelet;
     private readonly int _chunkSize;
@@ -39,7 +39,19 @@ public sealed class CacheletPeerService : CacheletPeer.CacheletPeerBase
     /// <inheritdoc />
     public override async Task Get(GetRequest request, IServerStreamWriter<GetReply> responseStream, ServerCallContext context)
     {
+        if (request.ProbeLength > 0)
+        {
+            await ServeProbeAsync(request.ProbeLength, responseStream, context.CancellationToken).ConfigureAwait(false);
+            return;
+        }
+
         CheckKey(request.Key);
+        if (request.LoadVersion.Length > 0)
+        {
+            await ServeRangeLoadAsync(request, responseStream, context.CancellationToken).ConfigureAwait(false);
+            return;
+        }
+
         CancellationToken cancellationToken = context.CancellationToken;
         (ObjectLease Lease, bool Hit)? served;
         try

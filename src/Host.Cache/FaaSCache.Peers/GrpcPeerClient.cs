@@ -94,6 +94,57 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
     }
 
     /// <inheritdoc />
+    public async Task<T> LoadRangeAsync<T>(string memberId, string key, string version, long offset, long length, PeerBodyConsumer<T> consume, CancellationToken cancellationToken = default)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(version);
+        ArgumentOutOfRangeException.ThrowIfNegative(offset);
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(length);
+        var request = new GetRequest { Key = key, LoadVersion = version, Range = new ByteRange { Offset = offset, Length = length } };
+        PeerRangeResult<T>? got = await CallGetAsync(memberId, key, request, _options.FetchTimeout, "range load", consume, cancellationToken).ConfigureAwait(false);
+        return got is { } r && r.Length == length
+            ? r.Value
+            : throw new PeerUnavailableException($"Peer {memberId} answered a range load of {key} with {got?.Length ?? 0} bytes, not {length}.") { MemberId = memberId };
+    }
+
+    /// <inheritdoc />
+    public async Task<PeerProbeResult> ProbeAsync(string memberId, long length, CancellationToken cancellationToken = default)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(length);
+        long started = System.Diagnostics.Stopwatch.GetTimestamp();
+        long firstByte = 0;
+        var request = new GetRequest { ProbeLength = length };
+        PeerRangeResult<long>? got = await CallGetAsync<long>(
+            memberId,
+            "probe",
+            request,
+            _options.FetchTimeout,
+            "probe",
+            async (count, _, content, token) =>
+            {
+                firstByte = System.Diagnostics.Stopwatch.GetTimestamp();
+                byte[] buffer = ArrayPool<byte>.Shared.Rent(_options.ChunkSize);
+                try
+                {
+                    long received = 0;
+                    int n;
+                    while ((n = await content.ReadAsync(buffer, token).ConfigureAwait(false)) > 0)
+                    {
+                        received += n;
+                    }
+
+                    return received;
+                }
+                finally
+                {
+                    ArrayPool<byte>.Shared.Return(buffer);
+                }
+            },
+            cancellationToken).ConfigureAwait(false);
+        long ended = System.Diagnostics.Stopwatch.GetTimestamp();
+        return new PeerProbeResult(got?.Value ?? 0, System.Diagnostics.Stopwatch.GetElapsedTime(started, firstByte), System.Diagnostics.Stopwatch.GetElapsedTime(firstByte, ended));
+    }
+
+    /// <inheritdoc />
     public async Task<PeerWriteResult> PutAsync(string memberId, string key, Stream content, long length, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(content);
@@ -208,16 +259,19 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
         await requests.CompleteAsync().ConfigureAwait(false);
     }
 
-    private async Task<PeerRangeResult<T>?> GetCoreAsync<T>(string memberId, string key, bool fetchIfMissing, ByteRange? range, PeerBodyConsumer<T> consume, CancellationToken cancellationToken)
+    private Task<PeerRangeResult<T>?> GetCoreAsync<T>(string memberId, string key, bool fetchIfMissing, ByteRange? range, PeerBodyConsumer<T> consume, CancellationToken cancellationToken)
+        => CallGetAsync(memberId, key, new GetRequest { Key = key, FetchIfMissing = fetchIfMissing, Range = range }, fetchIfMissing ? _options.FetchTimeout : _options.CallTimeout, "get", consume, cancellationToken);
+
+    private async Task<PeerRangeResult<T>?> CallGetAsync<T>(string memberId, string key, GetRequest request, TimeSpan callTimeout, string operation, PeerBodyConsumer<T> consume, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(consume);
         PeerChannel peer = Channel(memberId);
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-        timeout.CancelAfter(fetchIfMissing ? _options.FetchTimeout : _options.CallTimeout);
+        timeout.CancelAfter(callTimeout);
+        ByteRange? range = request.Range;
         AsyncServerStreamingCall<GetReplyFrame>? call = null;
         try
         {
-            var request = new GetRequest { Key = key, FetchIfMissing = fetchIfMissing, Range = range };
             call = peer.Invoker.AsyncServerStreamingCall(GetReplyFrame.Method, null, new CallOptions(Auth(GetReplyFrame.Method.FullName), cancellationToken: timeout.Token), request);
             if (!await call.ResponseStream.MoveNext(cancellationToken).ConfigureAwait(false))
             {
@@ -269,7 +323,7 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
         }
         catch (Exception e) when (IsPeerFailure(e))
         {
-            throw Failure(memberId, key, "get", e, timeout, cancellationToken);
+            throw Failure(memberId, key, operation, e, timeout, cancellationToken);
         }
         finally
         {

@@ -44,6 +44,25 @@ internal sealed class InProcessPeers : IPeerClient
         return await Member(memberId).AcceptPeerWriteAsync(key, content, length, cancellationToken);
     }
 
+    public int RangeLoads { get; private set; }
+
+    /// <summary>Gets or sets a hook run before a member serves a range load (a test can take the member down there).</summary>
+    public Action<string>? BeforeRangeLoad { get; set; }
+
+    public async Task<T> LoadRangeAsync<T>(string memberId, string key, string version, long offset, long length, PeerBodyConsumer<T> consume, CancellationToken cancellationToken = default)
+    {
+        RangeLoads++;
+        BeforeRangeLoad?.Invoke(memberId);
+        Cachelet member = Member(memberId);
+        return await member.ServeRangeLoadAsync(key, version, offset, length, (count, etag, content, token) => consume(count, etag, content, token), cancellationToken);
+    }
+
+    public Task<PeerProbeResult> ProbeAsync(string memberId, long length, CancellationToken cancellationToken = default)
+    {
+        Member(memberId);
+        return Task.FromResult(new PeerProbeResult(length, TimeSpan.FromMilliseconds(1), TimeSpan.FromSeconds(length / 1e9)));
+    }
+
     public Task<string?> GetVersionAsync(string memberId, string key, CancellationToken cancellationToken = default)
         => Member(memberId).GetOwnerVersionAsync(key, cancellationToken);
 

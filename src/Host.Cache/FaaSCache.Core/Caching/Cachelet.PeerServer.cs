@@ -70,6 +70,34 @@ public sealed partial class Cachelet
         return await _storage.GetVersionAsync(key, cancellationToken).ConfigureAwait(false);
     }
 
+    /// <summary>
+    /// §4, bandwidth scaling: fetches a range of one version from storage for another instance's parallel load and hands
+    /// it on as it arrives (nothing is cached; the requester assembles and checks the object). A storage sample for the
+    /// profile, since the bytes cross this instance's storage link.
+    /// </summary>
+    public async Task<T> ServeRangeLoadAsync<T>(string key, string version, long offset, long length, FaaSCache.Storage.BlobBodyConsumer<T> consume, CancellationToken cancellationToken = default)
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        ArgumentNullException.ThrowIfNull(consume);
+        Metrics.RangeLoadServed();
+        long started = System.Diagnostics.Stopwatch.GetTimestamp();
+        FaaSCache.Storage.FetchResult<T> result = await _storage.FetchRangeAsync(
+            key,
+            offset,
+            length,
+            version,
+            async (count, etag, content, token) =>
+            {
+                long firstByte = System.Diagnostics.Stopwatch.GetTimestamp();
+                T value = await consume(count, etag, content, token).ConfigureAwait(false);
+                _bandwidth?.Profiler.RecordStorage(count, System.Diagnostics.Stopwatch.GetElapsedTime(started, firstByte), System.Diagnostics.Stopwatch.GetElapsedTime(firstByte));
+                Metrics.Fetched(count);
+                return value;
+            },
+            cancellationToken).ConfigureAwait(false);
+        return result.Value!;
+    }
+
     /// <summary>Drops a cached copy of <paramref name="key"/> whose version is not <paramref name="version"/> (the owner wrote a new one).</summary>
     public bool Invalidate(string key, string version)
     {

@@ -146,7 +146,8 @@ public sealed partial class Cachelet
         FetchResult<Received> result;
         try
         {
-            result = await _storage.FetchAsync(hit.Key, hit.Version, (length, _, content, token) => ReceiveAsync(length, content, cache: true, token), cancellationToken)
+            long started = System.Diagnostics.Stopwatch.GetTimestamp();
+            result = await _storage.FetchAsync(hit.Key, hit.Version, (length, etag, content, token) => ReceiveFromStorageAsync(hit.Key, etag, length, content, cache: true, started, token), cancellationToken)
                 .ConfigureAwait(false);
         }
         catch (BlobNotFoundException)
@@ -173,7 +174,8 @@ public sealed partial class Cachelet
 
     private async Task<ObjectLease> FetchAsync(string key, ReadSource source, bool cache, bool forPeer, CancellationToken cancellationToken)
     {
-        FetchResult<Received> result = await _storage.FetchAsync(key, null, (length, _, content, token) => ReceiveAsync(length, content, cache, token), cancellationToken)
+        long started = System.Diagnostics.Stopwatch.GetTimestamp();
+        FetchResult<Received> result = await _storage.FetchAsync(key, null, (length, etag, content, token) => ReceiveFromStorageAsync(key, etag, length, content, cache, started, token), cancellationToken)
             .ConfigureAwait(false);
         return Admit(key, result.ETag!, result.Value!, source, forPeer);
     }

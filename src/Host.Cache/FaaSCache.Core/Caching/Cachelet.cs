@@ -44,6 +44,7 @@ public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersion
     /// <param name="logger">Logger.</param>
     /// <param name="ownsSharedMemory">Dispose <paramref name="sharedMemory"/> with the cachelet.</param>
     /// <param name="peers">The other cachelets of the app; null for a single instance.</param>
+    /// <param name="bandwidth">§4 bandwidth scaling (profile, planner, controller); null: every miss is one download.</param>
     public Cachelet(
         FaaSCacheOptions options,
         IBlobStore storage,
@@ -52,7 +53,8 @@ public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersion
         TimeProvider? time = null,
         ILogger<Cachelet>? logger = null,
         bool ownsSharedMemory = true,
-        IPeerClient? peers = null)
+        IPeerClient? peers = null,
+        Scaling.BandwidthScaler? bandwidth = null)
     {
         FaaSCacheOptionsValidator.ThrowIfInvalid(new FaaSCacheOptionsValidator().Validate(null, options));
 
@@ -65,6 +67,7 @@ public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersion
         _logger = (ILogger?)logger ?? NullLogger.Instance;
         _doNotCache = new KeyGlob(options.DoNotCache);
         _peers = peers;
+        _bandwidth = bandwidth;
         _owners.RingChanged += OnRingChanged;
 
         CapacityBytes = options.EffectiveCapacityBytes;

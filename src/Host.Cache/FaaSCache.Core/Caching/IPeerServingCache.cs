@@ -17,6 +17,12 @@ public interface IPeerServingCache
     /// <summary>Serves a peer's version query: the cached version, else storage's (null when the blob does not exist).</summary>
     Task<string?> GetOwnerVersionAsync(string key, CancellationToken cancellationToken = default);
 
+    /// <summary>
+    /// §4, bandwidth scaling: fetches a range of version <paramref name="version"/> of <paramref name="key"/> from storage
+    /// for another instance's parallel load and hands it to <paramref name="consume"/> as it arrives; nothing is cached.
+    /// </summary>
+    Task<T> ServeRangeLoadAsync<T>(string key, string version, long offset, long length, FaaSCache.Storage.BlobBodyConsumer<T> consume, CancellationToken cancellationToken = default);
+
     /// <summary>Drops a cached copy of <paramref name="key"/> whose version is not <paramref name="version"/>.</summary>
     bool Invalidate(string key, string version);
 }

@@ -25,7 +25,10 @@ public sealed record CacheletCounters(
     long StorageFallbacks = 0,
     long PeerHits = 0,
     long PeerMisses = 0,
-    long PeerWrites = 0);
+    long PeerWrites = 0,
+    long ScaledLoads = 0,
+    long RangeLoadsServed = 0,
+    long RangesFetchedForHelpers = 0);
 
 /// <summary>
 /// The cachelet's instruments on the <c>FaaSCache</c> meter (readable with
@@ -52,13 +55,16 @@ public sealed class CacheletMetrics : IDisposable
     private readonly Counter<long> _bytesFromPeers;
     private readonly Counter<long> _peerReads;
     private readonly Counter<long> _peerWrites;
+    private readonly Counter<long> _scaledLoads;
+    private readonly Counter<long> _rangeLoadsServed;
+    private readonly Counter<long> _rangeFallbacks;
     private readonly KeyValuePair<string, object?> _instance;
     private readonly KeyValuePair<string, object?> _local = new("type", "local");
     private readonly KeyValuePair<string, object?> _remote = new("type", "remote");
     private readonly KeyValuePair<string, object?> _fallback = new("type", "fallback");
     private readonly KeyValuePair<string, object?> _hit = new("result", "hit");
     private readonly KeyValuePair<string, object?> _miss = new("result", "miss");
-    private long _fallbacks, _peerHits, _peerMisses, _peerWriteCount;
+    private long _fallbacks, _peerHits, _peerMisses, _peerWriteCount, _scaled, _rangesServed, _rangesTakenBack;
     private long _localHits, _localMisses, _remoteHits, _remoteMisses, _bypassCount, _checks, _served, _fetched, _written, _evicted, _writeCount, _unreachable, _peerServedCount, _invalidated, _fromPeers;
 
     /// <summary>Initializes a new instance of the <see cref="CacheletMetrics"/> class.</summary>
@@ -85,6 +91,9 @@ public sealed class CacheletMetrics : IDisposable
         _invalidations = _meter.CreateCounter<long>("faascache.invalidations", "{object}", "Stale copies dropped on the owner's word");
         _peerReads = _meter.CreateCounter<long>("faascache.peer_reads", "{read}", "Other cachelets' reads served as the owner (result: hit, or miss when fetched from storage first)");
         _peerWrites = _meter.CreateCounter<long>("faascache.peer_writes", "{write}", "Other cachelets' writes committed as the owner");
+        _scaledLoads = _meter.CreateCounter<long>("faascache.scaled_loads", "{load}", "Misses downloaded as byte ranges by several instances at once (bandwidth scaling)");
+        _rangeLoadsServed = _meter.CreateCounter<long>("faascache.range_loads_served", "{range}", "Byte ranges downloaded from storage for another instance's scaled load");
+        _rangeFallbacks = _meter.CreateCounter<long>("faascache.range_fallbacks", "{range}", "Ranges of a scaled load that a helper could not deliver and the requester fetched itself");
         _meter.CreateObservableGauge("faascache.bytes_cached", () => new Measurement<long>(bytesCached(), _instance), "By", "Bytes cached now");
         _meter.CreateObservableGauge("faascache.objects_cached", () => new Measurement<long>(objectsCached(), _instance), "{object}", "Objects cached now");
         BytesCached = bytesCached;
@@ -197,6 +206,27 @@ public sealed class CacheletMetrics : IDisposable
         _peerServed.Add(1, _instance);
     }
 
+    /// <summary>Records a miss downloaded by <paramref name="instances"/> instances at once.</summary>
+    public void ScaledLoad(int instances)
+    {
+        Interlocked.Increment(ref _scaled);
+        _scaledLoads.Add(1, _instance, new("instances", instances));
+    }
+
+    /// <summary>Records a range downloaded for another instance's scaled load.</summary>
+    public void RangeLoadServed()
+    {
+        Interlocked.Increment(ref _rangesServed);
+        _rangeLoadsServed.Add(1, _instance);
+    }
+
+    /// <summary>Records a helper's range that the requester had to fetch itself.</summary>
+    public void RangeTakenBack()
+    {
+        Interlocked.Increment(ref _rangesTakenBack);
+        _rangeFallbacks.Add(1, _instance);
+    }
+
     /// <summary>Records a stale copy dropped on invalidation.</summary>
     public void Invalidated()
     {
@@ -236,7 +266,10 @@ public sealed class CacheletMetrics : IDisposable
         Interlocked.Read(ref _fallbacks),
         Interlocked.Read(ref _peerHits),
         Interlocked.Read(ref _peerMisses),
-        Interlocked.Read(ref _peerWriteCount));
+        Interlocked.Read(ref _peerWriteCount),
+        Interlocked.Read(ref _scaled),
+        Interlocked.Read(ref _rangesServed),
+        Interlocked.Read(ref _rangesTakenBack));
 
     /// <inheritdoc />
     public void Dispose() => _meter.Dispose();

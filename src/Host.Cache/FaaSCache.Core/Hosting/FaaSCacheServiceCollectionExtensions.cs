@@ -78,7 +78,8 @@ public static class FaaSCacheServiceCollectionExtensions
             sp.GetRequiredService<TimeProvider>(),
             sp.GetService<ILogger<Cachelet>>(),
             ownsSharedMemory: false, // the container owns the store, which users may replace or share
-            peers: sp.GetService<IPeerClient>()));
+            peers: sp.GetService<IPeerClient>(),
+            bandwidth: sp.GetService<Scaling.BandwidthScaler>()));
         services.TryAddSingleton<IObjectCache>(sp => sp.GetRequiredService<Cachelet>());
         services.TryAddSingleton<IPeerServingCache>(sp => sp.GetRequiredService<Cachelet>());
         services.TryAddSingleton<IVersionedCache>(sp => sp.GetRequiredService<Cachelet>());

@@ -35,6 +35,18 @@ public interface IPeerClient
     /// <summary>The version <paramref name="memberId"/> holds for <paramref name="key"/> (as owner: its copy's, else storage's); null if none.</summary>
     Task<string?> GetVersionAsync(string memberId, string key, CancellationToken cancellationToken = default);
 
+    /// <summary>
+    /// §4, bandwidth scaling: has <paramref name="memberId"/> download <paramref name="length"/> bytes of version
+    /// <paramref name="version"/> of <paramref name="key"/> from <paramref name="offset"/> from storage and stream them
+    /// here as they arrive; the consumer receives exactly those bytes (checked against the sender's checksum before the
+    /// call returns). Throws <see cref="PeerUnavailableException"/> when the member cannot help (the requester then
+    /// fetches the range itself), <see cref="FaaSCache.Storage.BlobNotFoundException"/> when the blob is gone.
+    /// </summary>
+    Task<T> LoadRangeAsync<T>(string memberId, string key, string version, long offset, long length, PeerBodyConsumer<T> consume, CancellationToken cancellationToken = default);
+
+    /// <summary>Receives <paramref name="length"/> bytes from <paramref name="memberId"/>'s memory, to measure the rate between the two (BW_Inst).</summary>
+    Task<PeerProbeResult> ProbeAsync(string memberId, long length, CancellationToken cancellationToken = default);
+
     /// <summary>Tells <paramref name="memberId"/> that versions of <paramref name="key"/> other than <paramref name="version"/> are stale.</summary>
     Task InvalidateAsync(string memberId, string key, string version, CancellationToken cancellationToken = default);
 }
@@ -43,3 +55,9 @@ public interface IPeerClient
 /// <param name="Version">The version now held (the storage ETag when persisted).</param>
 /// <param name="Persisted">True when storage had it before the owner answered.</param>
 public readonly record struct PeerWriteResult(string Version, bool Persisted);
+
+/// <summary>A rate probe's measurements.</summary>
+/// <param name="Bytes">The bytes received.</param>
+/// <param name="FirstByte">From the call to the first byte.</param>
+/// <param name="Transfer">From the first byte to the last.</param>
+public readonly record struct PeerProbeResult(long Bytes, TimeSpan FirstByte, TimeSpan Transfer);

@@ -98,14 +98,74 @@ public sealed class AzureBlobStore : IBlobStore
     }
 
     /// <inheritdoc />
+    public async Task<FetchResult<T>> FetchRangeAsync<T>(string key, long offset, long length, string ifMatch, BlobBodyConsumer<T> consume, CancellationToken cancellationToken = default)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(offset);
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(length);
+        ArgumentException.ThrowIfNullOrEmpty(ifMatch);
+        BlobClient blob = GetBlob(key);
+        return await _pipeline.ExecuteAsync(
+            async token =>
+            {
+                Response<BlobDownloadStreamingResult> response;
+                try
+                {
+                    response = await blob.DownloadStreamingAsync(
+                        new BlobDownloadOptions { Range = new HttpRange(offset, length), Conditions = new BlobRequestConditions { IfMatch = new ETag(ifMatch) } },
+                        token).ConfigureAwait(false);
+                }
+                catch (RequestFailedException e) when (e.Status == 404)
+                {
+                    throw NotFound(key, e);
+                }
+                catch (RequestFailedException e) when (e.Status == 412)
+                {
+                    throw new BlobVersionChangedException($"Blob '{key}' is no longer version {ifMatch}: a range of that version cannot be read.", e) { Key = key };
+                }
+
+                using BlobDownloadStreamingResult result = response.Value;
+                T value = await consume(result.Details.ContentLength, result.Details.ETag.ToString(), result.Content, token).ConfigureAwait(false);
+                return new FetchResult<T>(FetchStatus.Ok, result.Details.ETag.ToString(), result.Details.ContentLength, value);
+            },
+            cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <inheritdoc />
+    public async Task<BlobInfo?> GetInfoAsync(string key, CancellationToken cancellationToken = default)
+    {
+        BlobClient blob = GetBlob(key);
+        return await _pipeline.ExecuteAsync(
+            async token =>
+            {
+                try
+                {
+                    BlobProperties p = (await blob.GetPropertiesAsync(cancellationToken: token).ConfigureAwait(false)).Value;
+                    return (BlobInfo?)new BlobInfo(p.ETag.ToString(), p.ContentLength, p.ContentHash is { Length: > 0 } md5 ? md5 : null, BlobChecksum.Parse(p.Metadata));
+                }
+                catch (RequestFailedException e) when (e.Status == 404)
+                {
+                    return null;
+                }
+            },
+            cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <inheritdoc />
     public async Task<string> UploadAsync(string key, Stream content, string? writeId, CancellationToken cancellationToken = default)
     {
         BlobClient blob = GetBlob(key);
         long start = content.Position;
-        var options = new BlobUploadOptions
+        var metadata = new Dictionary<string, string>(StringComparer.Ordinal)
         {
-            Metadata = writeId is null ? null : new Dictionary<string, string>(StringComparer.Ordinal) { [IBlobStore.WriteIdMetadata] = writeId },
+            [IBlobStore.XxHash3Metadata] = await BlobChecksum.ComputeAsync(content, cancellationToken).ConfigureAwait(false),
         };
+        if (writeId is not null)
+        {
+            metadata[IBlobStore.WriteIdMetadata] = writeId;
+        }
+
+        content.Position = start;
+        var options = new BlobUploadOptions { Metadata = metadata };
         return await _pipeline.ExecuteAsync(
             async token =>
             {

@@ -14,6 +14,13 @@ public abstract class DelegatingBlobStore(IBlobStore inner) : IBlobStore
         => Inner.FetchAsync(key, ifNoneMatch, consume, cancellationToken);
 
     /// <inheritdoc />
+    public virtual Task<FetchResult<T>> FetchRangeAsync<T>(string key, long offset, long length, string ifMatch, BlobBodyConsumer<T> consume, CancellationToken cancellationToken = default)
+        => Inner.FetchRangeAsync(key, offset, length, ifMatch, consume, cancellationToken);
+
+    /// <inheritdoc />
+    public virtual Task<BlobInfo?> GetInfoAsync(string key, CancellationToken cancellationToken = default) => Inner.GetInfoAsync(key, cancellationToken);
+
+    /// <inheritdoc />
     public virtual Task<string> UploadAsync(string key, Stream content, string? writeId, CancellationToken cancellationToken = default) => Inner.UploadAsync(key, content, writeId, cancellationToken);
 
     /// <inheritdoc />

@@ -28,11 +28,24 @@ public delegate Task<T> BlobBodyConsumer<T>(long length, string etag, Stream con
 /// <param name="WriteId">The write id a cachelet tagged the blob with when it persisted a write (null for other writers).</param>
 public readonly record struct BlobListing(string Key, string ETag, long Length, string? WriteId = null);
 
-/// <summary>A narrow blob storage API: conditional fetch, upload, version query, delete.</summary>
+/// <summary>A blob's properties: its version, its length and the whole-object checksums it carries, if any.</summary>
+/// <param name="ETag">The version.</param>
+/// <param name="Length">The size in bytes.</param>
+/// <param name="ContentMd5">The Content-MD5 property (set by single-shot uploads; absent on blobs put as blocks).</param>
+/// <param name="XxHash3">The XxHash3 (64-bit) of the content that a cachelet's upload recorded in the blob's metadata.</param>
+public readonly record struct BlobInfo(string ETag, long Length, byte[]? ContentMd5, ulong? XxHash3);
+
+/// <summary>A narrow blob storage API: conditional fetch, ranged fetch, upload, version query, delete.</summary>
 public interface IBlobStore
 {
     /// <summary>The metadata name of a write id (<see cref="UploadAsync(string, Stream, string?, CancellationToken)"/>).</summary>
     const string WriteIdMetadata = "faascachewrite";
+
+    /// <summary>
+    /// The metadata name of the whole-object XxHash3 (16 hex digits) an upload records, so that an object assembled from
+    /// ranges (§4, bandwidth scaling) can be checked as a whole at memory speed.
+    /// </summary>
+    const string XxHash3Metadata = "faascachexxh3";
 
     /// <summary>Gets the account endpoint, for messages and banners.</summary>
     Uri AccountUri { get; }
@@ -42,6 +55,17 @@ public interface IBlobStore
     /// otherwise the body streams into <paramref name="consume"/>. Throws <see cref="BlobNotFoundException"/>.
     /// </summary>
     Task<FetchResult<T>> FetchAsync<T>(string key, string? ifNoneMatch, BlobBodyConsumer<T> consume, CancellationToken cancellationToken = default);
+
+    /// <summary>
+    /// One ranged GET of <paramref name="length"/> bytes from <paramref name="offset"/> of the version
+    /// <paramref name="ifMatch"/> (<c>If-Match</c>): the bytes of every range of one load come from one version.
+    /// Throws <see cref="BlobNotFoundException"/>, and <see cref="BlobVersionChangedException"/> when the blob is no
+    /// longer that version.
+    /// </summary>
+    Task<FetchResult<T>> FetchRangeAsync<T>(string key, long offset, long length, string ifMatch, BlobBodyConsumer<T> consume, CancellationToken cancellationToken = default);
+
+    /// <summary>The blob's version, length and recorded checksums; null when it does not exist.</summary>
+    Task<BlobInfo?> GetInfoAsync(string key, CancellationToken cancellationToken = default);
 
     /// <summary>
     /// Uploads <paramref name="content"/> (seekable, replayed on retry); creates the container if needed; returns the new

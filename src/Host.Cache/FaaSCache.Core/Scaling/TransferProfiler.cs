@@ -1,0 +1,121 @@
+namespace FaaSCache.Scaling;
+
+/// <summary>
+/// Keeps <see cref="TransferProfile"/> current from what this instance actually moves (§4: "periodically profiles
+/// T_Load, BW_BS and BW_Inst"): every storage download and every peer transfer of at least
+/// <see cref="MinBandwidthSampleBytes"/> is a bandwidth sample, every one a latency sample; the scale controller reports
+/// T_Load, which it measures. Recent samples weigh more (an exponentially weighted mean), so the profile follows
+/// changes in the network without jumping at one slow transfer. Thread-safe.
+/// </summary>
+public sealed class TransferProfiler
+{
+    /// <summary>Transfers smaller than this say more about latency than bandwidth and are not bandwidth samples.</summary>
+    public const long MinBandwidthSampleBytes = 1L << 20;
+
+    /// <summary>The weight of a new sample in the running means.</summary>
+    public const double SampleWeight = 0.3;
+
+    private readonly Lock _gate = new();
+    private readonly TimeProvider _time;
+    private double? _storageRate;
+    private double? _storageLatency;
+    private double? _peerRate;
+    private double? _peerLatency;
+    private double? _instanceLoad;
+    private DateTimeOffset _lastStorageSample;
+    private DateTimeOffset _lastPeerSample;
+
+    /// <summary>Initializes a new instance of the <see cref="TransferProfiler"/> class.</summary>
+    public TransferProfiler(TimeProvider? time = null) => _time = time ?? TimeProvider.System;
+
+    /// <summary>Gets when storage was last sampled (bandwidth), or default.</summary>
+    public DateTimeOffset LastStorageSample
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _lastStorageSample;
+            }
+        }
+    }
+
+    /// <summary>Gets when a peer transfer was last sampled (bandwidth), or default.</summary>
+    public DateTimeOffset LastPeerSample
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _lastPeerSample;
+            }
+        }
+    }
+
+    /// <summary>Gets the current profile.</summary>
+    public TransferProfile Current
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return new TransferProfile(
+                    _storageRate,
+                    Span(_storageLatency),
+                    _peerRate,
+                    Span(_peerLatency),
+                    Span(_instanceLoad));
+            }
+        }
+    }
+
+    /// <summary>Records a storage download: <paramref name="bytes"/> that took <paramref name="firstByte"/> to start and <paramref name="transfer"/> to arrive.</summary>
+    public void RecordStorage(long bytes, TimeSpan firstByte, TimeSpan transfer)
+    {
+        lock (_gate)
+        {
+            Record(ref _storageRate, ref _storageLatency, ref _lastStorageSample, bytes, firstByte, transfer);
+        }
+    }
+
+    /// <summary>Records a transfer from another instance.</summary>
+    public void RecordPeer(long bytes, TimeSpan firstByte, TimeSpan transfer)
+    {
+        lock (_gate)
+        {
+            Record(ref _peerRate, ref _peerLatency, ref _lastPeerSample, bytes, firstByte, transfer);
+        }
+    }
+
+    /// <summary>Records T_Load as the scale controller measured it (zero or less: not measured, ignored).</summary>
+    public void RecordInstanceLoad(TimeSpan load)
+    {
+        if (load <= TimeSpan.Zero)
+        {
+            return;
+        }
+
+        lock (_gate)
+        {
+            _instanceLoad = load.TotalSeconds;
+        }
+    }
+
+    private void Record(ref double? rate, ref double? latency, ref DateTimeOffset last, long bytes, TimeSpan firstByte, TimeSpan transfer)
+    {
+        if (firstByte >= TimeSpan.Zero)
+        {
+            latency = Mean(latency, firstByte.TotalSeconds);
+        }
+
+        if (bytes >= MinBandwidthSampleBytes && transfer > TimeSpan.Zero)
+        {
+            rate = Mean(rate, bytes / transfer.TotalSeconds);
+            last = _time.GetUtcNow();
+        }
+    }
+
+    private static double Mean(double? current, double sample) => current is { } c ? c + (SampleWeight * (sample - c)) : sample;
+
+    private static TimeSpan? Span(double? seconds) => seconds is { } s ? TimeSpan.FromSeconds(s) : null;
+}
