@@ -45,6 +45,9 @@ public sealed class FaaSCacheInstanceOptions
     /// <summary>Gets or sets the peer service's port; 0 picks a free one at start-up.</summary>
     public int PeerPort { get; set; }
 
+    /// <summary>Gets or sets the scale controller's gRPC address (urgent votes go there); null when none runs.</summary>
+    public string? ScaleController { get; set; }
+
     /// <summary>Gets the peer endpoint advertised in the membership list.</summary>
     public Uri PeerEndpoint
     {

@@ -46,6 +46,12 @@ public sealed class FaaSCacheInstanceOptionsValidator : IValidateOptions<FaaSCac
             failures.Add($"Invalid value '' in '{SharedMemory.SharedMemoryStore.DirectoriesSetting}': allowed values are comma-separated folder paths.");
         }
 
+        if (options.ScaleController is { Length: > 0 } controller
+            && !(Uri.TryCreate(controller, UriKind.Absolute, out Uri? uri) && uri.Scheme is "http" or "https"))
+        {
+            failures.Add($"Invalid value '{controller}' for '{Section}:ScaleController': allowed values are http:// or https:// addresses such as http://127.0.0.1:7080/.");
+        }
+
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 }

@@ -69,7 +69,7 @@ public sealed class FaaSCacheOptions
     /// <summary>Gets the pre-warm settings (read and checked; nothing acts on them until the Load Daemon exists).</summary>
     public PrewarmOptions Prewarm { get; set; } = new();
 
-    /// <summary>Gets the scaling settings (read and checked; nothing acts on them until the voters exist).</summary>
+    /// <summary>Gets the scaling settings (§4; the voters and the scaled loads act on them when <c>AddScaling</c> is composed).</summary>
     public ScalingOptions Scaling { get; set; } = new();
 
     /// <summary>Gets the membership settings.</summary>
@@ -118,14 +118,35 @@ public sealed class PrewarmOptions
     public double HitRateThreshold { get; set; } = 0.5;
 }
 
-/// <summary>Scaling votes (§4).</summary>
+/// <summary>Scaling votes (§4): which voters run, and the targets they vote against.</summary>
 public sealed class ScalingOptions
 {
+    /// <summary>Default in-flight invocations per instance the compute voter aims for.</summary>
+    public const int DEFAULT_TARGET_CONCURRENCY = 8;
+
+    /// <summary>Default access rate (reads and writes per second, own and peers') below which the cache-size voter votes in.</summary>
+    public const double DEFAULT_LOW_ACCESS_RATE = 0.1;
+
+    /// <summary>Gets or sets a value indicating whether the compute voter is on.</summary>
+    public bool Compute { get; set; } = true;
+
     /// <summary>Gets or sets a value indicating whether the cache-size voter is on.</summary>
     public bool CacheSize { get; set; } = true;
 
-    /// <summary>Gets or sets a value indicating whether the bandwidth voter is on.</summary>
+    /// <summary>Gets or sets a value indicating whether bandwidth scaling is on: its voter and the scaled loads of large misses.</summary>
     public bool Bandwidth { get; set; } = true;
+
+    /// <summary>Gets or sets the concurrency (in-flight invocations, or rate x latency) per instance the compute voter aims for.</summary>
+    public int TargetConcurrency { get; set; } = DEFAULT_TARGET_CONCURRENCY;
+
+    /// <summary>Gets or sets a mean latency above which a busy instance votes out; null: latency does not vote.</summary>
+    public TimeSpan? TargetLatency { get; set; }
+
+    /// <summary>Gets or sets the access rate (per second) below which the cache-size voter votes in.</summary>
+    public double LowAccessRate { get; set; } = DEFAULT_LOW_ACCESS_RATE;
+
+    /// <summary>Gets or sets how often the transfer profile (BW_BS, BW_Inst) is probed when no transfer measured it lately.</summary>
+    public TimeSpan ProfileInterval { get; set; } = TimeSpan.FromMinutes(5);
 }
 
 /// <summary>Membership settings.</summary>

@@ -11,8 +11,8 @@ public static class FaaSCacheOptionsFormatter
     /// <summary>
     /// The options as indented camelCase JSON in host.json's shape, enums by their host.json names, plus
     /// <c>effectivePersist</c> and <c>effectiveCapacityBytes</c> (what is in force when persist or capacity is unset).
-    /// Only settings that something acts on are shown: <c>prewarm</c>, <c>scaling</c> and <c>memoryHeadroomPercent</c>
-    /// are read and checked but have no effect until the Load Daemon, the voters and the Memory Daemon exist.
+    /// Only settings that something acts on are shown: <c>prewarm</c> and <c>memoryHeadroomPercent</c> are read and
+    /// checked but have no effect until the Load Daemon and the Memory Daemon exist.
     /// </summary>
     /// <param name="o">The options.</param>
     /// <returns>The JSON text.</returns>
@@ -56,6 +56,19 @@ public static class FaaSCacheOptionsFormatter
             }
 
             w.WriteEndArray();
+
+            if (o.Scaling is { } scaling)
+            {
+                w.WriteStartObject(R.Scaling);
+                w.WriteBoolean(R.Compute, scaling.Compute);
+                w.WriteBoolean(R.CacheSize, scaling.CacheSize);
+                w.WriteBoolean(R.Bandwidth, scaling.Bandwidth);
+                w.WriteNumber(R.TargetConcurrency, scaling.TargetConcurrency);
+                WriteNullableString(w, R.TargetLatency, R.Format(scaling.TargetLatency));
+                w.WriteNumber(R.LowAccessRate, scaling.LowAccessRate);
+                w.WriteString(R.ProfileInterval, R.Format(scaling.ProfileInterval));
+                w.WriteEndObject();
+            }
 
             if (o.Membership is { } membership)
             {

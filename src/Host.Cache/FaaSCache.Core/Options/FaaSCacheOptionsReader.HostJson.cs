@@ -107,8 +107,23 @@ public static partial class FaaSCacheOptionsReader
         {
             switch (name)
             {
+                case R.Compute:
+                    scaling.Compute = ReadBool(child, path, given);
+                    break;
                 case R.CacheSize:
                     scaling.CacheSize = ReadBool(child, path, given);
+                    break;
+                case R.TargetConcurrency:
+                    scaling.TargetConcurrency = ReadInt(child, path, R.AllowedTargetConcurrency, given);
+                    break;
+                case R.TargetLatency:
+                    scaling.TargetLatency = ReadOptionalTimeSpan(child, path, R.AllowedTargetLatency, given);
+                    break;
+                case R.LowAccessRate:
+                    scaling.LowAccessRate = ReadDouble(child, path, R.AllowedLowAccessRate, given);
+                    break;
+                case R.ProfileInterval:
+                    scaling.ProfileInterval = ReadTimeSpan(child, path, R.AllowedProfileInterval, given);
                     break;
                 case R.Bandwidth:
                     scaling.Bandwidth = ReadBool(child, path, given);

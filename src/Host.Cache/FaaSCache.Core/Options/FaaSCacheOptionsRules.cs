@@ -26,7 +26,12 @@ internal static class FaaSCacheOptionsRules
     public const string Ttl = "ttl";
     public const string Enabled = "enabled";
     public const string HitRateThreshold = "hitRateThreshold";
+    public const string Compute = "compute";
     public const string CacheSize = "cacheSize";
+    public const string TargetConcurrency = "targetConcurrency";
+    public const string TargetLatency = "targetLatency";
+    public const string LowAccessRate = "lowAccessRate";
+    public const string ProfileInterval = "profileInterval";
     public const string Bandwidth = "bandwidth";
     public const string HeartbeatInterval = "heartbeatInterval";
     public const string FailureTimeout = "failureTimeout";
@@ -37,7 +42,7 @@ internal static class FaaSCacheOptionsRules
         [Consistency, Persist, Eviction, MemoryHeadroomPercent, CapacityBytes, DoNotCache, Prewarm, Scaling, Membership];
     public static readonly string[] EvictionKeys = [Policy, SizeThresholdBytes, Ttl];
     public static readonly string[] PrewarmKeys = [Enabled, HitRateThreshold];
-    public static readonly string[] ScalingKeys = [CacheSize, Bandwidth];
+    public static readonly string[] ScalingKeys = [Compute, CacheSize, Bandwidth, TargetConcurrency, TargetLatency, LowAccessRate, ProfileInterval];
     public static readonly string[] MembershipKeys = [HeartbeatInterval, FailureTimeout, VirtualNodes, WatchInterval];
 
     public const int MinMemoryHeadroomPercent = 0;
@@ -58,6 +63,10 @@ internal static class FaaSCacheOptionsRules
     public const string AllowedFailureTimeoutFormat = "allowed values are time spans such as 00:00:15, greater than the heartbeat interval";
     public const string AllowedVirtualNodes = "allowed values are whole numbers from 1 to 10000";
     public const string AllowedWatchInterval = "allowed values are 00:00:00 (off: changes are seen at the next heartbeat) or positive time spans such as 00:00:01";
+    public const string AllowedTargetConcurrency = "allowed values are whole numbers from 1 to 100000";
+    public const string AllowedTargetLatency = "allowed values are null (latency does not vote) or positive time spans such as 00:00:00.500";
+    public const string AllowedLowAccessRate = "allowed values are numbers of at least 0 (accesses per second)";
+    public const string AllowedProfileInterval = "allowed values are time spans from 00:00:01 to 1.00:00:00";
     public const string AllowedBoolean = "allowed values are true and false";
     public const string AllowedGlob = "allowed values are non-empty strings (glob patterns such as logs/*)";
     public const string AllowedDoNotCache = "allowed values are arrays of non-empty strings (glob patterns such as logs/*)";
@@ -95,6 +104,15 @@ internal static class FaaSCacheOptionsRules
     public static bool IsValidVirtualNodes(int value) => value is >= MinVirtualNodes and <= MaxVirtualNodes;
 
     public static bool IsValidWatchInterval(TimeSpan value) => value >= TimeSpan.Zero;
+
+    public static bool IsValidTargetConcurrency(int value) => value is >= 1 and <= 100_000;
+
+    public static bool IsValidTargetLatency(TimeSpan? value) => value is null || value.Value > TimeSpan.Zero;
+
+    // NaN fails the comparison, so it is rejected too.
+    public static bool IsValidLowAccessRate(double value) => value >= 0;
+
+    public static bool IsValidProfileInterval(TimeSpan value) => value >= TimeSpan.FromSeconds(1) && value <= TimeSpan.FromDays(1);
 
     public static bool IsValidGlob(string? value) => !string.IsNullOrWhiteSpace(value);
 
@@ -201,6 +219,29 @@ internal static class FaaSCacheOptionsRules
         {
             key = Join(prefix, Scaling);
             yield return Error(key, null, AllowedObject(ScalingKeys));
+        }
+        else
+        {
+            ScalingOptions scaling = options.Scaling;
+            if (!IsValidTargetConcurrency(scaling.TargetConcurrency))
+            {
+                yield return Error(Join(prefix, Scaling, TargetConcurrency), Format(scaling.TargetConcurrency), AllowedTargetConcurrency);
+            }
+
+            if (!IsValidTargetLatency(scaling.TargetLatency))
+            {
+                yield return Error(Join(prefix, Scaling, TargetLatency), Format(scaling.TargetLatency), AllowedTargetLatency);
+            }
+
+            if (!IsValidLowAccessRate(scaling.LowAccessRate))
+            {
+                yield return Error(Join(prefix, Scaling, LowAccessRate), Format(scaling.LowAccessRate), AllowedLowAccessRate);
+            }
+
+            if (!IsValidProfileInterval(scaling.ProfileInterval))
+            {
+                yield return Error(Join(prefix, Scaling, ProfileInterval), Format(scaling.ProfileInterval), AllowedProfileInterval);
+            }
         }
 
         key = Join(prefix, Membership);

@@ -22,7 +22,8 @@ public sealed class FunctionInvoker(
     IBlobBinder blobs,
     IReadOnlyDictionary<string, LanguageWorkerManager> workers,
     InvocationLog log,
-    ILogger<FunctionInvoker> logger)
+    ILogger<FunctionInvoker> logger,
+    FaaSCache.Scaling.InvocationMeter? meter = null)
 {
     /// <summary>The worker capability that says it reads inputs from, and writes outputs to, shared memory.</summary>
     public const string SharedMemoryCapability = "SharedMemoryDataTransfer";
@@ -40,6 +41,7 @@ public sealed class FunctionInvoker(
         var clock = Stopwatch.StartNew();
         var holds = new List<IDisposable>();
         LanguageWorkerManager manager = workers[function.Language];
+        using FaaSCache.Scaling.InvocationMeter.Invocation? metered = meter?.Start();
         try
         {
             // A language whose worker cannot start fails at once, before any input is read.
@@ -75,6 +77,7 @@ public sealed class FunctionInvoker(
         }
         catch (Exception e)
         {
+            metered?.Fail();
             record.Status = "failed";
             record.Error = e.Message;
             throw;

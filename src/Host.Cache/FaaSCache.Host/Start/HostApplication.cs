@@ -10,6 +10,7 @@ using FaaSCache.Host.Workers;
 using FaaSCache.Membership;
 using FaaSCache.Ownership;
 using FaaSCache.Peers;
+using FaaSCache.Scaling;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
@@ -58,9 +59,12 @@ public static class HostApplication
         FaaSCacheBuilder cache = services.AddFaaSCache(builder.Configuration);
         if (settings.Membership)
         {
-            // §3.2: the app's instances in one blob; the ring and the peer endpoints follow it.
-            cache.AddMembership().AddPeers(PeerServerHosting.HostServer);
+            // §3.2: the app's instances in one blob; the ring and the peer endpoints follow it. §4: the votes the scale
+            // controller polls are served beside the peer service, behind the same key.
+            cache.AddMembership().AddPeers(PeerServerHosting.HostServer).AddScaleVoteService();
         }
+
+        cache.AddScaling();
 
         services.AddOpenTelemetry().WithMetrics(m => m.AddMeter(Diagnostics.CacheletMetrics.MeterName).AddPrometheusExporter());
         services.AddSingleton(app);
@@ -77,7 +81,8 @@ public static class HostApplication
             sp.GetRequiredService<IBlobBinder>(),
             sp.GetRequiredService<IReadOnlyDictionary<string, LanguageWorkerManager>>(),
             sp.GetRequiredService<InvocationLog>(),
-            sp.GetRequiredService<ILogger<FunctionInvoker>>()));
+            sp.GetRequiredService<ILogger<FunctionInvoker>>(),
+            sp.GetRequiredService<InvocationMeter>()));
         services.AddSingleton(sp => new BlobTriggerService(
             app,
             sp.GetRequiredService<FunctionInvoker>(),
@@ -96,10 +101,12 @@ public static class HostApplication
         if (settings.Membership)
         {
             web.MapFaaSCachePeers().RequireHost($"*:{settings.PeerPort}");
+            web.MapFaaSCacheScaleVotes().RequireHost($"*:{settings.PeerPort}");
         }
 
         HttpTriggerEndpoints.Map(web, app);
         AdminEndpoints.Map(web);
+        ScaleEndpoints.Map(web);
         web.MapPrometheusScrapingEndpoint("/metrics").RequireHost($"*:{settings.Port}");
         return web;
     }
@@ -121,6 +128,7 @@ public static class HostApplication
             ["FaaSCache:AppName"] = settings.AppName,
             ["FaaSCache:PeerAddress"] = settings.PeerAddress.ToString(),
             ["FaaSCache:PeerPort"] = settings.PeerPort.ToString(System.Globalization.CultureInfo.InvariantCulture),
+            ["FaaSCache:ScaleController"] = settings.ScaleController?.ToString(),
         });
     }
 

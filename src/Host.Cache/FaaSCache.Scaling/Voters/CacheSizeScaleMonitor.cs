@@ -1,0 +1,154 @@
+using System.Globalization;
+using FaaSCache.Caching;
+using FaaSCache.Options;
+using Microsoft.Azure.WebJobs.Host.Scale;
+
+namespace FaaSCache.Scaling.Voters;
+
+/// <summary>The cache-size voter's metrics, over the span since the previous sample.</summary>
+public sealed class CacheSizeScaleMetrics : ScaleMetrics
+{
+    /// <summary>Gets or sets the most evictions of one object since the previous sample.</summary>
+    public long MaxEvictionsOfOneObject { get; set; }
+
+    /// <summary>Gets or sets how many objects were evicted since the previous sample.</summary>
+    public long ObjectsEvicted { get; set; }
+
+    /// <summary>Gets or sets the accesses (own functions' and peers') since the previous sample.</summary>
+    public long Accesses { get; set; }
+
+    /// <summary>Gets or sets the seconds since the previous sample.</summary>
+    public double IntervalSeconds { get; set; }
+
+    /// <summary>Gets the access rate per second.</summary>
+    public double AccessesPerSecond => IntervalSeconds > 0 ? Accesses / IntervalSeconds : 0;
+}
+
+/// <summary>
+/// §4, cache-size scaling, as the paper states it: +1 if any local object was evicted more than once since the last
+/// query (the working set does not fit); 0 while traffic is substantial; -1 when the access frequency is low (below
+/// <see cref="ScalingOptions.LowAccessRate"/>). Reads the cachelet's per-object statistics.
+/// </summary>
+public sealed class CacheSizeScaleMonitor : IScaleMonitor<CacheSizeScaleMetrics>, IFaaSCacheVoter
+{
+    /// <summary>The voter's name.</summary>
+    public const string VoterName = "cacheSize";
+
+    private readonly ICacheAdmin _cache;
+    private readonly ScalingOptions _options;
+    private readonly TimeProvider _time;
+    private readonly Lock _gate = new();
+    private Dictionary<string, long> _evictions = new(StringComparer.Ordinal);
+    private long _accesses;
+    private DateTimeOffset _previous;
+
+    /// <summary>Initializes a new instance of the <see cref="CacheSizeScaleMonitor"/> class.</summary>
+    public CacheSizeScaleMonitor(ICacheAdmin cache, string appName, TimeProvider? time = null)
+    {
+        ArgumentNullException.ThrowIfNull(cache);
+        _cache = cache;
+        _options = cache.Options.Scaling;
+        _time = time ?? TimeProvider.System;
+        _previous = _time.GetUtcNow();
+        Descriptor = new ScaleMonitorDescriptor($"faascache-{VoterName}-{appName}", $"faascache-{VoterName}-{appName}");
+        Baseline(_cache.GetAllStatistics());
+    }
+
+    /// <inheritdoc />
+    public string Name => VoterName;
+
+    /// <inheritdoc />
+    public ScaleMonitorDescriptor Descriptor { get; }
+
+    /// <inheritdoc />
+    public Task<CacheSizeScaleMetrics> GetMetricsAsync()
+    {
+        IReadOnlyList<ObjectStatistics> all = _cache.GetAllStatistics();
+        DateTimeOffset now = _time.GetUtcNow();
+        lock (_gate)
+        {
+            long max = 0, evicted = 0, accesses = 0;
+            foreach (ObjectStatistics s in all)
+            {
+                long since = s.Evictions - _evictions.GetValueOrDefault(s.Key);
+                if (since > 0)
+                {
+                    evicted++;
+                    max = Math.Max(max, since);
+                }
+
+                accesses += s.Accesses + s.PeerAccesses;
+            }
+
+            var metrics = new CacheSizeScaleMetrics
+            {
+                Timestamp = now.UtcDateTime,
+                MaxEvictionsOfOneObject = max,
+                ObjectsEvicted = evicted,
+                Accesses = Math.Max(0, accesses - _accesses),
+                IntervalSeconds = (now - _previous).TotalSeconds,
+            };
+            Baseline(all);
+            _previous = now;
+            return Task.FromResult(metrics);
+        }
+    }
+
+    /// <inheritdoc />
+    async Task<ScaleMetrics> IScaleMonitor.GetMetricsAsync() => await GetMetricsAsync().ConfigureAwait(false);
+
+    /// <inheritdoc />
+    public ScaleStatus GetScaleStatus(ScaleStatusContext<CacheSizeScaleMetrics> context)
+    {
+        ArgumentNullException.ThrowIfNull(context);
+        return new ScaleStatus { Vote = Decide(context.Metrics?.LastOrDefault()).Vote };
+    }
+
+    /// <inheritdoc />
+    public ScaleStatus GetScaleStatus(ScaleStatusContext context)
+    {
+        ArgumentNullException.ThrowIfNull(context);
+        return new ScaleStatus { Vote = Decide(context.Metrics?.OfType<CacheSizeScaleMetrics>().LastOrDefault()).Vote };
+    }
+
+    /// <inheritdoc />
+    public async Task<VoterResult> VoteAsync(int workerCount)
+    {
+        CacheSizeScaleMetrics m = await GetMetricsAsync().ConfigureAwait(false);
+        (ScaleVote vote, string reason) = Decide(m);
+        return new VoterResult(VoterName, vote, null, reason, new Dictionary<string, double>(StringComparer.Ordinal)
+        {
+            ["maxEvictionsOfOneObject"] = m.MaxEvictionsOfOneObject,
+            ["objectsEvicted"] = m.ObjectsEvicted,
+            ["accessesPerSecond"] = m.AccessesPerSecond,
+            ["intervalSeconds"] = m.IntervalSeconds,
+            ["bytesCached"] = _cache.Metrics.Snapshot().BytesCached,
+            ["capacityBytes"] = _cache.CapacityBytes,
+        });
+    }
+
+    /// <summary>The paper's rule for one sample, with its reason.</summary>
+    internal (ScaleVote Vote, string Reason) Decide(CacheSizeScaleMetrics? m)
+    {
+        if (m is null)
+        {
+            return (ScaleVote.None, "no metrics sampled yet");
+        }
+
+        if (m.MaxEvictionsOfOneObject > 1)
+        {
+            return (ScaleVote.ScaleOut, string.Create(CultureInfo.InvariantCulture, $"out: an object was evicted {m.MaxEvictionsOfOneObject} times since the last query ({m.ObjectsEvicted} object(s) evicted): the working set does not fit"));
+        }
+
+        string rate = string.Create(CultureInfo.InvariantCulture, $"{m.AccessesPerSecond:0.###} accesses/s over {m.IntervalSeconds:0.#} s (low below {_options.LowAccessRate:0.###}/s)");
+        return m.AccessesPerSecond < _options.LowAccessRate
+            ? (ScaleVote.ScaleIn, $"in: low access frequency, {rate}")
+            : (ScaleVote.None, $"none: no object evicted twice; substantial traffic, {rate}");
+    }
+
+    private void Baseline(IReadOnlyList<ObjectStatistics> all)
+    {
+        _evictions = all.Where(s => s.Evictions > 0).ToDictionary(s => s.Key, s => s.Evictions, StringComparer.Ordinal);
+        _accesses = all.Sum(s => s.Accesses + s.PeerAccesses);
+    }
+}

@@ -1,0 +1,161 @@
+using System.Globalization;
+using FaaSCache.Options;
+using Microsoft.Azure.WebJobs.Host.Scale;
+
+namespace FaaSCache.Scaling.Voters;
+
+/// <summary>The compute voter's metrics.</summary>
+public sealed class ComputeScaleMetrics : ScaleMetrics
+{
+    /// <summary>Gets or sets completed invocations per second over the window.</summary>
+    public double PerSecond { get; set; }
+
+    /// <summary>Gets or sets the invocations executing at sampling time.</summary>
+    public int InFlight { get; set; }
+
+    /// <summary>Gets or sets the mean latency in milliseconds.</summary>
+    public double MeanLatencyMs { get; set; }
+
+    /// <summary>Gets or sets the 99th percentile latency in milliseconds.</summary>
+    public double P99LatencyMs { get; set; }
+
+    /// <summary>Gets or sets max(in flight, rate x mean latency).</summary>
+    public double Concurrency { get; set; }
+}
+
+/// <summary>
+/// §4, compute scaling: the instance's request rate, in-flight invocations and latency against
+/// <see cref="ScalingOptions.TargetConcurrency"/> (and <see cref="ScalingOptions.TargetLatency"/> when set). Out when the
+/// instance carries more than the target, or is busy and slower than the target latency; in when the app's load would
+/// fit on one instance fewer at 80% of the target (hysteresis), or when an instance has had nothing to do for the whole
+/// window; otherwise none. Its target count spreads the app's concurrency (this instance's times the instance count, as
+/// the front door balances by outstanding requests) at the target per instance.
+/// </summary>
+public sealed class ComputeScaleMonitor : IScaleMonitor<ComputeScaleMetrics>, ITargetScaler, IFaaSCacheVoter
+{
+    /// <summary>The voter's name.</summary>
+    public const string VoterName = "compute";
+
+    private const double ScaleInHeadroom = 0.8;
+    private readonly InvocationMeter _meter;
+    private readonly ScalingOptions _options;
+    private readonly TimeProvider _time;
+    private int _lastWorkerCount = 1;
+
+    /// <summary>Initializes a new instance of the <see cref="ComputeScaleMonitor"/> class.</summary>
+    public ComputeScaleMonitor(InvocationMeter meter, FaaSCacheOptions options, string appName, TimeProvider? time = null)
+    {
+        ArgumentNullException.ThrowIfNull(meter);
+        ArgumentNullException.ThrowIfNull(options);
+        _meter = meter;
+        _options = options.Scaling;
+        _time = time ?? TimeProvider.System;
+        Descriptor = new ScaleMonitorDescriptor($"faascache-{VoterName}-{appName}", $"faascache-{VoterName}-{appName}");
+        TargetScalerDescriptor = new TargetScalerDescriptor($"faascache-{VoterName}-{appName}");
+    }
+
+    /// <inheritdoc />
+    public string Name => VoterName;
+
+    /// <inheritdoc />
+    public ScaleMonitorDescriptor Descriptor { get; }
+
+    /// <inheritdoc />
+    public TargetScalerDescriptor TargetScalerDescriptor { get; }
+
+    /// <inheritdoc />
+    public Task<ComputeScaleMetrics> GetMetricsAsync()
+    {
+        InvocationSample s = _meter.Sample();
+        return Task.FromResult(new ComputeScaleMetrics
+        {
+            Timestamp = _time.GetUtcNow().UtcDateTime,
+            PerSecond = s.PerSecond,
+            InFlight = s.InFlight,
+            MeanLatencyMs = s.MeanLatency.TotalMilliseconds,
+            P99LatencyMs = s.P99Latency.TotalMilliseconds,
+            Concurrency = s.Concurrency,
+        });
+    }
+
+    /// <inheritdoc />
+    async Task<ScaleMetrics> IScaleMonitor.GetMetricsAsync() => await GetMetricsAsync().ConfigureAwait(false);
+
+    /// <inheritdoc />
+    public ScaleStatus GetScaleStatus(ScaleStatusContext<ComputeScaleMetrics> context)
+    {
+        ArgumentNullException.ThrowIfNull(context);
+        return new ScaleStatus { Vote = Decide(context.Metrics?.LastOrDefault(), context.WorkerCount).Vote };
+    }
+
+    /// <inheritdoc />
+    public ScaleStatus GetScaleStatus(ScaleStatusContext context)
+    {
+        ArgumentNullException.ThrowIfNull(context);
+        return new ScaleStatus { Vote = Decide(context.Metrics?.OfType<ComputeScaleMetrics>().LastOrDefault(), context.WorkerCount).Vote };
+    }
+
+    /// <inheritdoc />
+    public async Task<TargetScalerResult> GetScaleResultAsync(TargetScalerContext context)
+    {
+        ComputeScaleMetrics m = await GetMetricsAsync().ConfigureAwait(false);
+        return new TargetScalerResult { TargetWorkerCount = Target(m, Volatile.Read(ref _lastWorkerCount), context?.InstanceConcurrency) };
+    }
+
+    /// <inheritdoc />
+    public async Task<VoterResult> VoteAsync(int workerCount)
+    {
+        ComputeScaleMetrics m = await GetMetricsAsync().ConfigureAwait(false);
+        (ScaleVote vote, string reason) = Decide(m, workerCount);
+        return new VoterResult(VoterName, vote, Target(m, Math.Max(workerCount, 1), null), reason, new Dictionary<string, double>(StringComparer.Ordinal)
+        {
+            ["perSecond"] = m.PerSecond,
+            ["inFlight"] = m.InFlight,
+            ["meanLatencyMs"] = m.MeanLatencyMs,
+            ["p99LatencyMs"] = m.P99LatencyMs,
+            ["concurrency"] = m.Concurrency,
+            ["targetConcurrency"] = _options.TargetConcurrency,
+        });
+    }
+
+    /// <summary>The vote for one sample, with its reason.</summary>
+    internal (ScaleVote Vote, string Reason) Decide(ComputeScaleMetrics? m, int workerCount)
+    {
+        if (m is null)
+        {
+            return (ScaleVote.None, "no metrics sampled yet");
+        }
+
+        int workers = Math.Max(workerCount, 1);
+        Volatile.Write(ref _lastWorkerCount, workers);
+        double target = _options.TargetConcurrency;
+        string load = string.Create(CultureInfo.InvariantCulture, $"concurrency {m.Concurrency:0.##} ({m.PerSecond:0.##}/s x {m.MeanLatencyMs:0.#} ms, {m.InFlight} in flight) against a target of {target:0.##} per instance");
+        if (m.Concurrency > target)
+        {
+            return (ScaleVote.ScaleOut, $"out: {load}");
+        }
+
+        if (_options.TargetLatency is { } latency && m.InFlight > 0 && m.MeanLatencyMs > latency.TotalMilliseconds)
+        {
+            return (ScaleVote.ScaleOut, string.Create(CultureInfo.InvariantCulture, $"out: mean latency {m.MeanLatencyMs:0.#} ms above the target {latency.TotalMilliseconds:0.#} ms while busy; {load}"));
+        }
+
+        if (m.InFlight == 0 && m.PerSecond == 0)
+        {
+            return (ScaleVote.ScaleIn, "in: no invocation in the window");
+        }
+
+        if (workers > 1 && m.Concurrency * workers / (workers - 1) < ScaleInHeadroom * target)
+        {
+            return (ScaleVote.ScaleIn, string.Create(CultureInfo.InvariantCulture, $"in: the load of {workers} instances fits on {workers - 1} under {ScaleInHeadroom:P0} of the target; {load}"));
+        }
+
+        return (ScaleVote.None, $"none: {load}");
+    }
+
+    private int Target(ComputeScaleMetrics m, int workers, int? instanceConcurrency)
+    {
+        double perInstance = instanceConcurrency is > 0 ? instanceConcurrency.Value : _options.TargetConcurrency;
+        return (int)Math.Ceiling(m.Concurrency * workers / perInstance);
+    }
+}
