@@ -31,8 +31,11 @@ public sealed class FaaSCacheOptionsFormatterTests
         Assert.Equal("logs/*", root.GetProperty("doNotCache")[0].GetString());
         // Settings nothing acts on yet are not shown as effective.
         Assert.False(root.TryGetProperty("prewarm", out _));
-        Assert.False(root.TryGetProperty("scaling", out _));
         Assert.False(root.TryGetProperty("memoryHeadroomPercent", out _));
+        // Scaling acts (the voters and the bandwidth planner read it), so its effective values are shown.
+        Assert.True(root.GetProperty("scaling").GetProperty("bandwidth").GetBoolean());
+        Assert.Equal(8, root.GetProperty("scaling").GetProperty("targetConcurrency").GetInt32());
+        Assert.Equal("00:05:00", root.GetProperty("scaling").GetProperty("profileInterval").GetString());
         Assert.Equal("00:00:05", root.GetProperty("membership").GetProperty("heartbeatInterval").GetString());
         Assert.Equal("00:00:15", root.GetProperty("membership").GetProperty("failureTimeout").GetString());
         Assert.Equal(100, root.GetProperty("membership").GetProperty("virtualNodes").GetInt32());

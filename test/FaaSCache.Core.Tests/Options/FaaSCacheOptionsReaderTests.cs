@@ -174,7 +174,7 @@ public sealed class FaaSCacheOptionsReaderTests : IDisposable
     [InlineData("""{ "evictionPolicy": "lru" }""", "evictionPolicy", "consistency, persist, eviction, memoryHeadroomPercent, capacityBytes, doNotCache, prewarm, scaling, membership")]
     [InlineData("""{ "eviction": { "polcy": "lru" } }""", "eviction:polcy", "policy, sizeThresholdBytes, ttl")]
     [InlineData("""{ "prewarm": { "threshold": 0.5 } }""", "prewarm:threshold", "enabled, hitRateThreshold")]
-    [InlineData("""{ "scaling": { "compute": true } }""", "scaling:compute", "cacheSize, bandwidth")]
+    [InlineData("""{ "scaling": { "cpu": true } }""", "scaling:cpu", "compute, cacheSize, bandwidth, targetConcurrency, targetLatency, lowAccessRate, profileInterval")]
     [InlineData("""{ "membership": { "ring": { "nodes": 3 } } }""", "membership:ring", "heartbeatInterval, failureTimeout, virtualNodes, watchInterval")]
     public void An_unknown_key_is_rejected_naming_it_and_listing_the_allowed_keys(string body, string key, string allowedKeys)
     {

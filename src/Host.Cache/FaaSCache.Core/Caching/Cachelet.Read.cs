@@ -146,9 +146,7 @@ public sealed partial class Cachelet
         FetchResult<Received> result;
         try
         {
-            long started = System.Diagnostics.Stopwatch.GetTimestamp();
-            result = await _storage.FetchAsync(hit.Key, hit.Version, (length, etag, content, token) => ReceiveFromStorageAsync(hit.Key, etag, length, content, cache: true, started, token), cancellationToken)
-                .ConfigureAwait(false);
+            result = await FetchFromStorageAsync(hit.Key, hit.Version, cache: true, cancellationToken).ConfigureAwait(false);
         }
         catch (BlobNotFoundException)
         {
@@ -174,9 +172,7 @@ public sealed partial class Cachelet
 
     private async Task<ObjectLease> FetchAsync(string key, ReadSource source, bool cache, bool forPeer, CancellationToken cancellationToken)
     {
-        long started = System.Diagnostics.Stopwatch.GetTimestamp();
-        FetchResult<Received> result = await _storage.FetchAsync(key, null, (length, etag, content, token) => ReceiveFromStorageAsync(key, etag, length, content, cache, started, token), cancellationToken)
-            .ConfigureAwait(false);
+        FetchResult<Received> result = await FetchFromStorageAsync(key, null, cache, cancellationToken).ConfigureAwait(false);
         return Admit(key, result.ETag!, result.Value!, source, forPeer);
     }
 

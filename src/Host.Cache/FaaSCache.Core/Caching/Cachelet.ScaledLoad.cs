@@ -31,6 +31,28 @@ public sealed partial class Cachelet
         return received;
     }
 
+    /// <summary>
+    /// One storage GET into a map; when a scaled load finds that the blob was overwritten mid-way (a helper's If-Match
+    /// range refused), nothing of either version is kept and the GET starts again for the new version.
+    /// </summary>
+    private async Task<FetchResult<Received>> FetchFromStorageAsync(string key, string? ifNoneMatch, bool cache, CancellationToken cancellationToken)
+    {
+        const int Attempts = 3;
+        for (int attempt = 1; ; attempt++)
+        {
+            long started = System.Diagnostics.Stopwatch.GetTimestamp();
+            try
+            {
+                return await _storage.FetchAsync(key, ifNoneMatch, (length, etag, content, token) => ReceiveFromStorageAsync(key, etag, length, content, cache, started, token), cancellationToken)
+                    .ConfigureAwait(false);
+            }
+            catch (BlobVersionChangedException e) when (attempt < Attempts)
+            {
+                _logger.LogInformation("{Key} changed while it was being loaded ({Reason}); loading the new version (attempt {Attempt} of {Attempts})", key, e.Message, attempt + 1, Attempts);
+            }
+        }
+    }
+
     private BandwidthPlan? PlanScaledLoad(long length)
     {
         if (_bandwidth is null || _peers is null || !_options.Scaling.Bandwidth || length < 2 * ScaledLoad.MinShareBytes || length > int.MaxValue)
@@ -68,11 +90,6 @@ public sealed partial class Cachelet
             {
                 await load.RunAsync(content, plan.Reason).ConfigureAwait(false);
             }
-            catch (BlobVersionChangedException e)
-            {
-                // Transient for the caller's storage pipeline: it fetches the new version from the start.
-                throw new IOException(e.Message, e);
-            }
             finally
             {
                 await prefault.ConfigureAwait(false);
@@ -80,8 +97,9 @@ public sealed partial class Cachelet
 
             TimeSpan elapsed = System.Diagnostics.Stopwatch.GetElapsedTime(started);
             _bandwidth!.Profiler.RecordStorage(load.OwnBytes, latency, load.OwnElapsed);
-            Metrics.Fetched(load.OwnBytes);
-            Metrics.FromPeer(length - load.OwnBytes);
+            // Counted where the bytes came from: a helper's range taken back came from storage, not from a peer.
+            Metrics.Fetched(load.OwnBytes + load.TakenBackBytes);
+            Metrics.FromPeer(load.PeerBytes);
             Metrics.ScaledLoad(load.Used);
             _bandwidth.Record(new ScaledLoadRecord(_time.GetUtcNow(), key, length, plan.Instances, load.Used, load.TakenBack, elapsed, load.Checksum, plan.Reason));
             _logger.LogInformation(

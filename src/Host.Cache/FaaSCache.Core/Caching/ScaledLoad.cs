@@ -44,6 +44,8 @@ internal sealed class ScaledLoad
     private long _reading;
     private bool _closed;
     private int _takenBack;
+    private long _peerBytes;
+    private long _takenBackBytes;
 
     public ScaledLoad(IPeerClient peers, IBlobStore storage, IOwnerLocator owners, BandwidthScaler scaler, CacheletMetrics metrics, ILogger logger, string key, string etag, SharedMemoryMap map, int wanted, CancellationToken cancellationToken)
     {
@@ -84,6 +86,12 @@ internal sealed class ScaledLoad
 
     /// <summary>Gets the helpers' ranges the requester fetched itself.</summary>
     public int TakenBack => Volatile.Read(ref _takenBack);
+
+    /// <summary>Gets the bytes that helpers delivered.</summary>
+    public long PeerBytes => Interlocked.Read(ref _peerBytes);
+
+    /// <summary>Gets the bytes of helpers' ranges that the requester fetched from storage itself.</summary>
+    public long TakenBackBytes => Interlocked.Read(ref _takenBackBytes);
 
     /// <summary>Runs the load: <paramref name="own"/> is the requester's GET of the whole object, read only as far as its share.</summary>
     public async Task RunAsync(Stream own, string reason)
@@ -258,6 +266,7 @@ internal sealed class ScaledLoad
         {
             await _peers.LoadRangeAsync(member, _key, _etag, offset, length, (count, version, content, token) => FillAsync(offset, length, count, version, content, token), cancellationToken)
                 .ConfigureAwait(false);
+            Interlocked.Add(ref _peerBytes, length);
         }
         catch (PeerUnavailableException e) when (!cancellationToken.IsCancellationRequested)
         {
@@ -267,6 +276,7 @@ internal sealed class ScaledLoad
             _logger.LogWarning("Helper {Member} could not deliver bytes {Offset}+{Length} of {Key} ({Reason}); fetching them here", member, offset, length, _key, e.Message);
             await _storage.FetchRangeAsync(_key, offset, length, _etag, (count, version, content, token) => FillAsync(offset, length, count, version, content, token), cancellationToken)
                 .ConfigureAwait(false);
+            Interlocked.Add(ref _takenBackBytes, length);
         }
     }
 

@@ -14,7 +14,7 @@ public sealed record BandwidthPlan(int Instances, double PredictedSeconds, IRead
 /// <summary>
 /// §4, bandwidth scaling: for an object of size S choose N minimising
 /// <c>T_DR = T_Load + (S/N)/BW_BS + (S - S/N)/BW_Inst</c>, iterating N upwards and stopping when T_DR changes by less
-/// than 10% or rises. Two refinements over the paper, both measured rather than configured: T_Load counts only when N
+/// than 10% or rises (the step that gains less than 10% is not taken). Two refinements over the paper, both measured rather than configured: T_Load counts only when N
 /// exceeds the instances already running (running ones load nothing), and each side pays its first-byte latency
 /// (storage always, peers when N &gt; 1), which is what makes a 400 KB object stay with one instance (Fig. 12).
 /// The iteration starts at N = 1 rather than at the running count, so a small object is never split just because
@@ -62,12 +62,14 @@ public static class BandwidthPlanner
                 break;
             }
 
-            best = n;
+            // A gain under 10% is not worth another instance's link: keep N-1 (a 400 KB object stays with one).
             if ((previous - current) / previous < StopChange)
             {
                 stop = $"T_DR changes by less than {StopChange:P0} at N={n} ({Seconds(previous)} -> {Seconds(current)})";
                 break;
             }
+
+            best = n;
         }
 
         return new BandwidthPlan(best, evaluated[best - 1], evaluated, $"N={best}: {Seconds(evaluated[best - 1])} vs {Seconds(evaluated[0])} alone; {stop}");
