@@ -2,6 +2,7 @@ using FaaSCache.Hosting;
 using FaaSCache.Membership;
 using FaaSCache.Options;
 using FaaSCache.Peers;
+using FaaSCache.Scaling;
 using Microsoft.Azure.WebJobs;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
@@ -24,6 +25,8 @@ public static class FaaSCacheWebJobsBuilderExtensions
     /// instances (membership blob, a peer service on its own port) so that they form one cache, and the six consistency
     /// presets act across them. An invalid value stops start-up with a <see cref="FaaSCacheConfigurationException"/>
     /// naming the key. <paramref name="configure"/> runs after the section is read. Pieces registered before this call win.
+    /// The scaling voters (compute, cache size, bandwidth) are added as WebJobs scale monitors, fed by a function filter
+    /// that meters every invocation.
     /// </summary>
     /// <param name="builder">The WebJobs builder.</param>
     /// <param name="configure">Optional changes to the options read from configuration (validated afterwards).</param>
@@ -47,6 +50,12 @@ public static class FaaSCacheWebJobsBuilderExtensions
             cache.AddMembership().AddPeers(PeerServerHosting.OwnServer);
         }
 
+        // §4: the three voters join the composition root here as in the FaaSCache host; a WebJobs host with scale services
+        // (ConfigureWebJobsScale / AddWebJobsScale) reports them through its own IScaleStatusProvider.
+        cache.AddScaling();
+#pragma warning disable CS0618 // Function filters are marked preview in WebJobs 3; they are how an extension sees invocations.
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<Microsoft.Azure.WebJobs.Host.IFunctionFilter, InvocationMeterFilter>());
+#pragma warning restore CS0618
         services.TryAddSingleton<IFunctionDataCache, FaaSCacheFunctionDataCache>();
         return builder;
     }
