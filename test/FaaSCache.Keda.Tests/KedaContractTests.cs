@@ -7,6 +7,7 @@ namespace FaaSCache.Keda.Tests;
 /// The KEDA face over real gRPC, called as KEDA calls an external scaler, with the replica count KEDA and its HPA
 /// would reach; the numbers are KEDA's own end-to-end test of an external scaler (threshold 10: 10 -> 1, 20 -> 2, 0 -> 0).
 /// </summary>
+[Trait("Category", "Integration")]
 public sealed class KedaContractTests
 {
     // KEDA's e2e ScaledObject: idleReplicaCount 0, minReplicaCount 1, maxReplicaCount 2.
@@ -83,6 +84,7 @@ public sealed class KedaContractTests
 
         Assert.True(await stream.MoveNext(hang.Token));
         Assert.False(stream.Current.Result);
+        Assert.Equal(1, decisions.Subscribers);
 
         decisions.Set(1, true, "urgent vote: a large miss wants more instances now");
         Assert.True(await stream.MoveNext(hang.Token));
@@ -95,6 +97,10 @@ public sealed class KedaContractTests
         await stop.CancelAsync();
         RpcException ended = await Assert.ThrowsAsync<RpcException>(() => stream.MoveNext(hang.Token));
         Assert.Equal(StatusCode.Cancelled, ended.StatusCode);
+
+        // The server side ends with the call: it stops listening to the decisions (no handler left behind).
+        await decisions.AllUnsubscribed.WaitAsync(hang.Token);
+        Assert.Equal(0, decisions.Subscribers);
     }
 
     [Fact]

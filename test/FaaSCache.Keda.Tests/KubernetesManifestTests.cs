@@ -58,6 +58,9 @@ public sealed partial class KubernetesManifestTests
         IList<V1ContainerPort> declared = Assert.Single(controller.Spec.Template.Spec.Containers).Ports;
         Assert.All(service.Spec.Ports, port => Assert.Contains(declared, p => p.Name == port.TargetPort.Value));
         Assert.Contains(service.Spec.Ports, p => p.Name == "grpc" && p.AppProtocol == "kubernetes.io/h2c");
+        IList<string> args = Assert.Single(controller.Spec.Template.Spec.Containers).Args;
+        Assert.Equal(Port(controller.Spec.Template.Spec.Containers[0], "grpc").ToString(System.Globalization.CultureInfo.InvariantCulture), args[args.IndexOf("--grpc-port") + 1]);
+        Assert.Equal(Port(controller.Spec.Template.Spec.Containers[0], "http").ToString(System.Globalization.CultureInfo.InvariantCulture), args[args.IndexOf("--port") + 1]);
     }
 
     [Fact]
@@ -93,6 +96,8 @@ public sealed partial class KubernetesManifestTests
 
         Assert.Equal(HostSettings().AppName, metadata.App);
         Assert.Equal(1, metadata.TargetValue);
+        IList<string> controllerArgs = Assert.Single(_manifests.Single<V1Deployment>(ControllerDeployment).Spec.Template.Spec.Containers).Args;
+        Assert.Equal(metadata.App, controllerArgs[controllerArgs.IndexOf("--app-name") + 1]);
     }
 
     [Fact]
