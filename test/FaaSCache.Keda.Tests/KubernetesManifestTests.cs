@@ -48,6 +48,21 @@ public sealed partial class KubernetesManifestTests
     }
 
     [Fact]
+    public void Every_mount_names_a_volume_of_its_pod_and_every_config_map_key_it_projects_exists()
+    {
+        Assert.All(_manifests.All.OfType<V1Deployment>(), d =>
+        {
+            V1PodSpec pod = d.Spec.Template.Spec;
+            Assert.All(pod.Containers.SelectMany(c => c.VolumeMounts ?? []), m => Assert.Contains(pod.Volumes, v => v.Name == m.Name));
+            Assert.All(pod.Volumes.Where(v => v.ConfigMap is not null), v =>
+            {
+                V1ConfigMap map = _manifests.Single<V1ConfigMap>(v.ConfigMap.Name);
+                Assert.All(v.ConfigMap.Items, item => Assert.Contains(item.Key, map.Data.Keys));
+            });
+        });
+    }
+
+    [Fact]
     public void The_controller_service_selects_the_controller_pods_and_targets_ports_they_declare()
     {
         V1Service service = _manifests.Single<V1Service>(ControllerService);
@@ -98,6 +113,7 @@ public sealed partial class KubernetesManifestTests
         Assert.Equal(1, metadata.TargetValue);
         IList<string> controllerArgs = Assert.Single(_manifests.Single<V1Deployment>(ControllerDeployment).Spec.Template.Spec.Containers).Args;
         Assert.Equal(metadata.App, controllerArgs[controllerArgs.IndexOf("--app-name") + 1]);
+        Assert.Equal(HostSettings().ScriptRoot, controllerArgs[controllerArgs.IndexOf("--script-root") + 1]);
     }
 
     [Fact]
