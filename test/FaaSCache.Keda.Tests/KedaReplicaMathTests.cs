@@ -13,6 +13,7 @@ public sealed class KedaReplicaMathTests
     [InlineData(5, 10, 4, 1)] // ratio 0.125: ceil(0.5) = 1
     [InlineData(0, 1, 3, 1)] // nothing wanted: the HPA's floor is max(1, min)
     [InlineData(500, 1, 3, 10)] // clamped to max
+    [InlineData(9, 1, 10, 10)] // 9 wanted with 10 running: ratio 0.9, within 10%, so the HPA keeps 10
     public void The_hpa_wants_ceil_of_total_over_target_unless_within_tolerance(double total, double target, int current, int expected) =>
         Assert.Equal(expected, KedaReplicaMath.HpaReplicas(total, target, current, OneToTen));
 
