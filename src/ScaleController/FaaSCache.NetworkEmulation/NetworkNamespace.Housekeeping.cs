@@ -7,6 +7,7 @@ namespace FaaSCache.NetworkEmulation;
 public sealed partial class NetworkNamespace
 {
     private static readonly Lazy<string?> UnsupportedReason = new(ProbeSupport, LazyThreadSafetyMode.ExecutionAndPublication);
+    private static readonly Lazy<string?> NetemUnsupportedReason = new(ProbeNetem, LazyThreadSafetyMode.ExecutionAndPublication);
 
     /// <summary>
     /// True when this machine can make shaped links: the process is root, <c>ip</c> and <c>tc</c> are installed, and a
@@ -17,6 +18,17 @@ public sealed partial class NetworkNamespace
     {
         why = UnsupportedReason.Value ?? string.Empty;
         return UnsupportedReason.Value is null;
+    }
+
+    /// <summary>
+    /// True when <see cref="ShapedLinkOptions.Delay"/> and <see cref="ShapedLinkOptions.LossPercent"/> can be applied: they
+    /// need tc's netem qdisc, which some kernels are built without (CONFIG_NET_SCH_NETEM); rates need only tbf.
+    /// </summary>
+    /// <param name="why">When false, what is missing; empty when true.</param>
+    public static bool IsDelayAndLossSupported(out string why)
+    {
+        why = NetemUnsupportedReason.Value ?? string.Empty;
+        return NetemUnsupportedReason.Value is null;
     }
 
     /// <summary>
@@ -154,7 +166,7 @@ public sealed partial class NetworkNamespace
                 var created = new NetworkNamespace(names);
                 try
                 {
-                    await created.BuildAsync(new ShapedLinkOptions { RateBytesPerSecond = 90_000_000, Delay = TimeSpan.FromMilliseconds(1) }, CancellationToken.None)
+                    await created.BuildAsync(new ShapedLinkOptions { RateBytesPerSecond = 90_000_000 }, CancellationToken.None)
                         .ConfigureAwait(false);
                 }
                 finally
@@ -167,6 +179,43 @@ public sealed partial class NetworkNamespace
         catch (AggregateException e)
         {
             return $"a probe namespace with a shaped veth link could not be made: {e.InnerException?.Message ?? e.Message}";
+        }
+    }
+
+    /// <summary>Null when netem can be added (tried on an ifb device of the probe's own), else the reason.</summary>
+    private static string? ProbeNetem()
+    {
+        if (!IsSupported(out var why))
+        {
+            return why;
+        }
+
+        var device = "fcq" + (Environment.ProcessId % 1_000_000).ToString(CultureInfo.InvariantCulture) + "n";
+        var probe = Task.Run(async () =>
+        {
+            var errors = new List<string>();
+            await DeleteLinkAsync(device, errors).ConfigureAwait(false);
+            await CommandRunner.RunAsync("ip", ["link", "add", device, "type", "ifb"], CancellationToken.None).ConfigureAwait(false);
+            try
+            {
+                var netem = await CommandRunner.TryRunAsync("tc", ["qdisc", "add", "dev", device, "root", "netem", "delay", "1ms"], CancellationToken.None)
+                    .ConfigureAwait(false);
+                return netem.Succeeded
+                    ? null
+                    : $"tc's netem qdisc is not available ({netem.ToException().Message}): this kernel ({Environment.OSVersion.Version}) was built without CONFIG_NET_SCH_NETEM, so links can be rate-limited (tbf) but not delayed or lossy";
+            }
+            finally
+            {
+                await DeleteLinkAsync(device, errors).ConfigureAwait(false);
+            }
+        });
+        try
+        {
+            return probe.Wait(TimeSpan.FromSeconds(30)) ? probe.Result : "probing for netem took more than 30 s";
+        }
+        catch (AggregateException e)
+        {
+            return $"probing for netem failed: {e.InnerException?.Message ?? e.Message}";
         }
     }
 }

@@ -13,6 +13,8 @@ namespace FaaSCache.NetworkEmulation;
 /// </summary>
 public sealed partial class NetworkNamespace : IAsyncDisposable
 {
+    private static readonly TimeSpan CarrierTimeout = TimeSpan.FromSeconds(10);
+    private static readonly TimeSpan CarrierPollInterval = TimeSpan.FromMilliseconds(20);
     private readonly NetworkNames _names;
     private readonly SemaphoreSlim _gate = new(1, 1);
     private ShapedLinkOptions _link = ShapedLinkOptions.Unshaped;
@@ -52,12 +54,14 @@ public sealed partial class NetworkNamespace : IAsyncDisposable
     /// </summary>
     /// <exception cref="ArgumentException">The prefix or index is not allowed (the message says why).</exception>
     /// <exception cref="Microsoft.Extensions.Options.OptionsValidationException"><paramref name="link"/> is invalid.</exception>
+    /// <exception cref="NotSupportedException"><paramref name="link"/> asks for delay or loss and the kernel has no netem (<see cref="IsDelayAndLossSupported"/>).</exception>
     /// <exception cref="NetworkEmulationException">A command failed (named in the message), e.g. the index's addresses are taken.</exception>
     public static async Task<NetworkNamespace> CreateAsync(string prefix, int index, ShapedLinkOptions link, CancellationToken ct)
     {
         var names = NetworkNames.Create(prefix, index);
         ArgumentNullException.ThrowIfNull(link);
         ShapedLinkOptionsValidator.ThrowIfInvalid(link);
+        ThrowIfDelayOrLossUnsupported(link);
         await ThrowIfAddressesTakenAsync(names, ct).ConfigureAwait(false);
 
         var created = new NetworkNamespace(names);
@@ -138,10 +142,12 @@ public sealed partial class NetworkNamespace : IAsyncDisposable
 
     /// <summary>Replaces the link's shape in both directions (briefly unshaped while the qdiscs are swapped).</summary>
     /// <exception cref="Microsoft.Extensions.Options.OptionsValidationException"><paramref name="link"/> is invalid.</exception>
+    /// <exception cref="NotSupportedException"><paramref name="link"/> asks for delay or loss and the kernel has no netem.</exception>
     public async Task ReshapeAsync(ShapedLinkOptions link)
     {
         ArgumentNullException.ThrowIfNull(link);
         ShapedLinkOptionsValidator.ThrowIfInvalid(link);
+        ThrowIfDelayOrLossUnsupported(link);
         await _gate.WaitAsync().ConfigureAwait(false);
         try
         {
@@ -176,6 +182,13 @@ public sealed partial class NetworkNamespace : IAsyncDisposable
             ObjectDisposedException.ThrowIf(_disposed, this);
             await CommandRunner.RunAsync("ip", ["link", "set", RootInterface, down ? "down" : "up"], CancellationToken.None).ConfigureAwait(false);
             _linkDown = down;
+            if (!down)
+            {
+                // Neighbours that failed while the link was down would answer "no route to host" until they expire.
+                await CommandRunner.RunAsync("ip", ["neigh", "flush", "dev", RootInterface], CancellationToken.None).ConfigureAwait(false);
+                await CommandRunner.RunAsync("ip", ["-n", Name, "neigh", "flush", "dev", InstanceInterface], CancellationToken.None).ConfigureAwait(false);
+                await WaitForCarrierAsync().ConfigureAwait(false);
+            }
         }
         finally
         {
@@ -268,6 +281,36 @@ public sealed partial class NetworkNamespace : IAsyncDisposable
         await LinkShaper.ApplyAsync(RootInterface, link, ct).ConfigureAwait(false);
         _link = link;
         await LinkShaper.ApplyAsync(IngressInterface, link, ct).ConfigureAwait(false);
+    }
+
+    /// <summary>Returns once both veth ends report carrier ("ip link set up" returns before the kernel's link watch has run).</summary>
+    private async Task WaitForCarrierAsync()
+    {
+        var deadline = TimeProvider.System.GetTimestamp() + (long)(CarrierTimeout.TotalSeconds * TimeProvider.System.TimestampFrequency);
+        while (true)
+        {
+            var root = await CommandRunner.RunAsync("ip", ["-o", "link", "show", "dev", RootInterface], CancellationToken.None).ConfigureAwait(false);
+            var inside = await CommandRunner.RunAsync("ip", ["-n", Name, "-o", "link", "show", "dev", InstanceInterface], CancellationToken.None).ConfigureAwait(false);
+            if (root.Contains("LOWER_UP", StringComparison.Ordinal) && inside.Contains("LOWER_UP", StringComparison.Ordinal))
+            {
+                return;
+            }
+
+            if (TimeProvider.System.GetTimestamp() > deadline)
+            {
+                throw new NetworkEmulationException($"the link of {Name} did not come back up within {CarrierTimeout.TotalSeconds} s: {root.Trim()} / {inside.Trim()}");
+            }
+
+            await Task.Delay(CarrierPollInterval).ConfigureAwait(false);
+        }
+    }
+
+    private static void ThrowIfDelayOrLossUnsupported(ShapedLinkOptions link)
+    {
+        if ((link.Delay is not null || link.LossPercent is not null) && !IsDelayAndLossSupported(out var why))
+        {
+            throw new NotSupportedException($"ShapedLinkOptions.Delay and LossPercent cannot be applied here: {why}.");
+        }
     }
 
     private static async Task ThrowIfAddressesTakenAsync(NetworkNames names, CancellationToken ct)
