@@ -55,6 +55,27 @@ public sealed class LinkShapingTests(ITestOutputHelper output)
     }
 
     [NetworkEmulationFact]
+    public async Task AnInstanceRateGivesTrafficBetweenInstancesItsOwnBucketWhileStorageTrafficKeepsItsRate()
+    {
+        const long InstanceRate = 4 * PaperRate;
+        var link = new ShapedLinkOptions { RateBytesPerSecond = PaperRate, InstanceRateBytesPerSecond = InstanceRate };
+        await using var test = new TestNetwork();
+        await using var first = await test.CreateAsync(link);
+        await using var second = await test.CreateAsync(link);
+
+        var storageDown = await Transfers.DownloadAsync(first, Bulk);
+        var storageUp = await Transfers.UploadAsync(first, Bulk);
+        var betweenInstances = await Transfers.InstanceToInstanceAsync(first, second, 2 * Bulk);
+        output.WriteLine($"storage 90 MB/s, instances 360 MB/s: storage down {storageDown / 1e6:F1} MB/s, up {storageUp / 1e6:F1} MB/s; instance -> instance {betweenInstances / 1e6:F1} MB/s");
+
+        AssertHeldTo(PaperRate, storageDown, "root -> instance (storage class)");
+        AssertHeldTo(PaperRate, storageUp, "instance -> root (storage class)");
+        AssertHeldTo(InstanceRate, betweenInstances, "instance -> instance (instance class)");
+        Assert.True(betweenInstances > storageDown, $"instance traffic {betweenInstances / 1e6:F1} MB/s is held to the storage rate ({storageDown / 1e6:F1} MB/s)");
+        Assert.Contains("htb", TestNetwork.Run("tc", "qdisc", "show", "dev", first.IngressInterface), StringComparison.Ordinal);
+    }
+
+    [NetworkEmulationFact]
     public async Task ReshapeChangesTheRateInBothDirections()
     {
         await using var test = new TestNetwork();

@@ -35,6 +35,17 @@ public sealed class ShapedLinkOptionsValidatorTests
         Assert.Contains("allowed 1000 to 12500000000 bytes per second", failure, StringComparison.Ordinal);
     }
 
+    [Fact]
+    public void AnInstanceRateNeedsAStorageRateAndARateInRange()
+    {
+        var alone = Assert.Single(_validator.Validate(null, new ShapedLinkOptions { InstanceRateBytesPerSecond = 750_000_000 }).Failures!);
+        var tooLow = Assert.Single(_validator.Validate(null, new ShapedLinkOptions { RateBytesPerSecond = 90_000_000, InstanceRateBytesPerSecond = 10 }).Failures!);
+
+        Assert.Contains("InstanceRateBytesPerSecond is 750000000 but RateBytesPerSecond is null", alone, StringComparison.Ordinal);
+        Assert.Contains("ShapedLinkOptions.InstanceRateBytesPerSecond is 10: allowed 1000 to", tooLow, StringComparison.Ordinal);
+        Assert.True(_validator.Validate(null, new ShapedLinkOptions { RateBytesPerSecond = 90_000_000, InstanceRateBytesPerSecond = 750_000_000 }).Succeeded);
+    }
+
     [Theory]
     [InlineData(-1.0)]
     [InlineData(0.0)]

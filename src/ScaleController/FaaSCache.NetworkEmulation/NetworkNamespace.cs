@@ -8,7 +8,8 @@ namespace FaaSCache.NetworkEmulation;
 /// directions (egress by a qdisc on the veth, ingress by redirecting it through an ifb device with the same qdisc), so
 /// each instance reaches storage in the root namespace over its own link, as §6 of the paper assumes (~90 MB/s).
 /// Instance-to-instance traffic is routed through the root namespace and so crosses both instances' links: what the
-/// planner calls BW_Inst is bounded by the same shaping here (in the paper's VMs it was higher, 750 MB/s).
+/// planner calls BW_Inst is bounded by the same shaping, unless <see cref="ShapedLinkOptions.InstanceRateBytesPerSecond"/>
+/// gives it a bucket of its own (in the paper's VMs it was higher, 750 MB/s, against 90 MB/s to storage).
 /// Needs root and iproute2 (<see cref="IsSupported"/>); <see cref="DisposeAsync"/> removes everything it made.
 /// </summary>
 public sealed partial class NetworkNamespace : IAsyncDisposable
@@ -160,9 +161,9 @@ public sealed partial class NetworkNamespace : IAsyncDisposable
             }
 
             var copy = link.Clone();
-            await LinkShaper.ApplyAsync(RootInterface, copy, CancellationToken.None).ConfigureAwait(false);
+            await LinkShaper.ApplyAsync(RootInterface, copy, LinkShaper.Direction.TowardsInstance, CancellationToken.None).ConfigureAwait(false);
             _link = copy;
-            await LinkShaper.ApplyAsync(IngressInterface, copy, CancellationToken.None).ConfigureAwait(false);
+            await LinkShaper.ApplyAsync(IngressInterface, copy, LinkShaper.Direction.FromInstance, CancellationToken.None).ConfigureAwait(false);
         }
         finally
         {
@@ -278,9 +279,9 @@ public sealed partial class NetworkNamespace : IAsyncDisposable
             ["filter", "add", "dev", RootInterface, "parent", "ffff:", "protocol", "all", "u32", "match", "u32", "0", "0",
              "action", "mirred", "egress", "redirect", "dev", IngressInterface], ct).ConfigureAwait(false);
 
-        await LinkShaper.ApplyAsync(RootInterface, link, ct).ConfigureAwait(false);
+        await LinkShaper.ApplyAsync(RootInterface, link, LinkShaper.Direction.TowardsInstance, ct).ConfigureAwait(false);
         _link = link;
-        await LinkShaper.ApplyAsync(IngressInterface, link, ct).ConfigureAwait(false);
+        await LinkShaper.ApplyAsync(IngressInterface, link, LinkShaper.Direction.FromInstance, ct).ConfigureAwait(false);
     }
 
     /// <summary>Returns once both veth ends report carrier ("ip link set up" returns before the kernel's link watch has run).</summary>

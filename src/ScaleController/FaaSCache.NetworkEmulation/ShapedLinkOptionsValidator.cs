@@ -40,6 +40,20 @@ public sealed class ShapedLinkOptionsValidator : IValidateOptions<ShapedLinkOpti
                 $"ShapedLinkOptions.RateBytesPerSecond is {rate}: allowed {MinRateBytesPerSecond} to {MaxRateBytesPerSecond} bytes per second (e.g. 90000000 for 90 MB/s), or null for no rate limit."));
         }
 
+        if (options.InstanceRateBytesPerSecond is { } instanceRate)
+        {
+            if (instanceRate is < MinRateBytesPerSecond or > MaxRateBytesPerSecond)
+            {
+                failures.Add(string.Create(CultureInfo.InvariantCulture,
+                    $"ShapedLinkOptions.InstanceRateBytesPerSecond is {instanceRate}: allowed {MinRateBytesPerSecond} to {MaxRateBytesPerSecond} bytes per second (e.g. 750000000 for the paper's 750 MB/s between VMs), or null to hold instance traffic to RateBytesPerSecond."));
+            }
+            else if (options.RateBytesPerSecond is null)
+            {
+                failures.Add(string.Create(CultureInfo.InvariantCulture,
+                    $"ShapedLinkOptions.InstanceRateBytesPerSecond is {instanceRate} but RateBytesPerSecond is null: a separate rate for instance traffic needs a rate for storage traffic too (set RateBytesPerSecond, e.g. 90000000)."));
+            }
+        }
+
         if (options.Delay is { } delay && (delay < MinDelay || delay > MaxDelay))
         {
             failures.Add(string.Create(CultureInfo.InvariantCulture,
