@@ -155,14 +155,14 @@ public sealed partial class NetworkNamespace
             }
         }
 
-        // A prefix of the probe's own (the process id keeps concurrent probes apart); index 255, the last, is the least likely to be in use.
+        // A prefix of the probe's own (the process id keeps concurrent probes apart); the highest free index, so no live link's addresses are doubled.
         var prefix = "fcq" + (Environment.ProcessId % 1_000_000).ToString(CultureInfo.InvariantCulture);
         try
         {
             var probe = Task.Run(async () =>
             {
                 await CleanupAsync(prefix).ConfigureAwait(false);
-                var names = NetworkNames.Create(prefix, NetworkNames.MaxIndex);
+                var names = await FreeProbeNamesAsync(prefix).ConfigureAwait(false);
                 var created = new NetworkNamespace(names);
                 try
                 {
@@ -180,6 +180,26 @@ public sealed partial class NetworkNamespace
         {
             return $"a probe namespace with a shaped veth link could not be made: {e.InnerException?.Message ?? e.Message}";
         }
+    }
+
+    /// <summary>The probe's names at the highest index whose /30 no interface has (the probe must not double a live link's address).</summary>
+    private static async Task<NetworkNames> FreeProbeNamesAsync(string prefix)
+    {
+        for (var index = NetworkNames.MaxIndex; index >= 0; index--)
+        {
+            var names = NetworkNames.Create(prefix, index);
+            try
+            {
+                await ThrowIfAddressesTakenAsync(names, CancellationToken.None).ConfigureAwait(false);
+                return names;
+            }
+            catch (NetworkEmulationException) when (index > 0)
+            {
+                // Taken: try the next one down.
+            }
+        }
+
+        throw new NetworkEmulationException("every index of 10.250.0.0/16 is taken");
     }
 
     /// <summary>Null when netem can be added (tried on an ifb device of the probe's own), else the reason.</summary>
