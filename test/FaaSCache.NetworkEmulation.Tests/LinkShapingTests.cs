@@ -145,13 +145,18 @@ public sealed class LinkShapingTests(ITestOutputHelper output)
         await using var test = new TestNetwork();
         await using var network = await test.CreateAsync(new ShapedLinkOptions { RateBytesPerSecond = PaperRate });
 
+        using var listener = new System.Net.Sockets.TcpListener(network.HostAddress, 0);
+        listener.Start();
+        var port = ((System.Net.IPEndPoint)listener.LocalEndpoint).Port;
         await network.SetLinkDownAsync(true);
         Assert.True(network.IsLinkDown);
-        await using (var attempt = WrappedProcess.Start(network, "timeout", "3", "bash", "-c", $"exec 3<>/dev/tcp/{network.HostAddress}/9"))
+        await using (var attempt = WrappedProcess.Start(network, "timeout", "3", "bash", "-c", $"exec 3<>/dev/tcp/{network.HostAddress}/{port}"))
         {
             Assert.NotEqual(0, await attempt.WaitAsync(Transfers.Timeout));
         }
 
+        Assert.False(listener.Pending(), "a connection from the namespace arrived while its link was down");
+        listener.Stop();
         await network.SetLinkDownAsync(false);
         var rate = await Transfers.DownloadAsync(network, Bulk / 4);
         output.WriteLine($"after the partition healed: {rate / 1e6:F1} MB/s");

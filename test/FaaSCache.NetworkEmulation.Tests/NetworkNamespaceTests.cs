@@ -80,6 +80,20 @@ public sealed class NetworkNamespaceTests
     }
 
     [NetworkEmulationFact]
+    public async Task TheRootNamespaceReachesAServerListeningOnTheInstanceAddress()
+    {
+        await using var test = new TestNetwork();
+        await using var network = await test.CreateAsync(new ShapedLinkOptions { RateBytesPerSecond = 90_000_000 });
+        await using var server = await Transfers.StartIperfServerAsync(network);
+
+        using var client = new TcpClient();
+        using var cts = new CancellationTokenSource(Transfers.Timeout);
+        await client.ConnectAsync(network.InstanceAddress, int.Parse(Transfers.IperfPort, System.Globalization.CultureInfo.InvariantCulture), cts.Token);
+
+        Assert.Equal(network.HostAddress, ((IPEndPoint)client.Client.LocalEndPoint!).Address.MapToIPv4());
+    }
+
+    [NetworkEmulationFact]
     public async Task WrapKeepsACommandLineGivenAsOneString()
     {
         await using var test = new TestNetwork();

@@ -93,11 +93,24 @@ internal static class Transfers
     /// <summary>Instance <paramref name="from"/> to instance <paramref name="to"/> (through the root namespace), with iperf3.</summary>
     public static async Task<double> InstanceToInstanceAsync(NetworkNamespace from, NetworkNamespace to, long bytes)
     {
-        const string Port = "5299";
+        await using var server = await StartIperfServerAsync(to);
+        await using var client = WrappedProcess.Start(from, "iperf3", "-c", to.InstanceAddress.ToString(), "-p", IperfPort,
+            "-n", bytes.ToString(CultureInfo.InvariantCulture), "-J");
+        Assert.True(await client.WaitAsync(Timeout) == 0, $"iperf3 -c failed: {client.Output}");
+        using var report = JsonDocument.Parse(client.StandardOutput);
+        return report.RootElement.GetProperty("end").GetProperty("sum_received").GetProperty("bits_per_second").GetDouble() / 8;
+    }
+
+    /// <summary>The port iperf3 servers listen on (inside their own namespace, so no other process competes for it).</summary>
+    public const string IperfPort = "5299";
+
+    /// <summary>Starts a one-off iperf3 server on the namespace's address and returns once it listens.</summary>
+    public static async Task<WrappedProcess> StartIperfServerAsync(NetworkNamespace network)
+    {
         var ready = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        await using var server = WrappedProcess.Start(to.Wrap(new System.Diagnostics.ProcessStartInfo("iperf3")
+        var server = WrappedProcess.Start(network.Wrap(new System.Diagnostics.ProcessStartInfo("iperf3")
         {
-            ArgumentList = { "-s", "-1", "--forceflush", "-B", to.InstanceAddress.ToString(), "-p", Port },
+            ArgumentList = { "-s", "-1", "--forceflush", "-B", network.InstanceAddress.ToString(), "-p", IperfPort },
             RedirectStandardOutput = true,
             RedirectStandardError = true,
         }));
@@ -114,13 +127,14 @@ internal static class Transfers
         }
 
         await Task.WhenAny(ready.Task, server.Process.WaitForExitAsync()).WaitAsync(Timeout);
-        Assert.True(ready.Task.IsCompleted, $"iperf3 -s did not start in {to.Name}: {server.Output}");
+        if (!ready.Task.IsCompleted)
+        {
+            var output = server.Output;
+            await server.DisposeAsync();
+            Assert.Fail($"iperf3 -s did not start in {network.Name}: {output}");
+        }
 
-        await using var client = WrappedProcess.Start(from, "iperf3", "-c", to.InstanceAddress.ToString(), "-p", Port,
-            "-n", bytes.ToString(CultureInfo.InvariantCulture), "-J");
-        Assert.True(await client.WaitAsync(Timeout) == 0, $"iperf3 -c failed: {client.Output}");
-        using var report = JsonDocument.Parse(client.StandardOutput);
-        return report.RootElement.GetProperty("end").GetProperty("sum_received").GetProperty("bits_per_second").GetDouble() / 8;
+        return server;
     }
 
     private static TcpListener Listen(NetworkNamespace network)

@@ -27,6 +27,12 @@ public sealed partial class NetworkNamespace : IAsyncDisposable
 
     private NetworkNamespace(NetworkNames names) => _names = names;
 
+    /// <summary>The prefix the names were made with (what <see cref="CleanupAsync"/> takes).</summary>
+    public string Prefix => _names.Prefix;
+
+    /// <summary>The index: the third octet of the link's addresses and the number in its names.</summary>
+    public int Index => _names.Index;
+
     /// <summary>The namespace's name, <c>&lt;prefix&gt;-&lt;index&gt;</c> (for <c>ip netns exec</c>).</summary>
     public string Name => _names.Namespace;
 
