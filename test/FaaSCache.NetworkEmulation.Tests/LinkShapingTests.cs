@@ -97,6 +97,11 @@ public sealed class LinkShapingTests(ITestOutputHelper output)
         Assert.True(unshaped > before, $"unshaped {unshaped / 1e6:F1} MB/s is not above the 90 MB/s link's {before / 1e6:F1} MB/s");
         Assert.DoesNotContain("tbf", TestNetwork.Run("tc", "qdisc", "show", "dev", network.RootInterface), StringComparison.Ordinal);
         Assert.Equal(ShapedLinkOptions.Unshaped.ToString(), network.Link.ToString());
+
+        // And from unshaped back to a shape (there is no qdisc of ours to remove first).
+        await network.ReshapeAsync(new ShapedLinkOptions { RateBytesPerSecond = Slower });
+        Assert.Contains("rate 160Mbit", TestNetwork.Run("tc", "qdisc", "show", "dev", network.RootInterface), StringComparison.Ordinal);
+        Assert.Contains("rate 160Mbit", TestNetwork.Run("tc", "qdisc", "show", "dev", network.IngressInterface), StringComparison.Ordinal);
     }
 
     [NetemFact]

@@ -67,9 +67,18 @@ internal static class LinkShaper
         }
     }
 
-    /// <summary>Removes the root qdisc <see cref="ApplyAsync"/> added (its classes, filters and children go with it).</summary>
-    public static Task RemoveAsync(string device, CancellationToken cancellationToken) =>
-        TcAsync(cancellationToken, "qdisc", "del", "dev", device, "root");
+    /// <summary>
+    /// Removes the root qdisc <see cref="ApplyAsync"/> added (its classes, filters and children go with it); a device with
+    /// none (unshaped, or an apply that failed half way) is left as it is.
+    /// </summary>
+    public static async Task RemoveAsync(string device, CancellationToken cancellationToken)
+    {
+        var result = await CommandRunner.TryRunAsync("tc", ["qdisc", "del", "dev", device, "root"], cancellationToken).ConfigureAwait(false);
+        if (!result.Succeeded && !result.StandardError.Contains("handle of zero", StringComparison.Ordinal))
+        {
+            throw result.ToException();
+        }
+    }
 
     private static Task<string> TcAsync(CancellationToken cancellationToken, params string[] arguments) =>
         CommandRunner.RunAsync("tc", arguments, cancellationToken);

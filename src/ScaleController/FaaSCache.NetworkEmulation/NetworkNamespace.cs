@@ -159,12 +159,9 @@ public sealed partial class NetworkNamespace : IAsyncDisposable
         try
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
-            if (_link.IsShaped)
-            {
-                await LinkShaper.RemoveAsync(RootInterface, CancellationToken.None).ConfigureAwait(false);
-                await LinkShaper.RemoveAsync(IngressInterface, CancellationToken.None).ConfigureAwait(false);
-                _link = ShapedLinkOptions.Unshaped;
-            }
+            await LinkShaper.RemoveAsync(RootInterface, CancellationToken.None).ConfigureAwait(false);
+            await LinkShaper.RemoveAsync(IngressInterface, CancellationToken.None).ConfigureAwait(false);
+            _link = ShapedLinkOptions.Unshaped;
 
             var copy = link.Clone();
             await LinkShaper.ApplyAsync(RootInterface, copy, LinkShaper.Direction.TowardsInstance, CancellationToken.None).ConfigureAwait(false);
