@@ -7,6 +7,7 @@ namespace FaaSCache.NetworkEmulation.Tests;
 /// Shaping is in effect, measured against an unshaped link in the same run: not a check of how fast our code is, but
 /// that tc holds a link to its rate (at most 1.3x; at least a quarter, which catches a bits-for-bytes slip).
 /// </summary>
+[Trait("Category", "Integration")]
 [Collection(NetworkNamespaceCollection.Name)]
 public sealed class LinkShapingTests(ITestOutputHelper output)
 {

@@ -5,6 +5,7 @@ using FaaSCache.NetworkEmulation;
 
 namespace FaaSCache.NetworkEmulation.Tests;
 
+[Trait("Category", "Integration")]
 [Collection(NetworkNamespaceCollection.Name)]
 public sealed class NetworkNamespaceTests
 {
