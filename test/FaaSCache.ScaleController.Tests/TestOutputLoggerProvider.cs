@@ -6,22 +6,23 @@ namespace FaaSCache.ScaleController.Tests;
 /// <summary>Sends the controller's log lines to the test's output (shown when a test fails).</summary>
 internal sealed class TestOutputLoggerProvider(ITestOutputHelper output) : ILoggerProvider
 {
-    public ILogger CreateLogger(string categoryName) => new Logger(output, categoryName[(categoryName.LastIndexOf('.') + 1)..]);
+    public ILogger CreateLogger(string categoryName) => new Logger(output, categoryName.StartsWith("FaaSCache", StringComparison.Ordinal) ? categoryName[(categoryName.LastIndexOf('.') + 1)..] : null);
 
     public void Dispose()
     {
     }
 
-    private sealed class Logger(ITestOutputHelper output, string category) : ILogger
+    // Only the controller's own categories (null: ASP.NET Core's per-request lines, left out).
+    private sealed class Logger(ITestOutputHelper output, string? category) : ILogger
     {
         public IDisposable? BeginScope<TState>(TState state)
             where TState : notnull => null;
 
-        public bool IsEnabled(LogLevel logLevel) => logLevel >= LogLevel.Information;
+        public bool IsEnabled(LogLevel logLevel) => category is not null ? logLevel >= LogLevel.Information : logLevel >= LogLevel.Warning;
 
         public void Log<TState>(LogLevel logLevel, EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter)
         {
-            if (!IsEnabled(logLevel) || category.StartsWith("Http", StringComparison.Ordinal))
+            if (!IsEnabled(logLevel))
             {
                 return;
             }

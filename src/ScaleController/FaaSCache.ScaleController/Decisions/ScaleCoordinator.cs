@@ -59,7 +59,8 @@ public sealed class ScaleCoordinator(ScalePolicy policy, InstancePool pool, Fron
     {
         if (history.Add(decision))
         {
-            logger.LogInformation("{Trigger}: {From} -> {To} instance(s): {Reason}", decision.Trigger, decision.From, decision.To, decision.Reason);
+            // Changes at Information; a kept count (its reason changed) at Debug, as a poll's numbers change every time.
+            logger.Log(decision.Changes ? LogLevel.Information : LogLevel.Debug, "{Trigger}: {From} -> {To} instance(s): {Reason}", decision.Trigger, decision.From, decision.To, decision.Reason);
         }
 
         if (decision.Changes)
