@@ -13,7 +13,8 @@
 #
 #   app folder           default benchmarks/apps/node (GET /api/ping/{name})
 #   controller options   passed on, e.g. --max-instances 4 --idle-to-zero 30 --min-instances 1 (see --help of
-#                        src/ScaleController/FaaSCache.ScaleController)
+#                        src/ScaleController/FaaSCache.ScaleController). With --netns (each instance in its own network
+#                        namespace, e.g. --netns --link-rate 90000000) Azurite and the controller listen on 0.0.0.0.
 #
 # Environment:
 #   AzureWebJobsStorage        use this storage account instead of starting Azurite
@@ -42,6 +43,14 @@ fi
 run_dir="$(mktemp -d /tmp/faascache-scale.XXXXXX)"
 shm_root="$(mktemp -d /dev/shm/faascache-scale-run.XXXXXX)"
 started_azurite=""
+netns=""
+netns_prefix=fcscale
+prev=""
+for arg in "$@"; do
+    [ "$arg" = "--netns" ] && netns=1
+    [ "$prev" = "--netns-prefix" ] && netns_prefix="$arg"
+    prev="$arg"
+done
 
 # leftovers: pids of live processes (hosts, workers) whose shared-memory root is under this run's.
 leftovers() {
@@ -49,7 +58,7 @@ leftovers() {
     for p in /proc/[0-9]*; do
         p="${p#/proc/}"
         [ -r "/proc/$p/environ" ] || continue
-        if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -q "^FUNCTIONS_UNIX_SHARED_MEMORY_DIRECTORIES=$shm_root/"; then found="$found $p"; fi
+        if tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -q "^FUNCTIONS_UNIX_SHARED_MEMORY_DIRECTORIES=$shm_root/"; then found="$found $p"; fi
     done
     echo "${found# }"
 }
@@ -64,17 +73,34 @@ cleanup() {
     local shm_left
     shm_left="$(find "$shm_root" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)"
     rm -rf "$shm_root" "$run_dir"
+    local ns_left=""
+    if [ -n "$netns" ]; then
+        # The controller removes its namespaces; whatever a crash left goes here (processes inside first).
+        for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${netns_prefix}-[0-9]+\$" || true); do
+            for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null || true; done
+            ip netns del "$ns" 2>/dev/null || true
+            ns_left="$ns_left $ns"
+        done
+        for link in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | cut -d@ -f1 | grep -E "^${netns_prefix}v[0-9]+[abi]\$" || true); do
+            ip link del "$link" 2>/dev/null || true
+        done
+    fi
+    if [ -n "$ns_left" ]; then
+        say "left behind and now removed: namespace(s)${ns_left}"
+        exit 1
+    fi
     if [ -n "$left" ] || [ "$shm_left" -gt 0 ]; then
         say "left behind and now removed: process(es) [${left}], ${shm_left} shared-memory folder(s)"
         exit 1
     fi
-    say "stopped: no host or worker process, no shared-memory folder left"
+    say "stopped: no host or worker process, no shared-memory folder${netns:+, no namespace} left"
     exit "$code"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 if [ -z "${AzureWebJobsStorage:-}" ]; then
+    [ -n "$netns" ] && export AZURITE_HOST=0.0.0.0
     start_azurite >"$run_dir/azurite.out" || die "Azurite did not start"
     started_azurite=1
     export AzureWebJobsStorage="$AZURITE_CONNECTION"
@@ -102,10 +128,12 @@ fi
 port="${FAASCACHE_SCALE_PORT:-$(free_port)}"
 grpc_port="$(free_port)"
 say "front door http://127.0.0.1:$port/api/...   status http://127.0.0.1:$port/scale/status   (Ctrl+C stops everything)"
+listen=()
+[ -n "$netns" ] && listen=(--listen-address 0.0.0.0)
 status_view=(--status-view)
 [ -t 1 ] || status_view=()  # not a terminal: log lines instead of the table
 dotnet "$controller_dll" --script-root "$app" --host-dll "$host_dll" --port "$port" --grpc-port "$grpc_port" \
-    --shm-root "$shm_root" "${status_view[@]}" "$@" &
+    --shm-root "$shm_root" "${listen[@]}" "${status_view[@]}" "$@" &
 controller_pid=$!
 wait "$controller_pid" || true
 controller_pid=""

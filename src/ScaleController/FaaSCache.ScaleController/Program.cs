@@ -28,7 +28,10 @@ public static class Program
         try
         {
             // The live table owns the console: log lines only go out when it is off.
-            app = ScaleControllerApp.Build(options, statusView, logging => logging.SetMinimumLevel(statusView ? LogLevel.None : LogLevel.Information));
+            // ASP.NET Core's per-request lines only from Warning: the controller's own lines say what happens.
+            app = ScaleControllerApp.Build(options, statusView, logging => logging
+                .SetMinimumLevel(statusView ? LogLevel.None : LogLevel.Information)
+                .AddFilter("Microsoft", statusView ? LogLevel.None : LogLevel.Warning));
         }
         catch (OptionsValidationException e)
         {

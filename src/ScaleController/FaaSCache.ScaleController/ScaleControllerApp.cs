@@ -37,7 +37,6 @@ public static class ScaleControllerApp
         options.Port = options.Port == 0 ? FreePorts.Get(options.ListenAddress) : options.Port;
         options.GrpcPort = options.GrpcPort == 0 ? FreePorts.Get(options.ListenAddress) : options.GrpcPort;
         TimeProvider clock = time ?? TimeProvider.System;
-        var controllerGrpc = new Uri($"http://{Host(options.ListenAddress)}:{options.GrpcPort}/");
         PeerKey key = PeerKey.FromConnectionString(options.StorageConnection, options.AppName);
 
         WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
@@ -50,9 +49,16 @@ public static class ScaleControllerApp
         IServiceCollection services = builder.Services;
         services.AddSingleton(options);
         services.AddSingleton(clock);
-        services.AddSingleton<IInstanceLauncher>(sp => new HostProcessLauncher(options, controllerGrpc, sp.GetRequiredService<ILogger<HostProcessLauncher>>(), clock));
+        services.AddSingleton<IInstanceNetwork>(options.NetworkNamespaces ? new NamespaceNetwork(options) : new SharedNetwork(options.ListenAddress, options.StorageConnection));
+        services.AddSingleton<IInstanceLauncher>(sp => new HostProcessLauncher(options, sp.GetRequiredService<IInstanceNetwork>(), sp.GetRequiredService<ILogger<HostProcessLauncher>>(), clock));
         services.AddSingleton<InstancePool>();
+        if (options.NetworkNamespaces)
+        {
+            services.AddHostedService<NamespaceHousekeeping>();
+        }
+
         services.AddHostedService<InstancePoolLifetime>();
+
         services.Configure<Microsoft.Extensions.Hosting.HostOptions>(h => h.ShutdownTimeout = options.DrainTimeout + options.StopTimeout + TimeSpan.FromSeconds(10));
         services.AddSingleton(sp => new ScalePolicy(options, clock));
         services.AddSingleton(new DecisionHistory(options.HistorySize));
@@ -92,5 +98,4 @@ public static class ScaleControllerApp
         return app;
     }
 
-    private static string Host(IPAddress address) => address.Equals(IPAddress.Any) ? "127.0.0.1" : address.ToString();
 }

@@ -5,7 +5,7 @@ using Microsoft.Extensions.Logging;
 namespace FaaSCache.ScaleController.Instances;
 
 /// <summary>One FaaSCache host process started by <see cref="HostProcessLauncher"/>, with its shared-memory folder.</summary>
-internal sealed class HostProcessInstance(string id, Process process, Uri http, Uri peer, string shmDirectory, OutputTail tail, ILogger logger) : ILaunchedInstance
+internal sealed class HostProcessInstance(string id, Process process, Uri http, Uri peer, string shmDirectory, Func<ValueTask> releaseNetwork, OutputTail tail, ILogger logger) : ILaunchedInstance
 {
     private int _disposed;
 
@@ -78,6 +78,15 @@ internal sealed class HostProcessInstance(string id, Process process, Uri http, 
             catch (IOException e)
             {
                 logger.LogWarning("Could not remove {Id}'s shared memory {Shm}: {Error}", Id, shmDirectory, e.Message);
+            }
+
+            try
+            {
+                await releaseNetwork();
+            }
+            catch (Exception e)
+            {
+                logger.LogWarning("Could not remove {Id}'s network: {Error}", Id, e.Message);
             }
         }
     }

@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
+using System.Net;
 using System.Text.Json;
 using FaaSCache.ScaleController.Options;
 using Microsoft.Extensions.Logging;
@@ -12,7 +13,7 @@ namespace FaaSCache.ScaleController.Instances;
 /// urgent votes. Ready means <c>GET /admin/host/status</c> answers with every worker running (the tests' rule); the time
 /// from launch to ready is the instance's T_Load (§4).
 /// </summary>
-public sealed class HostProcessLauncher(ScaleControllerOptions options, Uri controllerGrpc, ILogger<HostProcessLauncher> logger, TimeProvider time) : IInstanceLauncher
+public sealed class HostProcessLauncher(ScaleControllerOptions options, IInstanceNetwork network, ILogger<HostProcessLauncher> logger, TimeProvider time) : IInstanceLauncher
 {
     /// <summary>The prefix of every instance's shared-memory folder under the root (the run script removes leftovers by it).</summary>
     public const string ShmPrefix = "faascache-scale-";
@@ -22,9 +23,12 @@ public sealed class HostProcessLauncher(ScaleControllerOptions options, Uri cont
     /// <inheritdoc />
     public async Task<ILaunchedInstance> LaunchAsync(string instanceId, CancellationToken cancellationToken)
     {
-        string address = options.ListenAddress.ToString();
-        int port = FreePorts.Get(options.ListenAddress);
-        int peerPort = FreePorts.Get(options.ListenAddress);
+        long launched = time.GetTimestamp();
+        InstanceNetworkLease net = await network.AcquireAsync(instanceId, cancellationToken);
+        string address = net.BindAddress.ToString();
+        int port = FreePorts.Get(IPAddress.Loopback);
+        int peerPort = FreePorts.Get(IPAddress.Loopback);
+        string controllerGrpc = $"http://{net.ControllerAddress}:{Invariant(options.GrpcPort)}/";
         string shm = Path.Combine(options.SharedMemoryRoot, ShmPrefix + instanceId + "-" + Guid.NewGuid().ToString("N")[..8]);
         Directory.CreateDirectory(shm);
         string dotnet = Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") is { Length: > 0 } p && File.Exists(p) ? p : "dotnet";
@@ -38,25 +42,36 @@ public sealed class HostProcessLauncher(ScaleControllerOptions options, Uri cont
         foreach (string arg in (string[])[
             options.HostDll, "start", "--script-root", options.ScriptRoot, "--port", Invariant(port), "--app-name", options.AppName,
             "--instance-id", instanceId, "--membership", "on", "--peer-port", Invariant(peerPort), "--listen-address", address,
-            "--peer-address", address, "--scale-controller", controllerGrpc.ToString()])
+            "--peer-address", address, "--scale-controller", controllerGrpc])
         {
             start.ArgumentList.Add(arg);
         }
 
-        start.Environment["AzureWebJobsStorage"] = options.StorageConnection;
+        start.Environment["AzureWebJobsStorage"] = net.StorageConnection;
         start.Environment["FUNCTIONS_UNIX_SHARED_MEMORY_DIRECTORIES"] = shm;
         start.Environment["DOTNET_CLI_TELEMETRY_OPTOUT"] = "1";
-        var process = new Process { StartInfo = start, EnableRaisingEvents = true };
+        var process = new Process { StartInfo = net.Wrap(start), EnableRaisingEvents = true };
         var tail = new OutputTail(60);
         process.OutputDataReceived += (_, e) => tail.Add(e.Data);
         process.ErrorDataReceived += (_, e) => tail.Add(e.Data);
-        long launched = time.GetTimestamp();
-        process.Start();
+        try
+        {
+            process.Start();
+        }
+        catch
+        {
+            process.Dispose();
+            await net.Release();
+            Directory.Delete(shm, recursive: true);
+            throw;
+        }
+
+
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
         var http = new Uri($"http://{address}:{Invariant(port)}/");
-        var instance = new HostProcessInstance(instanceId, process, http, new Uri($"http://{address}:{Invariant(peerPort)}/"), shm, tail, logger);
-        logger.LogInformation("Launched {Id} (pid {Pid}) on {Http}, peer port {PeerPort}, shared memory {Shm}", instanceId, process.Id, http, peerPort, shm);
+        var instance = new HostProcessInstance(instanceId, process, http, new Uri($"http://{address}:{Invariant(peerPort)}/"), shm, net.Release, tail, logger);
+        logger.LogInformation("Launched {Id} (pid {Pid}) on {Http}, peer port {PeerPort}, shared memory {Shm}, {Network}", instanceId, process.Id, http, peerPort, shm, net.Description);
         try
         {
             await WaitReadyAsync(instance, cancellationToken);

@@ -48,6 +48,9 @@ public static class ScaleControllerCommandLine
     private static readonly Option<int> Port = new("--port") { Description = "The front door's HTTP port (/api/*, /scale/status); 0: a free one.", DefaultValueFactory = _ => 8080 };
     private static readonly Option<int> GrpcPort = new("--grpc-port") { Description = "The gRPC port (urgent votes); 0: a free one.", DefaultValueFactory = _ => 8081 };
     private static readonly Option<string> ShmRoot = new("--shm-root") { Description = "Where each instance gets its shared-memory folder.", DefaultValueFactory = _ => "/dev/shm" };
+    private static readonly Option<bool> Netns = new("--netns") { Description = "Run each instance in its own network namespace behind a shaped link (needs root, --listen-address 0.0.0.0, storage on 0.0.0.0)." };
+    private static readonly Option<long?> LinkRate = new("--link-rate") { Description = "With --netns: each link's rate in bytes/s, both ways (e.g. 90000000 for the paper's 90 MB/s). Default: unshaped." };
+    private static readonly Option<string> NetnsPrefix = new("--netns-prefix") { Description = "With --netns: the namespaces' name prefix.", DefaultValueFactory = _ => "fcscale" };
     private static readonly Option<bool> StatusView = new("--status-view") { Description = "Show a live status table (refreshed every second) instead of log lines." };
 
     /// <summary>Creates the root command; its action runs the controller with the parsed options.</summary>
@@ -57,7 +60,7 @@ public static class ScaleControllerCommandLine
         var root = new RootCommand("FaaSCache scale controller: runs a function app's FaaSCache host instances behind a front door and scales them by their votes (Faa$T §4).")
         {
             ScriptRoot, AppName, Storage, MinInstances, MaxInstances, PollInterval, ScaleOutCooldown, ScaleInCooldown, IdleToZero, HoldTimeout,
-            DrainTimeout, StartTimeout, StopTimeout, HostDll, ListenAddress, Port, GrpcPort, ShmRoot, StatusView,
+            DrainTimeout, StartTimeout, StopTimeout, HostDll, ListenAddress, Port, GrpcPort, ShmRoot, Netns, LinkRate, NetnsPrefix, StatusView,
         };
         root.SetAction((result, cancellationToken) => run(ToOptions(result), result.GetValue(StatusView), cancellationToken));
         return root;
@@ -86,6 +89,9 @@ public static class ScaleControllerCommandLine
             Port = r.GetValue(Port),
             GrpcPort = r.GetValue(GrpcPort),
             SharedMemoryRoot = r.GetValue(ShmRoot)!,
+            NetworkNamespaces = r.GetValue(Netns),
+            LinkRateBytesPerSecond = r.GetValue(LinkRate),
+            NamespacePrefix = r.GetValue(NetnsPrefix)!,
         };
     }
 

@@ -62,6 +62,18 @@ public sealed class ScaleControllerOptions
     /// <summary>Gets or sets the root under which every instance gets its own shared-memory folder.</summary>
     public string SharedMemoryRoot { get; set; } = "/dev/shm";
 
+    /// <summary>
+    /// Gets or sets a value indicating whether each instance runs in its own network namespace behind a shaped veth link
+    /// (FaaSCache.NetworkEmulation; needs root, <see cref="ListenAddress"/> 0.0.0.0 and storage listening on 0.0.0.0).
+    /// </summary>
+    public bool NetworkNamespaces { get; set; }
+
+    /// <summary>Gets or sets each instance link's rate limit in bytes per second, both ways (§6: 90 MB/s); null: unshaped. Only with <see cref="NetworkNamespaces"/>.</summary>
+    public long? LinkRateBytesPerSecond { get; set; }
+
+    /// <summary>Gets or sets the prefix of the namespaces and interfaces made (<c>&lt;prefix&gt;-N</c>); leftovers with it are removed at start.</summary>
+    public string NamespacePrefix { get; set; } = "fcscale";
+
     /// <summary>Gets or sets the size of the decision history kept for the status.</summary>
     public int HistorySize { get; set; } = 200;
 }

@@ -64,6 +64,33 @@ public sealed class ScaleControllerOptionsValidator : IValidateOptions<ScaleCont
             errors.Add($"SharedMemoryRoot '{options.SharedMemoryRoot}' must be an existing folder (tmpfs, e.g. /dev/shm).");
         }
 
+        if (options.NetworkNamespaces)
+        {
+            if (!options.ListenAddress.Equals(System.Net.IPAddress.Any))
+            {
+                errors.Add($"ListenAddress '{options.ListenAddress}' must be 0.0.0.0 with NetworkNamespaces on (instances reach the controller at their link's root-side address).");
+            }
+
+            if (options.StorageConnection.Contains("UseDevelopmentStorage", StringComparison.OrdinalIgnoreCase))
+            {
+                errors.Add("StorageConnection 'UseDevelopmentStorage=true' cannot be reached from a namespace; with NetworkNamespaces on give Azurite's full connection string (BlobEndpoint=http://127.0.0.1:<port>/devstoreaccount1, Azurite on 0.0.0.0).");
+            }
+
+            if (!System.Text.RegularExpressions.Regex.IsMatch(options.NamespacePrefix, "^[a-z][a-z0-9-]{0,7}$"))
+            {
+                errors.Add($"NamespacePrefix '{options.NamespacePrefix}' must be a lowercase letter then up to 7 lowercase letters, digits or '-'.");
+            }
+        }
+        else if (options.LinkRateBytesPerSecond is not null)
+        {
+            errors.Add(Invariant($"LinkRateBytesPerSecond {options.LinkRateBytesPerSecond} needs NetworkNamespaces on (without namespaces there is no link to shape)."));
+        }
+
+        if (options.LinkRateBytesPerSecond is <= 0)
+        {
+            errors.Add(Invariant($"LinkRateBytesPerSecond {options.LinkRateBytesPerSecond} must be a positive number of bytes per second (e.g. 90000000)."));
+        }
+
         if (options.HistorySize is < 1 or > 100_000)
         {
             errors.Add(Invariant($"HistorySize {options.HistorySize} must be between 1 and 100000."));
