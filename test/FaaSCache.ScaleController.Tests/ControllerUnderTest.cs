@@ -58,9 +58,24 @@ internal sealed class ControllerUnderTest : IAsyncDisposable
             HoldTimeout = TimeSpan.FromSeconds(120),
         };
         configure(options);
-        WebApplication web = ScaleControllerApp.Build(options, logging: l => l.ClearProviders().AddProvider(new TestOutputLoggerProvider(output)));
-        await web.StartAsync();
-        return new ControllerUnderTest(web, options, app, shm);
+        WebApplication? web = null;
+        try
+        {
+            web = ScaleControllerApp.Build(options, logging: l => l.ClearProviders().AddProvider(new TestOutputLoggerProvider(output)));
+            await web.StartAsync();
+            return new ControllerUnderTest(web, options, app, shm);
+        }
+        catch
+        {
+            if (web is not null)
+            {
+                await web.DisposeAsync();
+            }
+
+            shm.Dispose();
+            app.Dispose();
+            throw;
+        }
     }
 
     public async Task<ScaleStatusReport> GetStatusAsync() =>

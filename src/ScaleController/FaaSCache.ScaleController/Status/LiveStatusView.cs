@@ -11,6 +11,7 @@ namespace FaaSCache.ScaleController.Status;
 public sealed class LiveStatusView(ScaleStatusSource status, TimeProvider time) : BackgroundService
 {
     private const int DecisionsShown = 8;
+    private const int ReasonChars = 60;
 
     /// <inheritdoc />
     protected override async Task ExecuteAsync(CancellationToken stoppingToken)
@@ -40,7 +41,7 @@ public sealed class LiveStatusView(ScaleStatusSource status, TimeProvider time) 
         var instances = new Table().Expand().AddColumns("Instance", "State", "Pid", "HTTP", "T_Load", "In flight", "Votes");
         foreach (InstanceStatus i in s.Instances)
         {
-            string votes = i.LastVotes is { } v ? string.Join("\n", v.Votes.Select(x => $"{Sign(x.Vote)} {x.Voter}: {x.Reason}")) : i.Error ?? "";
+            string votes = i.LastVotes is { } v ? string.Join("\n", v.Votes.Select(x => $"{Sign(x.Vote)} {x.Voter}: {Short(x.Reason)}")) : i.Error ?? "";
             instances.AddRow(
                 Markup.Escape(i.Id),
                 Markup.Escape(i.State),
@@ -63,6 +64,9 @@ public sealed class LiveStatusView(ScaleStatusSource status, TimeProvider time) 
 
         return new Rows(header, new Markup(Markup.Escape("Reason: " + s.Reason)), instances, decisions);
     }
+
+    // One line per vote in an 80-column terminal; the full reasons are in GET /scale/status.
+    private static string Short(string reason) => reason.Length <= ReasonChars ? reason : reason[..(ReasonChars - 1)] + "…";
 
     private static string Sign(int vote) => vote switch { > 0 => "+1", < 0 => "-1", _ => " 0" };
 }
