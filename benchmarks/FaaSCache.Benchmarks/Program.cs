@@ -20,6 +20,7 @@ internal static class Program
         new("invoke", "end-to-end HTTP invocation latency, vanilla vs local miss vs local hit, Python and Node, 1 KB .. 128 MB", InvokeBenchmark.RunAsync),
         new("invoke-breakdown", "where a local hit's time goes (client, host, worker, Node GC) at 1 KB, 16 MB and 128 MB, workers' timing hooks on", InvokeBreakdownBenchmark.RunAsync),
         new("consistency", "the paper's Table 6: 5 host instances count a blob to 1,000 round-robin under each of the six consistency presets", ConsistencyBenchmark.RunAsync),
+        new("compute-scaling", "a bounded HTTP load ramp through the scale controller's front door: instances, p50/p99 latency and failures over time, with a PNG", ComputeScalingBenchmark.RunAsync),
         new("remote-read", "remote hit / remote miss from an owner process vs a direct Azurite download and raw TCP, 1 KB .. 128 MB", RemoteReadBenchmark.RunAsync),
     ];
 
