@@ -65,6 +65,14 @@ public sealed class ScaleControllerProcessTests(AzuriteFixture azurite, ITestOut
         Assert.Equal(2, reply.WorkerCount);
         await controller.WaitForAsync(s => s.Instances.Count(i => i.State == "ready") == 2, Wait, "two instances ready");
 
+        // KEDA, asking the controller's gRPC port as its operator does, sees the same decision: 2 instances, active.
+        var keda = new FaaSCache.Keda.ExternalScaler.ExternalScaler.ExternalScalerClient(channel);
+        var scaled = new FaaSCache.Keda.ExternalScaler.ScaledObjectRef { Name = "faascache-host", Namespace = "faascache" };
+        scaled.ScalerMetadata.Add("app", controller.Options.AppName);
+        FaaSCache.Keda.ExternalScaler.GetMetricsResponse metrics = await keda.GetMetricsAsync(new FaaSCache.Keda.ExternalScaler.GetMetricsRequest { ScaledObjectRef = scaled, MetricName = FaaSCache.Keda.KedaMetric.Name });
+        Assert.Equal(2, Assert.Single(metrics.MetricValues).MetricValueFloat);
+        Assert.True((await keda.IsActiveAsync(scaled)).Result);
+
         // Slow requests on both instances, then drain one while they run; more requests arrive during the drain.
         Task<HttpResponseMessage>[] slow = [.. Enumerable.Range(0, 8).Select(_ => controller.Http.GetAsync(new Uri("api/slow?ms=3000", UriKind.Relative)))];
         await controller.WaitForAsync(s => s.Instances.Where(i => i.State == "ready").All(i => i.InFlight > 0), Wait, "requests in flight on both instances");

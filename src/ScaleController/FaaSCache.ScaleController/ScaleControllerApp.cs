@@ -78,6 +78,9 @@ public static class ScaleControllerApp
 
         services.Configure<PeerServerOptions>(o => o.Key = key);
         services.AddGrpc().AddServiceOptions<ScaleControllerService>(o => o.Interceptors.Add<PeerAuthInterceptor>());
+        // KEDA's external-scaler face on the same gRPC port: the same decisions, read by KEDA's operator (no peer key:
+        // KEDA cannot send one; the port is cluster-internal, as deploy/kubernetes/ sets it up).
+        services.AddFaaSCacheKeda();
         (IReadOnlyList<RouteConfig> routes, IReadOnlyList<ClusterConfig> clusters) = FrontDoorRoutes.Initial();
         services.AddReverseProxy().LoadFromMemory(routes, clusters);
         services.AddSingleton<FrontDoorRoutes>();
@@ -89,6 +92,7 @@ public static class ScaleControllerApp
         app.UseMiddleware<HoldForInstanceMiddleware>();
         app.MapGet("/scale/status", (ScaleStatusSource status) => status.Read()).RequireHost($"*:{options.Port}");
         app.MapGrpcService<ScaleControllerService>().RequireHost($"*:{options.GrpcPort}");
+        app.MapFaaSCacheKeda().RequireHost($"*:{options.GrpcPort}");
         InstanceRequestTracker tracker = app.Services.GetRequiredService<InstanceRequestTracker>();
         app.MapReverseProxy(proxy =>
         {
