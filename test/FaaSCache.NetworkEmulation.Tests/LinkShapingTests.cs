@@ -4,8 +4,9 @@ using Xunit.Abstractions;
 namespace FaaSCache.NetworkEmulation.Tests;
 
 /// <summary>
-/// Shaping is in effect, measured against an unshaped link in the same run: not a check of how fast our code is, but
-/// that tc holds a link to its rate (at most 1.3x; at least a quarter, which catches a bits-for-bytes slip).
+/// Shaping is in effect: a transfer never exceeds 1.3x the link's rate (load on a shared machine can only slow it, so this
+/// holds under any load), and the qdiscs carry the configured rate (which catches a bits-for-bytes slip). The unshaped
+/// rates are printed beside, for information, not compared: under load they can fall below the shaped ones.
 /// </summary>
 [Trait("Category", "Integration")]
 [Collection(NetworkNamespaceCollection.Name)]
@@ -27,10 +28,12 @@ public sealed class LinkShapingTests(ITestOutputHelper output)
         var unshapedUp = await Transfers.UploadAsync(unshaped, Bulk);
         output.WriteLine($"64 MiB at 90 MB/s: down {shapedDown / 1e6:F1} MB/s, up {shapedUp / 1e6:F1} MB/s; unshaped: down {unshapedDown / 1e6:F1} MB/s, up {unshapedUp / 1e6:F1} MB/s");
 
+        // Load on a shared machine can only slow a transfer, never speed it past the shaper: the upper bound holds under
+        // any load; the configured rate (720 Mbit = 90 MB/s, not bits for bytes) is checked on the qdiscs themselves.
         AssertHeldTo(PaperRate, shapedDown, "root -> instance");
         AssertHeldTo(PaperRate, shapedUp, "instance -> root");
-        Assert.True(shapedDown < unshapedDown, $"shaped download {shapedDown / 1e6:F1} MB/s is not below unshaped {unshapedDown / 1e6:F1} MB/s");
-        Assert.True(shapedUp < unshapedUp, $"shaped upload {shapedUp / 1e6:F1} MB/s is not below unshaped {unshapedUp / 1e6:F1} MB/s");
+        AssertShapedAt(shaped.RootInterface, "720Mbit");
+        AssertShapedAt(shaped.IngressInterface, "720Mbit");
     }
 
     [NetworkEmulationFact]
@@ -52,7 +55,7 @@ public sealed class LinkShapingTests(ITestOutputHelper output)
         AssertHeldTo(PaperRate, both, "instance -> instance over two 90 MB/s links");
         AssertHeldTo(PaperRate / 3, intoSlower, "instance -> instance into a 30 MB/s link");
         AssertHeldTo(PaperRate / 3, outOfSlower, "instance -> instance out of a 30 MB/s link");
-        Assert.True(both < unshaped, $"shaped {both / 1e6:F1} MB/s is not below unshaped {unshaped / 1e6:F1} MB/s");
+
     }
 
     [NetworkEmulationFact]
@@ -72,7 +75,11 @@ public sealed class LinkShapingTests(ITestOutputHelper output)
         AssertHeldTo(PaperRate, storageDown, "root -> instance (storage class)");
         AssertHeldTo(PaperRate, storageUp, "instance -> root (storage class)");
         AssertHeldTo(InstanceRate, betweenInstances, "instance -> instance (instance class)");
-        Assert.True(betweenInstances > storageDown, $"instance traffic {betweenInstances / 1e6:F1} MB/s is held to the storage rate ({storageDown / 1e6:F1} MB/s)");
+        // Instance traffic has a bucket of its own at 360 MB/s (2880 Mbit), storage traffic one at 90 MB/s (720 Mbit):
+        // checked on the classes, since load on a shared machine can slow either transfer by any amount.
+        string classes = TestNetwork.Run("tc", "class", "show", "dev", first.RootInterface);
+        Assert.Contains("rate 2880Mbit", classes, StringComparison.Ordinal);
+        Assert.Contains("rate 720Mbit", classes, StringComparison.Ordinal);
         Assert.Contains("htb", TestNetwork.Run("tc", "qdisc", "show", "dev", first.IngressInterface), StringComparison.Ordinal);
     }
 
@@ -95,7 +102,7 @@ public sealed class LinkShapingTests(ITestOutputHelper output)
         AssertHeldTo(PaperRate, before, "before the reshape");
         AssertHeldTo(Slower, down, "root -> instance after the reshape");
         AssertHeldTo(Slower, up, "instance -> root after the reshape");
-        Assert.True(unshaped > before, $"unshaped {unshaped / 1e6:F1} MB/s is not above the 90 MB/s link's {before / 1e6:F1} MB/s");
+        Assert.DoesNotContain("rate", TestNetwork.Run("tc", "qdisc", "show", "dev", network.RootInterface), StringComparison.Ordinal);
         Assert.DoesNotContain("tbf", TestNetwork.Run("tc", "qdisc", "show", "dev", network.RootInterface), StringComparison.Ordinal);
         Assert.Equal(ShapedLinkOptions.Unshaped.ToString(), network.Link.ToString());
 
@@ -169,9 +176,13 @@ public sealed class LinkShapingTests(ITestOutputHelper output)
         AssertHeldTo(PaperRate, rate, "after the link came back up");
     }
 
+    /// <summary>
+    /// The shaper holds a transfer to its rate: above 1.3 x the rate it is not in effect. No lower bound: CPU starvation on
+    /// a shared machine slows transfers by any amount, and the configured rate is checked on the qdisc instead.
+    /// </summary>
     private static void AssertHeldTo(long rate, double measured, string what)
-    {
-        Assert.True(measured <= rate * 1.3, $"{what}: {measured / 1e6:F1} MB/s is above 1.3 x the configured {rate / 1e6:F1} MB/s: the shaping is not in effect");
-        Assert.True(measured >= rate / 4.0, $"{what}: {measured / 1e6:F1} MB/s is below a quarter of the configured {rate / 1e6:F1} MB/s: the link is shaped too hard (bits for bytes?)");
-    }
+        => Assert.True(measured <= rate * 1.3, $"{what}: {measured / 1e6:F1} MB/s is above 1.3 x the configured {rate / 1e6:F1} MB/s: the shaping is not in effect");
+
+    private static void AssertShapedAt(string device, string rate)
+        => Assert.Contains($"rate {rate}", TestNetwork.Run("tc", "qdisc", "show", "dev", device), StringComparison.Ordinal);
 }
