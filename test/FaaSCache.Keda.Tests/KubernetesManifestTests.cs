@@ -1,7 +1,9 @@
+using System.CommandLine;
 using System.Text.RegularExpressions;
 using FaaSCache.Host;
 using FaaSCache.Host.Start;
 using FaaSCache.Keda.ExternalScaler;
+using FaaSCache.ScaleController.Options;
 using k8s.Models;
 using YamlDotNet.Serialization;
 
@@ -54,7 +56,7 @@ public sealed partial class KubernetesManifestTests
         {
             V1PodSpec pod = d.Spec.Template.Spec;
             Assert.All(pod.Containers.SelectMany(c => c.VolumeMounts ?? []), m => Assert.Contains(pod.Volumes, v => v.Name == m.Name));
-            Assert.All(pod.Volumes.Where(v => v.ConfigMap is not null), v =>
+            Assert.All((pod.Volumes ?? []).Where(v => v.ConfigMap is not null), v =>
             {
                 V1ConfigMap map = _manifests.Single<V1ConfigMap>(v.ConfigMap.Name);
                 Assert.All(v.ConfigMap.Items, item => Assert.Contains(item.Key, map.Data.Keys));
@@ -113,7 +115,30 @@ public sealed partial class KubernetesManifestTests
         Assert.Equal(1, metadata.TargetValue);
         IList<string> controllerArgs = Assert.Single(_manifests.Single<V1Deployment>(ControllerDeployment).Spec.Template.Spec.Containers).Args;
         Assert.Equal(metadata.App, controllerArgs[controllerArgs.IndexOf("--app-name") + 1]);
-        Assert.Equal(HostSettings().ScriptRoot, controllerArgs[controllerArgs.IndexOf("--script-root") + 1]);
+        Assert.Equal("membership", controllerArgs[controllerArgs.IndexOf("--instances") + 1]);
+    }
+
+    [Fact]
+    public void The_controller_args_parse_with_its_own_command_line_as_a_membership_mode_controller_within_the_scaled_objects_bounds()
+    {
+        IList<string> args = Assert.Single(_manifests.Single<V1Deployment>(ControllerDeployment).Spec.Template.Spec.Containers).Args;
+        ScaleControllerOptions? parsed = null;
+        ParseResult result = ScaleControllerCommandLine.Create((o, _, _) =>
+        {
+            parsed = o;
+            return Task.FromResult(0);
+        }).Parse([.. args]);
+        Assert.Empty(result.Errors);
+        Assert.Equal(0, result.Invoke());
+        ScaleControllerOptions options = parsed!;
+        options.StorageConnection = "UseDevelopmentStorage=true"; // the pod's $AzureWebJobsStorage, from the Secret
+
+        Assert.False(new ScaleControllerOptionsValidator().Validate(null, options).Failed, string.Join("; ", new ScaleControllerOptionsValidator().Validate(null, options).Failures ?? []));
+        Assert.Equal(InstanceSourceMode.Membership, options.Instances);
+        Assert.Equal(HostSettings().AppName, options.AppName);
+        KedaScaledObjectSpec spec = Assert.Single(_manifests.All.OfType<KedaScaledObject>()).Spec;
+        Assert.Equal(spec.IdleReplicaCount, options.MinInstances);
+        Assert.Equal(spec.MaxReplicaCount, options.MaxInstances);
     }
 
     [Fact]

@@ -115,7 +115,7 @@ internal sealed class ControllerUnderTest : IAsyncDisposable
         }
     }
 
-    private static FunctionAppFolder BuildApp() => new FunctionAppBuilder { NamePrefix = "faascache-scaleapp" }
+    internal static FunctionAppFolder BuildApp() => new FunctionAppBuilder { NamePrefix = "faascache-scaleapp" }
         .WithSetting("FUNCTIONS_WORKER_RUNTIME", "node")
         .WithFunction("Ping", """
             { "bindings": [

@@ -43,7 +43,9 @@ public static class Program
         {
             if (!statusView)
             {
-                Console.WriteLine($"Front door http://{options.ListenAddress}:{options.Port}/api/ , status http://{options.ListenAddress}:{options.Port}/scale/status , urgent votes (gRPC) http://{options.ListenAddress}:{options.GrpcPort}/");
+                Console.WriteLine(options.Instances == InstanceSourceMode.Launch
+                    ? $"Front door http://{options.ListenAddress}:{options.Port}/api/ , status http://{options.ListenAddress}:{options.Port}/scale/status , urgent votes (gRPC) http://{options.ListenAddress}:{options.GrpcPort}/"
+                    : $"Membership mode (decides only, for the members of {options.AppName}'s membership blob): status http://{options.ListenAddress}:{options.Port}/scale/status , KEDA external scaler and urgent votes (gRPC) http://{options.ListenAddress}:{options.GrpcPort}/");
             }
 
             await app.RunAsync();

@@ -1,5 +1,6 @@
 using System.Net;
 using FaaSCache.Keda;
+using FaaSCache.Membership;
 using FaaSCache.Peers;
 using FaaSCache.ScaleController.Decisions;
 using FaaSCache.ScaleController.FrontDoor;
@@ -9,6 +10,7 @@ using FaaSCache.ScaleController.Options;
 using FaaSCache.ScaleController.Status;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
@@ -49,15 +51,19 @@ public static class ScaleControllerApp
         IServiceCollection services = builder.Services;
         services.AddSingleton(options);
         services.AddSingleton(clock);
-        services.AddSingleton<IInstanceNetwork>(options.NetworkNamespaces ? new NamespaceNetwork(options) : new SharedNetwork(options.ListenAddress, options.StorageConnection));
-        services.AddSingleton<IInstanceLauncher>(sp => new HostProcessLauncher(options, sp.GetRequiredService<IInstanceNetwork>(), sp.GetRequiredService<ILogger<HostProcessLauncher>>(), clock));
-        services.AddSingleton<InstancePool>();
-        if (options.NetworkNamespaces)
+        bool launch = options.Instances == InstanceSourceMode.Launch;
+        if (launch)
         {
-            services.AddHostedService<NamespaceHousekeeping>();
+            AddLauncher(services, options, clock);
         }
-
-        services.AddHostedService<InstancePoolLifetime>();
+        else
+        {
+            services.AddSingleton(sp => new MembershipInstanceSource(
+                MembershipStore.Create(options.StorageConnection, options.AppName, _logger: sp.GetRequiredService<ILogger<MembershipStore>>()),
+                clock,
+                sp.GetRequiredService<ILogger<MembershipInstanceSource>>()));
+            services.AddSingleton<IInstanceSource>(sp => sp.GetRequiredService<MembershipInstanceSource>());
+        }
 
         services.Configure<Microsoft.Extensions.Hosting.HostOptions>(h => h.ShutdownTimeout = options.DrainTimeout + options.StopTimeout + TimeSpan.FromSeconds(10));
         services.AddSingleton(sp => new ScalePolicy(options, clock));
@@ -67,7 +73,6 @@ public static class ScaleControllerApp
         services.AddSingleton<FrontDoorTraffic>();
         services.AddSingleton<ScaleCoordinator>();
         services.AddSingleton<ScaleStatusSource>();
-        services.AddSingleton<InstanceRequestTracker>();
         services.AddSingleton(sp => new InstanceVoteClient(key, clock));
         services.AddSingleton<ScaleLoop>();
         services.AddHostedService(sp => sp.GetRequiredService<ScaleLoop>());
@@ -81,25 +86,66 @@ public static class ScaleControllerApp
         // KEDA's external-scaler face on the same gRPC port: the same decisions, read by KEDA's operator (no peer key:
         // KEDA cannot send one; the port is cluster-internal, as deploy/kubernetes/ sets it up).
         services.AddFaaSCacheKeda();
-        (IReadOnlyList<RouteConfig> routes, IReadOnlyList<ClusterConfig> clusters) = FrontDoorRoutes.Initial();
-        services.AddReverseProxy().LoadFromMemory(routes, clusters);
-        services.AddSingleton<FrontDoorRoutes>();
+        if (launch)
+        {
+            (IReadOnlyList<RouteConfig> routes, IReadOnlyList<ClusterConfig> clusters) = FrontDoorRoutes.Initial();
+            services.AddReverseProxy().LoadFromMemory(routes, clusters);
+            services.AddSingleton<FrontDoorRoutes>();
+        }
+
         services.ConfigureHttpJsonOptions(j => j.SerializerOptions.Converters.Add(new System.Text.Json.Serialization.JsonStringEnumConverter()));
 
         WebApplication app = builder.Build();
-        app.Services.GetRequiredService<FrontDoorRoutes>(); // subscribes the routes to the pool before anything starts
         app.UseRouting();
-        app.UseMiddleware<HoldForInstanceMiddleware>();
+        if (launch)
+        {
+            app.Services.GetRequiredService<FrontDoorRoutes>(); // subscribes the routes to the pool before anything starts
+            app.UseMiddleware<HoldForInstanceMiddleware>();
+        }
+
         app.MapGet("/scale/status", (ScaleStatusSource status) => status.Read()).RequireHost($"*:{options.Port}");
         app.MapGrpcService<ScaleControllerService>().RequireHost($"*:{options.GrpcPort}");
         app.MapFaaSCacheKeda().RequireHost($"*:{options.GrpcPort}");
+        if (launch)
+        {
+            MapFrontDoor(app, options);
+        }
+        else
+        {
+            // Membership mode routes nothing: the app's requests go to its own Service; say so rather than a bare 404.
+            app.Map("/api/{**rest}", () => Results.Problem(
+                $"This controller runs with --instances membership: it only decides the instance count of '{options.AppName}' (for KEDA) and routes no requests; send /api/* to the app's host Service.",
+                statusCode: StatusCodes.Status501NotImplemented,
+                title: "No front door in membership mode")).RequireHost($"*:{options.Port}");
+        }
+
+        return app;
+    }
+
+    // Launch mode: the instances are host processes on this machine (optionally each in its own network namespace).
+    private static void AddLauncher(IServiceCollection services, ScaleControllerOptions options, TimeProvider clock)
+    {
+        services.AddSingleton<IInstanceNetwork>(options.NetworkNamespaces ? new NamespaceNetwork(options) : new SharedNetwork(options.ListenAddress, options.StorageConnection));
+        services.AddSingleton<IInstanceLauncher>(sp => new HostProcessLauncher(options, sp.GetRequiredService<IInstanceNetwork>(), sp.GetRequiredService<ILogger<HostProcessLauncher>>(), clock));
+        services.AddSingleton<InstancePool>();
+        services.AddSingleton<IInstanceSource>(sp => sp.GetRequiredService<InstancePool>());
+        services.AddSingleton<InstanceRequestTracker>();
+        if (options.NetworkNamespaces)
+        {
+            services.AddHostedService<NamespaceHousekeeping>();
+        }
+
+        services.AddHostedService<InstancePoolLifetime>();
+    }
+
+    // Launch mode's front door: /api/* over the ready instances, least outstanding requests, counted for the drain.
+    private static void MapFrontDoor(WebApplication app, ScaleControllerOptions options)
+    {
         InstanceRequestTracker tracker = app.Services.GetRequiredService<InstanceRequestTracker>();
         app.MapReverseProxy(proxy =>
         {
             proxy.UseLoadBalancing();
             proxy.Use((context, next) => tracker.InvokeAsync(context, () => next()));
         }).RequireHost($"*:{options.Port}");
-        return app;
     }
-
 }

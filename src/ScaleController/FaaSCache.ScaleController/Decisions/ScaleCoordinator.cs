@@ -8,11 +8,12 @@ namespace FaaSCache.ScaleController.Decisions;
 /// <summary>
 /// The one place decisions are made and carried out, one at a time: a poll's votes, a request held with no instance,
 /// and an urgent vote each go through the <see cref="ScalePolicy"/>; the result is logged with its reason, kept in the
-/// history, published to <see cref="ScaleDecisionState"/> (the KEDA face) and applied to the <see cref="InstancePool"/>.
+/// history, published to <see cref="ScaleDecisionState"/> (the KEDA face) and applied to the <see cref="IInstanceSource"/> (launch: the pool starts or drains; membership: the count is only recorded).
 /// </summary>
-public sealed class ScaleCoordinator(ScalePolicy policy, InstancePool pool, FrontDoorTraffic traffic, DecisionHistory history, ScaleDecisionState state, ILogger<ScaleCoordinator> logger)
+public sealed class ScaleCoordinator(ScalePolicy policy, IInstanceSource pool, FrontDoorTraffic traffic, DecisionHistory history, ScaleDecisionState state, ILogger<ScaleCoordinator> logger)
 {
     private readonly Lock _gate = new();
+    private DateTimeOffset? _lastBusy;
 
     /// <summary>Gets the last poll's aggregated votes.</summary>
     public AggregatedVote? LastVotes { get; private set; }
@@ -25,7 +26,11 @@ public sealed class ScaleCoordinator(ScalePolicy policy, InstancePool pool, Fron
             int current = pool.LiveCount;
             AggregatedVote aggregate = VoteAggregator.Aggregate(votes, current);
             LastVotes = aggregate;
-            return Carry(policy.Decide(new PolicyInput(current, aggregate, traffic.LastRequest, traffic.Pending)));
+            // Invocations in flight on an instance count as requests: in membership mode no front door sees them.
+            DateTimeOffset? busy = votes.Where(v => v.InFlight > 0).Select(v => (DateTimeOffset?)v.At).Max();
+            _lastBusy = busy > _lastBusy || _lastBusy is null ? busy : _lastBusy;
+            DateTimeOffset? lastRequest = _lastBusy > traffic.LastRequest || traffic.LastRequest is null ? _lastBusy : traffic.LastRequest;
+            return Carry(policy.Decide(new PolicyInput(current, aggregate, lastRequest, traffic.Pending)));
         }
     }
 

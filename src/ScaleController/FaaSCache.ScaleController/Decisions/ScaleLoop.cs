@@ -8,19 +8,20 @@ using Microsoft.Extensions.Logging;
 namespace FaaSCache.ScaleController.Decisions;
 
 /// <summary>
-/// Every <see cref="ScaleControllerOptions.PollInterval"/>: asks each ready instance for its votes (GetVotes with the
+/// Every <see cref="ScaleControllerOptions.PollInterval"/>: refreshes the instance source (membership: re-reads the blob), asks each ready instance for its votes (GetVotes with the
 /// live count and the measured T_Load, §4), hands them to the <see cref="ScaleCoordinator"/>, and fails an instance whose
 /// process has died.
 /// </summary>
-public sealed class ScaleLoop(ScaleCoordinator coordinator, InstancePool pool, InstanceVoteClient votes, ScaleControllerOptions options, TimeProvider time, ILogger<ScaleLoop> logger) : BackgroundService
+public sealed class ScaleLoop(ScaleCoordinator coordinator, IInstanceSource pool, InstanceVoteClient votes, ScaleControllerOptions options, TimeProvider time, ILogger<ScaleLoop> logger) : BackgroundService
 {
     /// <summary>Polls once and decides; returns the decision.</summary>
     public async Task<ScaleDecision> PollOnceAsync(CancellationToken cancellationToken)
     {
+        await pool.RefreshAsync(cancellationToken);
         IReadOnlyList<ManagedInstance> ready = pool.Ready();
         int workers = pool.LiveCount;
         double loadSeconds = pool.MeasuredLoadTime?.TotalSeconds ?? 0;
-        votes.Retain(ready.Select(i => i.Process?.PeerEndpoint).OfType<Uri>());
+        votes.Retain(ready.Select(i => i.PeerEndpoint).OfType<Uri>());
         InstanceVotes?[] answers = await Task.WhenAll(ready.Select(i => PollAsync(i, workers, loadSeconds, cancellationToken)));
         return coordinator.OnVotes([.. answers.OfType<InstanceVotes>()]);
     }
@@ -45,25 +46,26 @@ public sealed class ScaleLoop(ScaleCoordinator coordinator, InstancePool pool, I
 
     private async Task<InstanceVotes?> PollAsync(ManagedInstance instance, int workers, double loadSeconds, CancellationToken cancellationToken)
     {
-        if (instance.Process is not { } process)
+        if (instance.PeerEndpoint is not { } peer)
         {
             return null;
         }
 
         try
         {
-            InstanceVotes answer = await votes.GetVotesAsync(process, workers, loadSeconds, cancellationToken);
+            InstanceVotes answer = await votes.GetVotesAsync(instance.Id, peer, workers, loadSeconds, cancellationToken);
             instance.LastVotes = answer;
             return answer;
         }
         catch (RpcException e)
         {
-            if (process.HasExited)
+            if (instance.Process is { HasExited: true } process)
             {
                 pool.Fail(instance, $"its process exited; last output:{Environment.NewLine}{process.OutputTail}");
             }
             else
             {
+                // A member that stopped answering leaves the list when its heartbeat goes stale.
                 logger.LogWarning("{Id} did not answer the poll: {Status}", instance.Id, e.Status);
             }
 

@@ -15,11 +15,11 @@ public sealed class InstanceVoteClient(PeerKey key, TimeProvider time) : IDispos
     private static readonly TimeSpan CallTimeout = TimeSpan.FromSeconds(5);
     private readonly ConcurrentDictionary<Uri, GrpcChannel> _channels = new();
 
-    /// <summary>Polls <paramref name="instance"/>.</summary>
-    public async Task<InstanceVotes> GetVotesAsync(ILaunchedInstance instance, int workerCount, double instanceLoadSeconds, CancellationToken cancellationToken)
+    /// <summary>Polls instance <paramref name="instanceId"/> at its peer address <paramref name="peerEndpoint"/>.</summary>
+    public async Task<InstanceVotes> GetVotesAsync(string instanceId, Uri peerEndpoint, int workerCount, double instanceLoadSeconds, CancellationToken cancellationToken)
     {
-        ArgumentNullException.ThrowIfNull(instance);
-        GrpcChannel channel = _channels.GetOrAdd(instance.PeerEndpoint, address => GrpcChannel.ForAddress(address, new GrpcChannelOptions
+        ArgumentNullException.ThrowIfNull(peerEndpoint);
+        GrpcChannel channel = _channels.GetOrAdd(peerEndpoint, address => GrpcChannel.ForAddress(address, new GrpcChannelOptions
         {
             HttpHandler = new SocketsHttpHandler { UseProxy = false, ConnectTimeout = TimeSpan.FromSeconds(3) },
         }));
@@ -31,7 +31,7 @@ public sealed class InstanceVoteClient(PeerKey key, TimeProvider time) : IDispos
             DateTime.UtcNow + CallTimeout,
             cancellationToken);
         return new InstanceVotes(
-            string.IsNullOrEmpty(report.InstanceId) ? instance.Id : report.InstanceId,
+            string.IsNullOrEmpty(report.InstanceId) ? instanceId : report.InstanceId,
             [.. report.Votes.Select(v => new VoterVote(v.Voter, v.Vote_, v.HasTargetWorkerCount ? v.TargetWorkerCount : null, v.Reason))],
             report.InFlight,
             time.GetUtcNow());

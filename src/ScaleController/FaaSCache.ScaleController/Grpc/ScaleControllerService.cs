@@ -11,7 +11,7 @@ namespace FaaSCache.ScaleController.Grpc;
 /// instances for a bandwidth-scaled load now (§4). Behind the peer key's interceptor: a call without a valid token of
 /// the app is refused before it gets here.
 /// </summary>
-internal sealed class ScaleControllerService(ScaleCoordinator coordinator, InstancePool pool, ScaleControllerOptions options) : FaaSCache.Scaling.Protocol.ScaleController.ScaleControllerBase
+internal sealed class ScaleControllerService(ScaleCoordinator coordinator, IInstanceSource pool, ScaleControllerOptions options) : FaaSCache.Scaling.Protocol.ScaleController.ScaleControllerBase
 {
     public override Task<UrgentVoteReply> ReportVote(UrgentVote request, ServerCallContext context)
     {

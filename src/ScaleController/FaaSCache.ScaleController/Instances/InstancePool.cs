@@ -9,7 +9,7 @@ namespace FaaSCache.ScaleController.Instances;
 /// never reused) and draining surplus ones (out of the routes first, stopped once their in-flight requests are done or
 /// the drain timeout passed). Raises <see cref="Changed"/> on every state change, so the front door re-routes.
 /// </summary>
-public sealed class InstancePool(IInstanceLauncher launcher, ScaleControllerOptions options, TimeProvider time, ILogger<InstancePool> logger) : IAsyncDisposable
+public sealed class InstancePool(IInstanceLauncher launcher, ScaleControllerOptions options, TimeProvider time, ILogger<InstancePool> logger) : IInstanceSource, IAsyncDisposable
 {
     private const int EndedKept = 20;
     private static readonly TimeSpan DrainProbe = TimeSpan.FromMilliseconds(50);
@@ -26,6 +26,9 @@ public sealed class InstancePool(IInstanceLauncher launcher, ScaleControllerOpti
 
     /// <summary>Gets the last measured instance start time (T_Load), or null before the first instance was ready.</summary>
     public TimeSpan? MeasuredLoadTime { get; private set; }
+
+    /// <inheritdoc />
+    public string LoadTimeNote => MeasuredLoadTime is null ? "not measured yet: no instance started so far" : "measured: launch to ready of the last instance started";
 
     /// <summary>Gets a task that completes at the next change.</summary>
     public Task WhenChanged
@@ -77,6 +80,9 @@ public sealed class InstancePool(IInstanceLauncher launcher, ScaleControllerOpti
             return _instances.FirstOrDefault(i => i.Id == id);
         }
     }
+
+    /// <inheritdoc />
+    public Task RefreshAsync(CancellationToken cancellationToken) => Task.CompletedTask; // the pool knows its instances: it started them
 
     /// <summary>Starts or drains instances until <paramref name="target"/> are starting or ready; returns at once.</summary>
     public void ScaleTo(int target)

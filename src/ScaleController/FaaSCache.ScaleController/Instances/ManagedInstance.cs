@@ -17,7 +17,7 @@ public enum InstanceState
     /// <summary>Being stopped (SIGTERM, then kill).</summary>
     Stopping,
 
-    /// <summary>Stopped by the controller.</summary>
+    /// <summary>Stopped by the controller (membership mode: gone from the membership blob).</summary>
     Stopped,
 
     /// <summary>Failed to start, or died.</summary>
@@ -37,7 +37,7 @@ public sealed class ManagedInstance(string id, DateTimeOffset launchedAt)
     /// <summary>Gets the instance id.</summary>
     public string Id { get; } = id;
 
-    /// <summary>Gets when the controller launched it.</summary>
+    /// <summary>Gets when the controller launched it (or, for a member, when it says it started).</summary>
     public DateTimeOffset LaunchedAt { get; } = launchedAt;
 
     /// <summary>Gets or sets the state.</summary>
@@ -45,6 +45,12 @@ public sealed class ManagedInstance(string id, DateTimeOffset launchedAt)
 
     /// <summary>Gets or sets the process, once ready.</summary>
     public ILaunchedInstance? Process { get; set; }
+
+    /// <summary>Gets the peer address of an instance found in the membership blob (one the controller did not launch).</summary>
+    public Uri? MemberEndpoint { get; init; }
+
+    /// <summary>Gets where the instance answers GetVotes: its process's peer port, or the endpoint it listed in the membership blob.</summary>
+    public Uri? PeerEndpoint => Process?.PeerEndpoint ?? MemberEndpoint;
 
     /// <summary>Gets or sets the last poll's answer.</summary>
     public InstanceVotes? LastVotes { get; set; }

@@ -14,8 +14,25 @@ public static class ScaleControllerCommandLine
     /// <summary>The environment variable that names the host DLL when <c>--host-dll</c> is not given.</summary>
     public const string HostDllVariable = "FAASCACHE_HOST_DLL";
 
-    private static readonly Option<string> ScriptRoot = new("--script-root") { Description = "The function app folder every instance runs (holds host.json).", Required = true };
-    private static readonly Option<string> AppName = new("--app-name") { Description = "The app name (instance ids <app>-N). Default: the app folder's name." };
+    private static readonly Option<InstanceSourceMode> Instances = new("--instances")
+    {
+        Description = "launch: run the host processes here behind the front door; membership: only decide, for the instances listed in the app's membership blob (KEDA runs them).",
+        DefaultValueFactory = _ => InstanceSourceMode.Launch,
+        CustomParser = r =>
+        {
+            string text = r.Tokens.Count > 0 ? r.Tokens[0].Value : "launch";
+            if (Enum.TryParse(text, ignoreCase: true, out InstanceSourceMode mode) && Enum.IsDefined(mode) && !int.TryParse(text, out _))
+            {
+                return mode;
+            }
+
+            r.AddError($"--instances '{text}' must be launch or membership");
+            return InstanceSourceMode.Launch;
+        },
+    };
+
+    private static readonly Option<string> ScriptRoot = new("--script-root") { Description = "The function app folder every instance runs (holds host.json). Required with --instances launch." };
+    private static readonly Option<string> AppName = new("--app-name") { Description = "The app name (instance ids <app>-N; the membership blob <app>.json). Default: the app folder's name." };
     private static readonly Option<string> Storage = new("--storage") { Description = "The app's storage connection string. Default: $AzureWebJobsStorage." };
     private static readonly Option<int> MinInstances = new("--min-instances") { Description = "Fewest instances (0 lets an idle app scale to zero).", DefaultValueFactory = _ => 0 };
     private static readonly Option<int> MaxInstances = new("--max-instances") { Description = "Most instances (1..64).", DefaultValueFactory = _ => 6 };
@@ -57,9 +74,9 @@ public static class ScaleControllerCommandLine
     public static RootCommand Create(Func<ScaleControllerOptions, bool, CancellationToken, Task<int>> run)
     {
         ArgumentNullException.ThrowIfNull(run);
-        var root = new RootCommand("FaaSCache scale controller: runs a function app's FaaSCache host instances behind a front door and scales them by their votes (Faa$T §4).")
+        var root = new RootCommand("FaaSCache scale controller: runs a function app's FaaSCache host instances behind a front door and scales them by their votes (Faa$T §4); with --instances membership it only decides, for KEDA.")
         {
-            ScriptRoot, AppName, Storage, MinInstances, MaxInstances, PollInterval, ScaleOutCooldown, ScaleInCooldown, IdleToZero, HoldTimeout,
+            Instances, ScriptRoot, AppName, Storage, MinInstances, MaxInstances, PollInterval, ScaleOutCooldown, ScaleInCooldown, IdleToZero, HoldTimeout,
             DrainTimeout, StartTimeout, StopTimeout, HostDll, ListenAddress, Port, GrpcPort, ShmRoot, Netns, LinkRate, NetnsPrefix, StatusView,
         };
         root.SetAction((result, cancellationToken) => run(ToOptions(result), result.GetValue(StatusView), cancellationToken));
@@ -68,9 +85,10 @@ public static class ScaleControllerCommandLine
 
     private static ScaleControllerOptions ToOptions(ParseResult r)
     {
-        string root = Path.GetFullPath(r.GetValue(ScriptRoot)!);
+        string root = r.GetValue(ScriptRoot) is { Length: > 0 } given ? Path.GetFullPath(given) : "";
         return new ScaleControllerOptions
         {
+            Instances = r.GetValue(Instances),
             ScriptRoot = root,
             AppName = r.GetValue(AppName) ?? Path.GetFileName(root.TrimEnd('/')),
             StorageConnection = r.GetValue(Storage) ?? Environment.GetEnvironmentVariable("AzureWebJobsStorage") ?? "",
@@ -84,7 +102,8 @@ public static class ScaleControllerCommandLine
             DrainTimeout = r.GetValue(DrainTimeout),
             StartTimeout = r.GetValue(StartTimeout),
             StopTimeout = r.GetValue(StopTimeout),
-            HostDll = r.GetValue(HostDll) ?? Environment.GetEnvironmentVariable(HostDllVariable) ?? "",
+            // The environment's host only matters when launching; in membership mode only an explicit --host-dll is an error.
+            HostDll = r.GetValue(HostDll) ?? (r.GetValue(Instances) == InstanceSourceMode.Launch ? Environment.GetEnvironmentVariable(HostDllVariable) : null) ?? "",
             ListenAddress = r.GetValue(ListenAddress)!,
             Port = r.GetValue(Port),
             GrpcPort = r.GetValue(GrpcPort),

@@ -8,7 +8,10 @@ namespace FaaSCache.ScaleController.Options;
 /// </summary>
 public sealed class ScaleControllerOptions
 {
-    /// <summary>Gets or sets the function app folder every instance runs (<c>--script-root</c> of the host). Required.</summary>
+    /// <summary>Gets or sets where the instances come from: launched here (default) or found in the membership blob (Kubernetes, KEDA runs them).</summary>
+    public InstanceSourceMode Instances { get; set; } = InstanceSourceMode.Launch;
+
+    /// <summary>Gets or sets the function app folder every instance runs (<c>--script-root</c> of the host). Required in launch mode.</summary>
     public string ScriptRoot { get; set; } = "";
 
     /// <summary>Gets or sets the app name (the instances' <c>--app-name</c>; ids are <c>&lt;app&gt;-N</c>). Required.</summary>
@@ -47,7 +50,7 @@ public sealed class ScaleControllerOptions
     /// <summary>Gets or sets how long a stopping instance has after SIGTERM before it is killed.</summary>
     public TimeSpan StopTimeout { get; set; } = TimeSpan.FromSeconds(30);
 
-    /// <summary>Gets or sets the FaaSCache host to run (<c>FaaSCache.Host.dll</c>). Required, must exist.</summary>
+    /// <summary>Gets or sets the FaaSCache host to run (<c>FaaSCache.Host.dll</c>). Required in launch mode, must exist.</summary>
     public string HostDll { get; set; } = "";
 
     /// <summary>Gets or sets the address the front door, the status and the gRPC service listen on, and instances bind to.</summary>

@@ -14,9 +14,9 @@ public sealed class ScaleControllerOptionsValidator : IValidateOptions<ScaleCont
     {
         ArgumentNullException.ThrowIfNull(options);
         var errors = new List<string>();
-        if (string.IsNullOrWhiteSpace(options.ScriptRoot) || !File.Exists(Path.Combine(options.ScriptRoot, "host.json")))
+        if (!Enum.IsDefined(options.Instances))
         {
-            errors.Add($"ScriptRoot '{options.ScriptRoot}' must be a function app folder (one holding host.json).");
+            errors.Add($"Instances '{options.Instances}' must be launch or membership.");
         }
 
         if (string.IsNullOrWhiteSpace(options.AppName) || options.AppName.Any(c => !(char.IsAsciiLetterOrDigit(c) || c is '-' or '_')))
@@ -47,11 +47,6 @@ public sealed class ScaleControllerOptionsValidator : IValidateOptions<ScaleCont
         NotNegative(errors, nameof(options.DrainTimeout), options.DrainTimeout);
         Positive(errors, nameof(options.StartTimeout), options.StartTimeout);
         Positive(errors, nameof(options.StopTimeout), options.StopTimeout);
-        if (string.IsNullOrWhiteSpace(options.HostDll) || !File.Exists(options.HostDll))
-        {
-            errors.Add($"HostDll '{options.HostDll}' must name the built FaaSCache.Host.dll (dotnet build src/Host.Cache/FaaSCache.Host).");
-        }
-
         Port(errors, nameof(options.Port), options.Port);
         Port(errors, nameof(options.GrpcPort), options.GrpcPort);
         if (options.Port != 0 && options.Port == options.GrpcPort)
@@ -59,9 +54,13 @@ public sealed class ScaleControllerOptionsValidator : IValidateOptions<ScaleCont
             errors.Add(Invariant($"GrpcPort {options.GrpcPort} must differ from Port {options.Port} (the front door is HTTP/1.1, gRPC HTTP/2)."));
         }
 
-        if (!Directory.Exists(options.SharedMemoryRoot))
+        if (options.Instances == InstanceSourceMode.Membership)
         {
-            errors.Add($"SharedMemoryRoot '{options.SharedMemoryRoot}' must be an existing folder (tmpfs, e.g. /dev/shm).");
+            ValidateMembership(errors, options);
+        }
+        else
+        {
+            ValidateLaunch(errors, options);
         }
 
         if (options.NetworkNamespaces)
@@ -97,6 +96,56 @@ public sealed class ScaleControllerOptionsValidator : IValidateOptions<ScaleCont
         }
 
         return errors.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(errors);
+    }
+
+    // Launch mode runs the host processes here: it needs the app, the host and shared memory.
+    private static void ValidateLaunch(List<string> errors, ScaleControllerOptions options)
+    {
+        if (string.IsNullOrWhiteSpace(options.ScriptRoot) || !File.Exists(Path.Combine(options.ScriptRoot, "host.json")))
+        {
+            errors.Add($"ScriptRoot '{options.ScriptRoot}' must be a function app folder (one holding host.json).");
+        }
+
+        if (string.IsNullOrWhiteSpace(options.HostDll) || !File.Exists(options.HostDll))
+        {
+            errors.Add($"HostDll '{options.HostDll}' must name the built FaaSCache.Host.dll (dotnet build src/Host.Cache/FaaSCache.Host).");
+        }
+
+        if (!Directory.Exists(options.SharedMemoryRoot))
+        {
+            errors.Add($"SharedMemoryRoot '{options.SharedMemoryRoot}' must be an existing folder (tmpfs, e.g. /dev/shm).");
+        }
+    }
+
+    // Membership mode runs nothing: settings for running instances would silently do nothing, so they are refused.
+    private static void ValidateMembership(List<string> errors, ScaleControllerOptions options)
+    {
+        if (!string.IsNullOrEmpty(options.ScriptRoot))
+        {
+            errors.Add($"ScriptRoot '{options.ScriptRoot}' is only used with Instances launch; with Instances membership the controller runs no app (leave it out).");
+        }
+
+        if (!string.IsNullOrEmpty(options.HostDll))
+        {
+            errors.Add($"HostDll '{options.HostDll}' is only used with Instances launch; with Instances membership the controller starts no host (leave it out).");
+        }
+
+        if (options.NetworkNamespaces)
+        {
+            errors.Add("NetworkNamespaces is only allowed with Instances launch; with Instances membership the controller starts no instance to put in a namespace.");
+        }
+
+        if (!string.IsNullOrWhiteSpace(options.AppName))
+        {
+            try
+            {
+                _ = FaaSCache.Membership.MembershipStore.BlobNameFor(options.AppName);
+            }
+            catch (ArgumentException e)
+            {
+                errors.Add($"AppName '{options.AppName}' cannot name the app's membership blob: {e.Message}");
+            }
+        }
     }
 
     private static void Positive(List<string> errors, string key, TimeSpan value)

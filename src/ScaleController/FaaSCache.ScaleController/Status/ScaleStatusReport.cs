@@ -4,7 +4,8 @@ namespace FaaSCache.ScaleController.Status;
 
 /// <summary>The answer of <c>GET /scale/status</c>: the instances, their last votes, and why the count is what it is.</summary>
 /// <param name="App">The app.</param>
-/// <param name="Current">Instances starting or ready.</param>
+/// <param name="Mode">Where the instances come from: launch (this controller runs them) or membership (found in the membership blob; KEDA runs them).</param>
+/// <param name="Current">Instances starting or ready (membership: listed in the blob).</param>
 /// <param name="Desired">The count the last decision wants.</param>
 /// <param name="Active">Whether the app is active (instances wanted, requests held or in flight).</param>
 /// <param name="Reason">The last decision's reason.</param>
@@ -13,12 +14,14 @@ namespace FaaSCache.ScaleController.Status;
 /// <param name="HeldRequests">Requests held for a cold start now.</param>
 /// <param name="PendingRequests">Requests held or in flight at the front door now.</param>
 /// <param name="LastRequest">When the front door last saw a request.</param>
-/// <param name="InstanceLoadSeconds">The measured instance start time (T_Load), or null before the first.</param>
+/// <param name="InstanceLoadSeconds">The measured instance start time (T_Load), or null when not known.</param>
+/// <param name="InstanceLoadNote">What T_Load is, or why it is not known.</param>
 /// <param name="Votes">The last poll's aggregate.</param>
 /// <param name="Instances">The current instances, then the recently ended ones.</param>
 /// <param name="Decisions">The decision history, oldest first.</param>
 public sealed record ScaleStatusReport(
     string App,
+    string Mode,
     int Current,
     int Desired,
     bool Active,
@@ -29,6 +32,7 @@ public sealed record ScaleStatusReport(
     int PendingRequests,
     DateTimeOffset? LastRequest,
     double? InstanceLoadSeconds,
+    string InstanceLoadNote,
     AggregatedVote? Votes,
     IReadOnlyList<InstanceStatus> Instances,
     IReadOnlyList<ScaleDecision> Decisions);

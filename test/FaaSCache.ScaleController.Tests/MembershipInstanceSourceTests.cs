@@ -1,0 +1,100 @@
+using Azure.Storage.Blobs;
+using FaaSCache.Membership;
+using FaaSCache.ScaleController.Instances;
+using FaaSCache.TestSupport;
+using Microsoft.Extensions.Logging.Abstractions;
+using Microsoft.Extensions.Time.Testing;
+
+namespace FaaSCache.ScaleController.Tests;
+
+/// <summary>Membership mode's instance source against a real membership blob in Azurite, written with the daemon's own store.</summary>
+[Collection(AzuriteCollection.Name)]
+public sealed class MembershipInstanceSourceTests(AzuriteFixture azurite)
+{
+    private readonly FakeTimeProvider _time = new(new DateTimeOffset(2026, 11, 25, 12, 0, 0, TimeSpan.Zero));
+
+    [Fact]
+    public async Task MembersThatAppearAreAddedAndMembersThatLeaveEnd()
+    {
+        (MembershipStore store, MembershipInstanceSource source) = await CreateAsync();
+        await store.UpdateAsync(l => l.WithMember(Member("app-1", 5001)).WithMember(Member("app-2", 5002)));
+
+        await source.RefreshAsync(CancellationToken.None);
+        Assert.Equal(["app-1", "app-2"], source.Ready().Select(i => i.Id).Order(StringComparer.Ordinal));
+        Assert.Equal(new Uri("http://10.0.0.1:5002/"), source.Ready().Single(i => i.Id == "app-2").PeerEndpoint);
+        Assert.All(source.Ready(), i => Assert.Equal(InstanceState.Ready, i.State));
+
+        await store.UpdateAsync(l => l.WithoutMember("app-1").WithMember(Member("app-3", 5003)));
+        await source.RefreshAsync(CancellationToken.None);
+
+        Assert.Equal(["app-2", "app-3"], source.Ready().Select(i => i.Id).Order(StringComparer.Ordinal));
+        ManagedInstance gone = Assert.Single(source.Snapshot(), i => i.Id == "app-1");
+        Assert.Equal(InstanceState.Stopped, gone.State);
+    }
+
+    [Fact]
+    public async Task BeforeAnyDecisionTheCountIsTheMembersAndADecisionOnlyRecordsItsCount()
+    {
+        (MembershipStore store, MembershipInstanceSource source) = await CreateAsync();
+        await store.UpdateAsync(l => l.WithMember(Member("app-1", 5001)).WithMember(Member("app-2", 5002)));
+        await source.RefreshAsync(CancellationToken.None);
+        Assert.Equal(2, source.LiveCount);
+
+        source.ScaleTo(5);
+        await source.RefreshAsync(CancellationToken.None);
+
+        Assert.Equal(5, source.LiveCount);
+        Assert.Equal(2, source.Ready().Count);
+        Assert.Null(source.MeasuredLoadTime);
+        Assert.Contains("unknown in membership mode", source.LoadTimeNote, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task AMemberWhoseHeartbeatWentStaleIsDroppedThoughStillListed()
+    {
+        (MembershipStore store, MembershipInstanceSource source) = await CreateAsync();
+        await store.UpdateAsync(l => l.WithMember(Member("app-1", 5001)));
+        await source.RefreshAsync(CancellationToken.None);
+        Assert.Single(source.Ready());
+
+        _time.Advance(new FaaSCache.Options.MembershipOptions().FailureTimeout + TimeSpan.FromSeconds(1));
+        await source.RefreshAsync(CancellationToken.None);
+
+        Assert.Empty(source.Ready());
+        Assert.Equal(InstanceState.Stopped, Assert.Single(source.Snapshot()).State);
+    }
+
+    [Fact]
+    public async Task AMemberBackUnderItsIdAtAnotherEndpointReplacesTheOldOne()
+    {
+        (MembershipStore store, MembershipInstanceSource source) = await CreateAsync();
+        await store.UpdateAsync(l => l.WithMember(Member("app-1", 5001)));
+        await source.RefreshAsync(CancellationToken.None);
+
+        await store.UpdateAsync(l => l.WithoutMember("app-1").WithMember(Member("app-1", 6001)));
+        await source.RefreshAsync(CancellationToken.None);
+
+        Assert.Equal(new Uri("http://10.0.0.1:6001/"), Assert.Single(source.Ready()).PeerEndpoint);
+        Assert.Equal(2, source.Snapshot().Count);
+    }
+
+    [Fact]
+    public async Task NoBlobYetMeansNoInstances()
+    {
+        (_, MembershipInstanceSource source) = await CreateAsync();
+
+        await source.RefreshAsync(CancellationToken.None);
+
+        Assert.Empty(source.Snapshot());
+        Assert.Equal(0, source.LiveCount);
+    }
+
+    private MemberInfo Member(string id, int port) => new(id, new Uri($"http://10.0.0.1:{port}/"), _time.GetUtcNow(), _time.GetUtcNow());
+
+    private async Task<(MembershipStore Store, MembershipInstanceSource Source)> CreateAsync()
+    {
+        BlobContainerClient container = await azurite.CreateContainerAsync("membership");
+        var store = new MembershipStore(container, "app" + Guid.NewGuid().ToString("N")[..8]);
+        return (store, new MembershipInstanceSource(store, _time, NullLogger<MembershipInstanceSource>.Instance));
+    }
+}

@@ -1,0 +1,71 @@
+using FaaSCache.ScaleController.Options;
+using Microsoft.Extensions.Options;
+
+namespace FaaSCache.ScaleController.Tests;
+
+[Trait("Category", "Unit")]
+public sealed class MembershipModeOptionsTests
+{
+    [Fact]
+    public async Task TheCommandLineSelectsMembershipModeWithoutAnAppFolderOrHost()
+    {
+        ScaleControllerOptions options = await ParseAsync("--instances", "membership", "--app-name", "thumbnail-node", "--storage", "UseDevelopmentStorage=true");
+
+        Assert.Equal(InstanceSourceMode.Membership, options.Instances);
+        Assert.Equal("", options.ScriptRoot);
+        Assert.Equal("", options.HostDll);
+        Assert.False(new ScaleControllerOptionsValidator().Validate(null, options).Failed);
+    }
+
+    [Fact]
+    public async Task LaunchIsTheDefaultAndStillNeedsItsAppFolder()
+    {
+        ScaleControllerOptions options = await ParseAsync("--app-name", "a", "--storage", "UseDevelopmentStorage=true");
+
+        Assert.Equal(InstanceSourceMode.Launch, options.Instances);
+        Assert.Contains(new ScaleControllerOptionsValidator().Validate(null, options).Failures!, f => f.StartsWith("ScriptRoot ''", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public void AnUnknownModeIsAUsageErrorNamingTheValueAndTheChoices()
+    {
+        var parsed = ScaleControllerCommandLine.Create((_, _, _) => Task.FromResult(0)).Parse(["--instances", "pods", "--app-name", "a"]);
+
+        Assert.Contains(parsed.Errors, e => e.Message == "--instances 'pods' must be launch or membership");
+    }
+
+    [Fact]
+    public void MembershipModeRefusesSettingsThatOnlyLaunchingUses()
+    {
+        var options = new ScaleControllerOptions
+        {
+            Instances = InstanceSourceMode.Membership,
+            AppName = "app",
+            StorageConnection = "AccountName=devstoreaccount1;BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1",
+            ScriptRoot = "/home/site/wwwroot",
+            HostDll = "/app/FaaSCache.Host.dll",
+            NetworkNamespaces = true,
+            ListenAddress = System.Net.IPAddress.Any,
+        };
+
+        string[] failures = [.. new ScaleControllerOptionsValidator().Validate(null, options).Failures!];
+
+        Assert.Contains(failures, f => f.StartsWith("ScriptRoot '/home/site/wwwroot' is only used with Instances launch", StringComparison.Ordinal));
+        Assert.Contains(failures, f => f.StartsWith("HostDll '/app/FaaSCache.Host.dll' is only used with Instances launch", StringComparison.Ordinal));
+        Assert.Contains(failures, f => f.StartsWith("NetworkNamespaces is only allowed with Instances launch", StringComparison.Ordinal));
+        Assert.Equal(3, failures.Length);
+    }
+
+    private static async Task<ScaleControllerOptions> ParseAsync(params string[] args)
+    {
+        ScaleControllerOptions? seen = null;
+        var parsed = ScaleControllerCommandLine.Create((o, _, _) =>
+        {
+            seen = o;
+            return Task.FromResult(0);
+        }).Parse(args);
+        Assert.Empty(parsed.Errors);
+        Assert.Equal(0, await parsed.InvokeAsync());
+        return seen ?? throw new InvalidOperationException("The command's action did not run.");
+    }
+}
