@@ -23,7 +23,10 @@ public static class Program
         }
 
         ParseResult parsed = root.Parse(args);
-        int code = await parsed.InvokeAsync();
+        // SIGTERM is the host's own to handle (flush async writes, leave the membership, stop workers, within
+        // HostOptions.ShutdownTimeout): System.CommandLine's default would end the process 2 s after the signal with
+        // exit code 143, abandoning a flush that storage is slow to take.
+        int code = await parsed.InvokeAsync(new InvocationConfiguration { ProcessTerminationTimeout = null });
         return parsed.Errors.Count > 0 ? UsageError : code;
     }
 

@@ -1,3 +1,4 @@
+using System.CommandLine;
 using FaaSCache.ScaleController.Options;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.Logging;
@@ -18,7 +19,10 @@ public static class Program
     public static async Task<int> Main(string[] args)
     {
         var parsed = ScaleControllerCommandLine.Create(RunAsync).Parse(args);
-        int code = await parsed.InvokeAsync();
+        // SIGTERM is the host's own to handle (flush async writes, leave the membership, stop workers, within
+        // HostOptions.ShutdownTimeout): System.CommandLine's default would end the process 2 s after the signal with
+        // exit code 143, abandoning a flush that storage is slow to take.
+        int code = await parsed.InvokeAsync(new InvocationConfiguration { ProcessTerminationTimeout = null });
         return parsed.Errors.Count > 0 ? UsageError : code;
     }
 
