@@ -17,8 +17,11 @@ cd "$root"
 #   libprotobuf-dev                       google/protobuf/*.proto (FunctionRpc.proto imports duration.proto)
 #   g++ make                              node-gyp builds the Node worker's mmap-io
 #   curl                                  the scripts' HTTP requests to the host and Azurite
+#   iproute2                              ip and tc: FaaSCache.NetworkEmulation's namespaces and shaped veth links
+#   nftables                              nft: filtering between emulated instances (partitions)
+#   iperf3                                instance-to-instance throughput in the network emulation tests
 apt_packages=(redis-server python3 python3-grpcio python3-protobuf python3-pytest python3-flake8 protobuf-compiler
-    protobuf-compiler-grpc libprotobuf-dev g++ make curl)
+    protobuf-compiler-grpc libprotobuf-dev g++ make curl iproute2 nftables iperf3)
 
 say() { printf '[setup] %s\n' "$*"; }
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -143,6 +146,28 @@ azurite_answers() {
     echo "azurite $version started and answered HTTP $code"
 }
 
+network_emulation_works() {
+    # What NetworkNamespace.CreateAsync does, on names of its own: a namespace, a veth pair, tbf on the root end and its
+    # ingress redirected through an ifb device; then removed. netem (delay, loss) is reported, not required.
+    [ "$(id -u)" -eq 0 ] || { echo "network namespaces and tc need root (uid $(id -u))"; return 1; }
+    local ns="fcsetup-$$" a="fcs$$a" b="fcs$$b" i="fcs$$i" rc=0 netem="missing (kernel without CONFIG_NET_SCH_NETEM: no delay or loss)"
+    ip netns add "$ns" &&
+        ip link add "$a" type veth peer name "$b" &&
+        ip link set "$b" netns "$ns" &&
+        ip link set "$a" up && ip -n "$ns" link set "$b" up &&
+        ip link add "$i" type ifb && ip link set "$i" up &&
+        tc qdisc add dev "$a" root tbf rate 720mbit burst 270000 latency 50ms &&
+        tc qdisc add dev "$a" handle ffff: ingress &&
+        tc filter add dev "$a" parent ffff: protocol all u32 match u32 0 0 action mirred egress redirect dev "$i" &&
+        tc qdisc add dev "$i" root tbf rate 720mbit burst 270000 latency 50ms || rc=1
+    if [ $rc -eq 0 ] && tc qdisc replace dev "$i" root netem delay 1ms 2>/dev/null; then netem="available"; fi
+    ip link del "$a" 2>/dev/null || true
+    ip link del "$i" 2>/dev/null || true
+    ip netns del "$ns" 2>/dev/null || true
+    [ $rc -eq 0 ] || return 1
+    echo "ip netns, a veth pair and tc tbf both ways (ingress via ifb) work; netem $netem"
+}
+
 solution_restores() {
     dotnet restore "$root/FaaSCache.sln" --verbosity quiet -nologo && echo "FaaSCache.sln restored"
 }
@@ -156,6 +181,8 @@ run_checks() {
     check "the Node worker loads mmap-io and gRPC" "bash scripts/setup.d/node-worker.sh (npm ci in src/Workers/node; mmap-io builds with $(fix_for g++ make))" node_worker_loads
     check "Azurite starts and answers" "npm ci in $root (azurite@3.35.0) and $(fix_for curl)" azurite_answers
     check "redis-server runs" "$(fix_for redis-server)" redis-server --version
+    check "ip netns and tc shape a veth link" "$(fix_for iproute2) and run as root" network_emulation_works
+    check "nft and iperf3 run" "$(fix_for nftables iperf3)" bash -c 'nft list tables >/dev/null && nft --version && iperf3 --version | head -n 1'
     check "the .NET solution restores" "dotnet restore FaaSCache.sln (needs the .NET 10 SDK and the NuGet feed)" solution_restores
     if [ "$failures" -gt 0 ]; then
         say "$failures check(s) failed (in $((SECONDS - started)) s): the demo and the tests would fail; fix the above and run again"

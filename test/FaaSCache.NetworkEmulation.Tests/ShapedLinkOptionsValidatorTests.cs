@@ -1,0 +1,94 @@
+using FaaSCache.NetworkEmulation;
+using Microsoft.Extensions.Options;
+
+namespace FaaSCache.NetworkEmulation.Tests;
+
+[Trait("Category", "Unit")]
+public sealed class ShapedLinkOptionsValidatorTests
+{
+    private readonly ShapedLinkOptionsValidator _validator = new();
+
+    [Fact]
+    public void TheDefaultsAndThePapersLinkAreValid()
+    {
+        Assert.True(_validator.Validate(null, ShapedLinkOptions.Unshaped).Succeeded);
+        Assert.True(_validator.Validate(null, new ShapedLinkOptions
+        {
+            RateBytesPerSecond = 90_000_000,
+            Delay = TimeSpan.FromMilliseconds(2),
+            LossPercent = 0.5,
+        }).Succeeded);
+    }
+
+    [Theory]
+    [InlineData(0L)]
+    [InlineData(-90_000_000L)]
+    [InlineData(999L)]
+    [InlineData(12_500_000_001L)]
+    public void ARateOutsideTheRangeIsRefusedNamingTheKeyValueAndRange(long rate)
+    {
+        var result = _validator.Validate(null, new ShapedLinkOptions { RateBytesPerSecond = rate });
+
+        var failure = Assert.Single(result.Failures!);
+        Assert.Contains("ShapedLinkOptions.RateBytesPerSecond", failure, StringComparison.Ordinal);
+        Assert.Contains(rate.ToString(System.Globalization.CultureInfo.InvariantCulture), failure, StringComparison.Ordinal);
+        Assert.Contains("allowed 1000 to 12500000000 bytes per second", failure, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void AnInstanceRateNeedsAStorageRateAndARateInRange()
+    {
+        var alone = Assert.Single(_validator.Validate(null, new ShapedLinkOptions { InstanceRateBytesPerSecond = 750_000_000 }).Failures!);
+        var tooLow = Assert.Single(_validator.Validate(null, new ShapedLinkOptions { RateBytesPerSecond = 90_000_000, InstanceRateBytesPerSecond = 10 }).Failures!);
+
+        Assert.Contains("InstanceRateBytesPerSecond is 750000000 but RateBytesPerSecond is null", alone, StringComparison.Ordinal);
+        Assert.Contains("ShapedLinkOptions.InstanceRateBytesPerSecond is 10: allowed 1000 to", tooLow, StringComparison.Ordinal);
+        Assert.True(_validator.Validate(null, new ShapedLinkOptions { RateBytesPerSecond = 90_000_000, InstanceRateBytesPerSecond = 750_000_000 }).Succeeded);
+    }
+
+    [Theory]
+    [InlineData(-1.0)]
+    [InlineData(0.0)]
+    [InlineData(10_001.0)]
+    public void ADelayOutsideTheRangeIsRefused(double milliseconds)
+    {
+        var result = _validator.Validate(null, new ShapedLinkOptions { Delay = TimeSpan.FromMilliseconds(milliseconds) });
+
+        var failure = Assert.Single(result.Failures!);
+        Assert.Contains("ShapedLinkOptions.Delay", failure, StringComparison.Ordinal);
+        Assert.Contains("allowed 1 microsecond to 10 s", failure, StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData(0.0)]
+    [InlineData(-3.0)]
+    [InlineData(100.5)]
+    [InlineData(double.NaN)]
+    [InlineData(double.PositiveInfinity)]
+    public void ALossOutsideTheRangeIsRefused(double loss)
+    {
+        var result = _validator.Validate(null, new ShapedLinkOptions { LossPercent = loss });
+
+        var failure = Assert.Single(result.Failures!);
+        Assert.Contains("ShapedLinkOptions.LossPercent", failure, StringComparison.Ordinal);
+        Assert.Contains("allowed more than 0 and at most 100", failure, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void EveryBadKeyIsReportedAtOnce()
+    {
+        var error = Assert.Throws<OptionsValidationException>(() => ShapedLinkOptionsValidator.ThrowIfInvalid(
+            new ShapedLinkOptions { RateBytesPerSecond = 0, Delay = TimeSpan.FromSeconds(-1), LossPercent = 200 }));
+
+        Assert.Equal(3, error.Failures.Count());
+    }
+
+    [Fact]
+    public async Task CreateRefusesBadOptionsBeforeTouchingTheMachine()
+    {
+        var error = await Assert.ThrowsAsync<OptionsValidationException>(() =>
+            NetworkNamespace.CreateAsync("neunit", 1, new ShapedLinkOptions { RateBytesPerSecond = 5 }, CancellationToken.None));
+
+        Assert.Contains("RateBytesPerSecond is 5", error.Message, StringComparison.Ordinal);
+    }
+}
