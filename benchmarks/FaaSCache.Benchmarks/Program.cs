@@ -21,6 +21,7 @@ internal static class Program
         new("invoke-breakdown", "where a local hit's time goes (client, host, worker, Node GC) at 1 KB, 16 MB and 128 MB, workers' timing hooks on", InvokeBreakdownBenchmark.RunAsync),
         new("consistency", "the paper's Table 6: 5 host instances count a blob to 1,000 round-robin under each of the six consistency presets", ConsistencyBenchmark.RunAsync),
         new("remote-read", "remote hit / remote miss from an owner process vs a direct Azurite download and raw TCP, 1 KB .. 128 MB", RemoteReadBenchmark.RunAsync),
+        new("bandwidth-scaling", "the paper's Fig. 12: a fresh miss of 400 KB .. 800 MB over 90 MB/s per-instance links, one instance vs bandwidth scaling over 6 (planner's N and every fixed N)", BandwidthScalingBenchmark.RunAsync),
     ];
 
     public static async Task<int> Main(string[] args)
