@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sourced by other scripts: start_azurite starts a blob-only Azurite on a free port with its data in a
-# temporary folder and sets AZURITE_PID, AZURITE_PORT, AZURITE_DIR and AZURITE_CONNECTION; stop_azurite ends it.
+# temporary folder (listening on $AZURITE_HOST, default 127.0.0.1; 0.0.0.0 lets network namespaces reach it) and sets AZURITE_PID, AZURITE_PORT, AZURITE_DIR and AZURITE_CONNECTION; stop_azurite ends it.
 # Started with --skipApiVersionCheck is not needed: the storage client pins service version 2025-11-05.
 
 start_azurite() {
@@ -10,7 +10,7 @@ start_azurite() {
     declare -F free_port >/dev/null || source "$root/scripts/lib/common.sh"
     AZURITE_DIR="$(mktemp -d /tmp/faascache-azurite.XXXXXX)"
     AZURITE_PORT="$(free_port)" || { echo "no free port for Azurite" >&2; return 1; }
-    node "$root/node_modules/azurite/dist/src/blob/main.js" --blobHost 127.0.0.1 --blobPort "$AZURITE_PORT" \
+    node "$root/node_modules/azurite/dist/src/blob/main.js" --blobHost "${AZURITE_HOST:-127.0.0.1}" --blobPort "$AZURITE_PORT" \
         --location "$AZURITE_DIR" --silent --loose >"$AZURITE_DIR/azurite.log" 2>&1 &
     AZURITE_PID=$!
     for _ in $(seq 1 100); do

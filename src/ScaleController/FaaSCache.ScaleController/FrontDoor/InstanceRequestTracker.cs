@@ -1,0 +1,59 @@
+using FaaSCache.ScaleController.Instances;
+using Microsoft.AspNetCore.Http;
+using Yarp.ReverseProxy;
+using Yarp.ReverseProxy.Model;
+
+namespace FaaSCache.ScaleController.FrontDoor;
+
+/// <summary>
+/// In the proxy pipeline after load balancing: counts the request against the chosen instance for the drain. If that
+/// instance was closed (drained) between routing and here, picks the least-loaded other ready instance instead, so a
+/// scale-in never fails a request.
+/// </summary>
+public sealed class InstanceRequestTracker(InstancePool pool, IProxyStateLookup proxy)
+{
+    /// <summary>The proxy-pipeline step.</summary>
+    public async Task InvokeAsync(HttpContext context, Func<Task> next)
+    {
+        ArgumentNullException.ThrowIfNull(context);
+        ArgumentNullException.ThrowIfNull(next);
+        IReverseProxyFeature feature = context.GetReverseProxyFeature();
+        ManagedInstance? entered = feature.AvailableDestinations.Count > 0 ? Enter(feature.AvailableDestinations[0]) : null;
+        if (entered is null && feature.AvailableDestinations.Count > 0)
+        {
+            DestinationState? other = null;
+            if (proxy.TryGetCluster(FrontDoorRoutes.ClusterId, out ClusterState? cluster))
+            {
+                foreach (DestinationState candidate in cluster.DestinationsState.AvailableDestinations.OrderBy(d => d.ConcurrentRequestCount))
+                {
+                    if ((entered = Enter(candidate)) is not null)
+                    {
+                        other = candidate;
+                        break;
+                    }
+                }
+            }
+
+            if (other is null)
+            {
+                context.Response.StatusCode = StatusCodes.Status503ServiceUnavailable;
+                await context.Response.WriteAsync("Every instance is draining.", context.RequestAborted);
+                return;
+            }
+
+            feature.AvailableDestinations = [other];
+        }
+
+        try
+        {
+            await next();
+        }
+        finally
+        {
+            entered?.Exit();
+        }
+    }
+
+    private ManagedInstance? Enter(DestinationState destination) =>
+        pool.Find(destination.DestinationId) is { State: InstanceState.Ready or InstanceState.Draining } instance && instance.TryEnter() ? instance : null;
+}

@@ -1,0 +1,115 @@
+using System.CommandLine;
+using System.CommandLine.Parsing;
+using System.Globalization;
+using System.Net;
+
+namespace FaaSCache.ScaleController.Options;
+
+/// <summary>
+/// The controller's command line (System.CommandLine): each option sets one <see cref="ScaleControllerOptions"/> key;
+/// values that do not parse are named with the option; ranges are checked by <see cref="ScaleControllerOptionsValidator"/>.
+/// </summary>
+public static class ScaleControllerCommandLine
+{
+    /// <summary>The environment variable that names the host DLL when <c>--host-dll</c> is not given.</summary>
+    public const string HostDllVariable = "FAASCACHE_HOST_DLL";
+
+    private static readonly Option<string> ScriptRoot = new("--script-root") { Description = "The function app folder every instance runs (holds host.json).", Required = true };
+    private static readonly Option<string> AppName = new("--app-name") { Description = "The app name (instance ids <app>-N). Default: the app folder's name." };
+    private static readonly Option<string> Storage = new("--storage") { Description = "The app's storage connection string. Default: $AzureWebJobsStorage." };
+    private static readonly Option<int> MinInstances = new("--min-instances") { Description = "Fewest instances (0 lets an idle app scale to zero).", DefaultValueFactory = _ => 0 };
+    private static readonly Option<int> MaxInstances = new("--max-instances") { Description = "Most instances (1..64).", DefaultValueFactory = _ => 6 };
+    private static readonly Option<TimeSpan> PollInterval = Seconds("--poll-interval", "Seconds between polls of the instances' votes.", 2);
+    private static readonly Option<TimeSpan> ScaleOutCooldown = Seconds("--scale-out-cooldown", "Least seconds between two scale-outs.", 1);
+    private static readonly Option<TimeSpan> ScaleInCooldown = Seconds("--scale-in-cooldown", "Least seconds after any change before a scale-in.", 30);
+    private static readonly Option<TimeSpan> IdleToZero = Seconds("--idle-to-zero", "Seconds without requests (every vote in) before the app scales to its minimum.", 60);
+    private static readonly Option<TimeSpan> HoldTimeout = Seconds("--hold-timeout", "Seconds a request is held for a cold start before 503.", 60);
+    private static readonly Option<TimeSpan> DrainTimeout = Seconds("--drain-timeout", "Seconds a draining instance has to finish its requests.", 30);
+    private static readonly Option<TimeSpan> StartTimeout = Seconds("--start-timeout", "Seconds an instance may take to become ready.", 90);
+    private static readonly Option<TimeSpan> StopTimeout = Seconds("--stop-timeout", "Seconds after SIGTERM before an instance is killed.", 30);
+    private static readonly Option<string> HostDll = new("--host-dll") { Description = $"The FaaSCache.Host.dll to run. Default: ${HostDllVariable}." };
+    private static readonly Option<IPAddress> ListenAddress = new("--listen-address")
+    {
+        Description = "The address the controller listens on and instances bind to.",
+        DefaultValueFactory = _ => IPAddress.Loopback,
+        CustomParser = r =>
+        {
+            string text = r.Tokens.Count > 0 ? r.Tokens[0].Value : "127.0.0.1";
+            if (IPAddress.TryParse(text, out IPAddress? address))
+            {
+                return address;
+            }
+
+            r.AddError($"--listen-address '{text}' is not an IP address");
+            return IPAddress.Loopback;
+        },
+    };
+
+    private static readonly Option<int> Port = new("--port") { Description = "The front door's HTTP port (/api/*, /scale/status); 0: a free one.", DefaultValueFactory = _ => 8080 };
+    private static readonly Option<int> GrpcPort = new("--grpc-port") { Description = "The gRPC port (urgent votes); 0: a free one.", DefaultValueFactory = _ => 8081 };
+    private static readonly Option<string> ShmRoot = new("--shm-root") { Description = "Where each instance gets its shared-memory folder.", DefaultValueFactory = _ => "/dev/shm" };
+    private static readonly Option<bool> Netns = new("--netns") { Description = "Run each instance in its own network namespace behind a shaped link (needs root, --listen-address 0.0.0.0, storage on 0.0.0.0)." };
+    private static readonly Option<long?> LinkRate = new("--link-rate") { Description = "With --netns: each link's rate in bytes/s, both ways (e.g. 90000000 for the paper's 90 MB/s). Default: unshaped." };
+    private static readonly Option<string> NetnsPrefix = new("--netns-prefix") { Description = "With --netns: the namespaces' name prefix.", DefaultValueFactory = _ => "fcscale" };
+    private static readonly Option<bool> StatusView = new("--status-view") { Description = "Show a live status table (refreshed every second) instead of log lines." };
+
+    /// <summary>Creates the root command; its action runs the controller with the parsed options.</summary>
+    public static RootCommand Create(Func<ScaleControllerOptions, bool, CancellationToken, Task<int>> run)
+    {
+        ArgumentNullException.ThrowIfNull(run);
+        var root = new RootCommand("FaaSCache scale controller: runs a function app's FaaSCache host instances behind a front door and scales them by their votes (Faa$T §4).")
+        {
+            ScriptRoot, AppName, Storage, MinInstances, MaxInstances, PollInterval, ScaleOutCooldown, ScaleInCooldown, IdleToZero, HoldTimeout,
+            DrainTimeout, StartTimeout, StopTimeout, HostDll, ListenAddress, Port, GrpcPort, ShmRoot, Netns, LinkRate, NetnsPrefix, StatusView,
+        };
+        root.SetAction((result, cancellationToken) => run(ToOptions(result), result.GetValue(StatusView), cancellationToken));
+        return root;
+    }
+
+    private static ScaleControllerOptions ToOptions(ParseResult r)
+    {
+        string root = Path.GetFullPath(r.GetValue(ScriptRoot)!);
+        return new ScaleControllerOptions
+        {
+            ScriptRoot = root,
+            AppName = r.GetValue(AppName) ?? Path.GetFileName(root.TrimEnd('/')),
+            StorageConnection = r.GetValue(Storage) ?? Environment.GetEnvironmentVariable("AzureWebJobsStorage") ?? "",
+            MinInstances = r.GetValue(MinInstances),
+            MaxInstances = r.GetValue(MaxInstances),
+            PollInterval = r.GetValue(PollInterval),
+            ScaleOutCooldown = r.GetValue(ScaleOutCooldown),
+            ScaleInCooldown = r.GetValue(ScaleInCooldown),
+            IdleToZero = r.GetValue(IdleToZero),
+            HoldTimeout = r.GetValue(HoldTimeout),
+            DrainTimeout = r.GetValue(DrainTimeout),
+            StartTimeout = r.GetValue(StartTimeout),
+            StopTimeout = r.GetValue(StopTimeout),
+            HostDll = r.GetValue(HostDll) ?? Environment.GetEnvironmentVariable(HostDllVariable) ?? "",
+            ListenAddress = r.GetValue(ListenAddress)!,
+            Port = r.GetValue(Port),
+            GrpcPort = r.GetValue(GrpcPort),
+            SharedMemoryRoot = r.GetValue(ShmRoot)!,
+            NetworkNamespaces = r.GetValue(Netns),
+            LinkRateBytesPerSecond = r.GetValue(LinkRate),
+            NamespacePrefix = r.GetValue(NetnsPrefix)!,
+        };
+    }
+
+    private static Option<TimeSpan> Seconds(string name, string description, double defaultSeconds) => new(name)
+    {
+        Description = description + string.Create(CultureInfo.InvariantCulture, $" Default {defaultSeconds}."),
+        HelpName = "seconds",
+        DefaultValueFactory = _ => TimeSpan.FromSeconds(defaultSeconds),
+        CustomParser = r =>
+        {
+            string text = r.Tokens.Count > 0 ? r.Tokens[0].Value : "";
+            if (double.TryParse(text, NumberStyles.Float, CultureInfo.InvariantCulture, out double seconds) && seconds < TimeSpan.MaxValue.TotalSeconds && seconds > -TimeSpan.MaxValue.TotalSeconds)
+            {
+                return TimeSpan.FromSeconds(seconds);
+            }
+
+            r.AddError($"{name} '{text}' must be a number of seconds");
+            return default;
+        },
+    };
+}

@@ -1,0 +1,127 @@
+using System.Globalization;
+using Microsoft.Extensions.Options;
+
+namespace FaaSCache.ScaleController.Options;
+
+/// <summary>Checks <see cref="ScaleControllerOptions"/>: each bad value gives one error naming the key, the value and what is allowed.</summary>
+public sealed class ScaleControllerOptionsValidator : IValidateOptions<ScaleControllerOptions>
+{
+    /// <summary>The most instances the controller may run on one machine.</summary>
+    public const int MaxInstancesLimit = 64;
+
+    /// <inheritdoc />
+    public ValidateOptionsResult Validate(string? name, ScaleControllerOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        var errors = new List<string>();
+        if (string.IsNullOrWhiteSpace(options.ScriptRoot) || !File.Exists(Path.Combine(options.ScriptRoot, "host.json")))
+        {
+            errors.Add($"ScriptRoot '{options.ScriptRoot}' must be a function app folder (one holding host.json).");
+        }
+
+        if (string.IsNullOrWhiteSpace(options.AppName) || options.AppName.Any(c => !(char.IsAsciiLetterOrDigit(c) || c is '-' or '_')))
+        {
+            errors.Add($"AppName '{options.AppName}' must be non-empty ASCII letters, digits, '-' or '_'.");
+        }
+
+        if (string.IsNullOrWhiteSpace(options.StorageConnection))
+        {
+            errors.Add("StorageConnection is empty; set the app's storage connection string (AzureWebJobsStorage).");
+        }
+
+        if (options.MaxInstances is < 1 or > MaxInstancesLimit)
+        {
+            errors.Add(Invariant($"MaxInstances {options.MaxInstances} must be between 1 and {MaxInstancesLimit}."));
+        }
+
+        if (options.MinInstances < 0 || options.MinInstances > options.MaxInstances)
+        {
+            errors.Add(Invariant($"MinInstances {options.MinInstances} must be between 0 and MaxInstances ({options.MaxInstances})."));
+        }
+
+        Positive(errors, nameof(options.PollInterval), options.PollInterval);
+        NotNegative(errors, nameof(options.ScaleOutCooldown), options.ScaleOutCooldown);
+        NotNegative(errors, nameof(options.ScaleInCooldown), options.ScaleInCooldown);
+        Positive(errors, nameof(options.IdleToZero), options.IdleToZero);
+        Positive(errors, nameof(options.HoldTimeout), options.HoldTimeout);
+        NotNegative(errors, nameof(options.DrainTimeout), options.DrainTimeout);
+        Positive(errors, nameof(options.StartTimeout), options.StartTimeout);
+        Positive(errors, nameof(options.StopTimeout), options.StopTimeout);
+        if (string.IsNullOrWhiteSpace(options.HostDll) || !File.Exists(options.HostDll))
+        {
+            errors.Add($"HostDll '{options.HostDll}' must name the built FaaSCache.Host.dll (dotnet build src/Host.Cache/FaaSCache.Host).");
+        }
+
+        Port(errors, nameof(options.Port), options.Port);
+        Port(errors, nameof(options.GrpcPort), options.GrpcPort);
+        if (options.Port != 0 && options.Port == options.GrpcPort)
+        {
+            errors.Add(Invariant($"GrpcPort {options.GrpcPort} must differ from Port {options.Port} (the front door is HTTP/1.1, gRPC HTTP/2)."));
+        }
+
+        if (!Directory.Exists(options.SharedMemoryRoot))
+        {
+            errors.Add($"SharedMemoryRoot '{options.SharedMemoryRoot}' must be an existing folder (tmpfs, e.g. /dev/shm).");
+        }
+
+        if (options.NetworkNamespaces)
+        {
+            if (!options.ListenAddress.Equals(System.Net.IPAddress.Any))
+            {
+                errors.Add($"ListenAddress '{options.ListenAddress}' must be 0.0.0.0 with NetworkNamespaces on (instances reach the controller at their link's root-side address).");
+            }
+
+            if (options.StorageConnection.Contains("UseDevelopmentStorage", StringComparison.OrdinalIgnoreCase))
+            {
+                errors.Add("StorageConnection 'UseDevelopmentStorage=true' cannot be reached from a namespace; with NetworkNamespaces on give Azurite's full connection string (BlobEndpoint=http://127.0.0.1:<port>/devstoreaccount1, Azurite on 0.0.0.0).");
+            }
+
+            if (!System.Text.RegularExpressions.Regex.IsMatch(options.NamespacePrefix, "^[a-z][a-z0-9-]{0,7}$"))
+            {
+                errors.Add($"NamespacePrefix '{options.NamespacePrefix}' must be a lowercase letter then up to 7 lowercase letters, digits or '-'.");
+            }
+        }
+        else if (options.LinkRateBytesPerSecond is not null)
+        {
+            errors.Add(Invariant($"LinkRateBytesPerSecond {options.LinkRateBytesPerSecond} needs NetworkNamespaces on (without namespaces there is no link to shape)."));
+        }
+
+        if (options.LinkRateBytesPerSecond is <= 0)
+        {
+            errors.Add(Invariant($"LinkRateBytesPerSecond {options.LinkRateBytesPerSecond} must be a positive number of bytes per second (e.g. 90000000)."));
+        }
+
+        if (options.HistorySize is < 1 or > 100_000)
+        {
+            errors.Add(Invariant($"HistorySize {options.HistorySize} must be between 1 and 100000."));
+        }
+
+        return errors.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(errors);
+    }
+
+    private static void Positive(List<string> errors, string key, TimeSpan value)
+    {
+        if (value <= TimeSpan.Zero)
+        {
+            errors.Add(Invariant($"{key} {value.TotalSeconds} s must be a positive time."));
+        }
+    }
+
+    private static void NotNegative(List<string> errors, string key, TimeSpan value)
+    {
+        if (value < TimeSpan.Zero)
+        {
+            errors.Add(Invariant($"{key} {value.TotalSeconds} s must be zero or a positive time."));
+        }
+    }
+
+    private static void Port(List<string> errors, string key, int value)
+    {
+        if (value is < 0 or > 65535)
+        {
+            errors.Add(Invariant($"{key} {value} must be a TCP port 1..65535 (or 0 for a free one)."));
+        }
+    }
+
+    private static string Invariant(FormattableString text) => text.ToString(CultureInfo.InvariantCulture);
+}

@@ -1,0 +1,54 @@
+using FaaSCache.ScaleController.Options;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+
+namespace FaaSCache.ScaleController;
+
+/// <summary>The scale controller's entry point (usage errors exit 2, bad option values 3).</summary>
+public static class Program
+{
+    /// <summary>Exit code of a command line that does not parse.</summary>
+    public const int UsageError = 2;
+
+    /// <summary>Exit code of options that parse but are not allowed.</summary>
+    public const int BadOptions = 3;
+
+    /// <summary>Entry point.</summary>
+    public static async Task<int> Main(string[] args)
+    {
+        var parsed = ScaleControllerCommandLine.Create(RunAsync).Parse(args);
+        int code = await parsed.InvokeAsync();
+        return parsed.Errors.Count > 0 ? UsageError : code;
+    }
+
+    private static async Task<int> RunAsync(ScaleControllerOptions options, bool statusView, CancellationToken cancellationToken)
+    {
+        WebApplication app;
+        try
+        {
+            // The live table owns the console: log lines only go out when it is off.
+            // ASP.NET Core's per-request lines only from Warning: the controller's own lines say what happens.
+            app = ScaleControllerApp.Build(options, statusView, logging => logging
+                .SetMinimumLevel(statusView ? LogLevel.None : LogLevel.Information)
+                .AddFilter("Microsoft", statusView ? LogLevel.None : LogLevel.Warning));
+        }
+        catch (OptionsValidationException e)
+        {
+            await Console.Error.WriteLineAsync("Bad options:" + Environment.NewLine + "  " + string.Join(Environment.NewLine + "  ", e.Failures));
+            return BadOptions;
+        }
+
+        await using (app)
+        {
+            if (!statusView)
+            {
+                Console.WriteLine($"Front door http://{options.ListenAddress}:{options.Port}/api/ , status http://{options.ListenAddress}:{options.Port}/scale/status , urgent votes (gRPC) http://{options.ListenAddress}:{options.GrpcPort}/");
+            }
+
+            await app.RunAsync();
+        }
+
+        return 0;
+    }
+}

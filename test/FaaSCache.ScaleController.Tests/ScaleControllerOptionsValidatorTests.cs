@@ -1,0 +1,76 @@
+using FaaSCache.ScaleController.Options;
+using Microsoft.Extensions.Options;
+
+namespace FaaSCache.ScaleController.Tests;
+
+[Trait("Category", "Unit")]
+public sealed class ScaleControllerOptionsValidatorTests
+{
+    [Fact]
+    public void NamesEachBadKeyItsValueAndWhatIsAllowed()
+    {
+        var options = new ScaleControllerOptions
+        {
+            ScriptRoot = "/nonexistent",
+            AppName = "bad name",
+            StorageConnection = "UseDevelopmentStorage=true",
+            MinInstances = 7,
+            MaxInstances = 6,
+            PollInterval = TimeSpan.Zero,
+            HostDll = "/nonexistent/FaaSCache.Host.dll",
+            Port = 9000,
+            GrpcPort = 9000,
+        };
+
+        ValidateOptionsResult result = new ScaleControllerOptionsValidator().Validate(null, options);
+
+        Assert.True(result.Failed);
+        string[] failures = [.. result.Failures!];
+        Assert.Contains(failures, f => f.StartsWith("ScriptRoot '/nonexistent'", StringComparison.Ordinal));
+        Assert.Contains(failures, f => f.StartsWith("AppName 'bad name'", StringComparison.Ordinal));
+        Assert.Contains(failures, f => f == "MinInstances 7 must be between 0 and MaxInstances (6).");
+        Assert.Contains(failures, f => f == "PollInterval 0 s must be a positive time.");
+        Assert.Contains(failures, f => f.StartsWith("HostDll '/nonexistent/FaaSCache.Host.dll'", StringComparison.Ordinal));
+        Assert.Contains(failures, f => f.StartsWith("GrpcPort 9000 must differ", StringComparison.Ordinal));
+        Assert.Equal(6, failures.Length);
+    }
+
+    [Fact]
+    public void NamespacesNeedTheControllerOnEveryAddressAndAFullStorageConnection()
+    {
+        var options = new ScaleControllerOptions
+        {
+            ScriptRoot = "/nonexistent",
+            AppName = "app",
+            StorageConnection = "UseDevelopmentStorage=true",
+            NetworkNamespaces = true,
+            NamespacePrefix = "Bad_Prefix",
+        };
+
+        string[] failures = [.. new ScaleControllerOptionsValidator().Validate(null, options).Failures!];
+
+        Assert.Contains(failures, f => f.StartsWith("ListenAddress '127.0.0.1' must be 0.0.0.0", StringComparison.Ordinal));
+        Assert.Contains(failures, f => f.StartsWith("StorageConnection 'UseDevelopmentStorage=true' cannot be reached", StringComparison.Ordinal));
+        Assert.Contains(failures, f => f.StartsWith("NamespacePrefix 'Bad_Prefix'", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public void ALinkRateWithoutNamespacesIsRefused()
+    {
+        var options = new ScaleControllerOptions { LinkRateBytesPerSecond = 90_000_000 };
+
+        string[] failures = [.. new ScaleControllerOptionsValidator().Validate(null, options).Failures!];
+
+        Assert.Contains("LinkRateBytesPerSecond 90000000 needs NetworkNamespaces on (without namespaces there is no link to shape).", failures);
+    }
+
+    [Fact]
+    public void AnInstanceInANamespaceReachesLocalStorageAtItsLinksRootSide()
+    {
+        string rewritten = FaaSCache.ScaleController.Instances.NamespaceNetwork.RewriteStorage(
+            "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=k;BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;",
+            System.Net.IPAddress.Parse("10.250.3.1"));
+
+        Assert.Equal("DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=k;BlobEndpoint=http://10.250.3.1:10000/devstoreaccount1;", rewritten);
+    }
+}

@@ -1,0 +1,108 @@
+using System.Net;
+using FaaSCache.Peers;
+using FaaSCache.ScaleController.Decisions;
+using FaaSCache.ScaleController.Instances;
+using FaaSCache.ScaleController.Status;
+using FaaSCache.Scaling.Protocol;
+using FaaSCache.TestSupport;
+using Grpc.Core;
+using Grpc.Net.Client;
+using Xunit.Abstractions;
+
+namespace FaaSCache.ScaleController.Tests;
+
+/// <summary>The controller with real host processes (Node.js app) against Azurite. Each host start costs seconds: few tests.</summary>
+[Collection(AzuriteCollection.Name)]
+public sealed class ScaleControllerProcessTests(AzuriteFixture azurite, ITestOutputHelper output)
+{
+    private const string ReportVoteMethod = "/faascache.scale.ScaleController/ReportVote";
+    private static readonly TimeSpan Wait = TimeSpan.FromSeconds(120);
+
+    [Fact]
+    public async Task ScalesAnIdleAppToZeroAndBackWithTheRequestHeldUntilAnInstanceIsReady()
+    {
+        await using ControllerUnderTest controller = await ControllerUnderTest.StartAsync(azurite.ConnectionString, output, o =>
+        {
+            o.IdleToZero = TimeSpan.FromSeconds(2);
+            o.ScaleInCooldown = TimeSpan.FromSeconds(1);
+        });
+        Assert.Equal(0, (await controller.GetStatusAsync()).Current);
+
+        using HttpResponseMessage first = await controller.Http.GetAsync(new Uri("api/ping", UriKind.Relative));
+        Assert.Equal(HttpStatusCode.OK, first.StatusCode);
+        Assert.Equal("pong", await first.Content.ReadAsStringAsync());
+
+        ScaleStatusReport idle = await controller.WaitForAsync(s => s.Current == 0 && s.Instances.All(i => i.State == "stopped"), Wait, "scaled to zero");
+        using HttpResponseMessage second = await controller.Http.GetAsync(new Uri("api/ping", UriKind.Relative));
+        Assert.Equal(HttpStatusCode.OK, second.StatusCode);
+
+        ScaleStatusReport status = await controller.GetStatusAsync();
+        List<ScaleDecision> changes = [.. status.Decisions.Where(d => d.Changes)];
+        Assert.Equal(2, changes.Count(d => d is { Trigger: ScaleTrigger.FrontDoor, From: 0, To: 1 }));
+        Assert.Contains(changes, d => d.To == 0 && d.Reason.StartsWith("idle", StringComparison.Ordinal));
+        Assert.Contains(idle.Instances, i => i.LoadSeconds > 0);
+        Assert.Equal(1, status.Current);
+    }
+
+    [Fact]
+    public async Task AnUrgentVoteWithTheAppsTokenStartsInstancesAndAScaleInDrainsWithoutFailingARequest()
+    {
+        await using ControllerUnderTest controller = await ControllerUnderTest.StartAsync(azurite.ConnectionString, output, o =>
+        {
+            o.MaxInstances = 3;
+            o.IdleToZero = TimeSpan.FromMinutes(10);
+            o.ScaleInCooldown = TimeSpan.FromMinutes(10);
+        });
+        using GrpcChannel channel = GrpcChannel.ForAddress(controller.GrpcAddress);
+        var client = new FaaSCache.Scaling.Protocol.ScaleController.ScaleControllerClient(channel);
+        PeerKey key = PeerKey.FromConnectionString(azurite.ConnectionString, controller.Options.AppName);
+
+        UrgentVoteReply reply = await client.ReportVoteAsync(
+            new UrgentVote { App = controller.Options.AppName, InstanceId = "outside", Voter = "bandwidth", TargetWorkerCount = 2, Reason = "a large miss" },
+            new Metadata { { PeerWire.AuthHeader, key.CreateToken(ReportVoteMethod, DateTimeOffset.UtcNow) } });
+
+        Assert.True(reply.Accepted, reply.Reason);
+        Assert.Equal(2, reply.WorkerCount);
+        await controller.WaitForAsync(s => s.Instances.Count(i => i.State == "ready") == 2, Wait, "two instances ready");
+
+        // Slow requests on both instances, then drain one while they run; more requests arrive during the drain.
+        Task<HttpResponseMessage>[] slow = [.. Enumerable.Range(0, 8).Select(_ => controller.Http.GetAsync(new Uri("api/slow?ms=3000", UriKind.Relative)))];
+        await controller.WaitForAsync(s => s.Instances.Where(i => i.State == "ready").All(i => i.InFlight > 0), Wait, "requests in flight on both instances");
+        ManagedInstance drained = controller.Pool.Ready().OrderByDescending(i => i.LaunchedAt).First();
+        int inFlightAtDrain = drained.InFlight;
+        controller.Pool.ScaleTo(1);
+        Assert.Equal(InstanceState.Draining, drained.State);
+        Task<HttpResponseMessage>[] during = [.. Enumerable.Range(0, 4).Select(_ => controller.Http.GetAsync(new Uri("api/ping", UriKind.Relative)))];
+
+        HttpResponseMessage[] answers = await Task.WhenAll([.. slow, .. during]);
+        await controller.WaitForAsync(s => s.Instances.Any(i => i.Id == drained.Id && i.State == "stopped"), Wait, "the drained instance stopped");
+
+        Assert.True(inFlightAtDrain > 0);
+        Assert.All(answers, a => Assert.Equal(HttpStatusCode.OK, a.StatusCode));
+        Assert.Equal(1, controller.Pool.LiveCount);
+        foreach (HttpResponseMessage answer in answers)
+        {
+            answer.Dispose();
+        }
+    }
+
+    [Fact]
+    public async Task AnUrgentVoteWithoutAValidTokenOfTheAppIsRefused()
+    {
+        await using ControllerUnderTest controller = await ControllerUnderTest.StartAsync(azurite.ConnectionString, output, _ => { });
+        using GrpcChannel channel = GrpcChannel.ForAddress(controller.GrpcAddress);
+        var client = new FaaSCache.Scaling.Protocol.ScaleController.ScaleControllerClient(channel);
+        var vote = new UrgentVote { App = controller.Options.AppName, InstanceId = "intruder", Voter = "bandwidth", TargetWorkerCount = 3, Reason = "let me in" };
+        PeerKey otherKey = PeerKey.Derive("another storage secret", controller.Options.AppName);
+
+        RpcException wrongKey = await Assert.ThrowsAsync<RpcException>(() => client.ReportVoteAsync(
+            vote, new Metadata { { PeerWire.AuthHeader, otherKey.CreateToken(ReportVoteMethod, DateTimeOffset.UtcNow) } }).ResponseAsync);
+        RpcException none = await Assert.ThrowsAsync<RpcException>(() => client.ReportVoteAsync(vote).ResponseAsync);
+
+        Assert.Equal(StatusCode.PermissionDenied, wrongKey.StatusCode);
+        Assert.Equal(StatusCode.Unauthenticated, none.StatusCode);
+        ScaleStatusReport status = await controller.GetStatusAsync();
+        Assert.Equal(0, status.Current);
+        Assert.DoesNotContain(status.Decisions, d => d.Trigger == ScaleTrigger.Urgent);
+    }
+}

@@ -1,0 +1,59 @@
+using FaaSCache.ScaleController.Decisions;
+
+namespace FaaSCache.ScaleController.Tests;
+
+[Trait("Category", "Unit")]
+public sealed class VoteAggregatorTests
+{
+    [Fact]
+    public void ScalesOutWhenAnyVoterOfAnyInstanceWantsOut()
+    {
+        AggregatedVote vote = VoteAggregator.Aggregate(
+            [Votes.Of("a-1", ("compute", -1, null), ("cacheSize", -1, null)), Votes.Of("a-2", ("compute", -1, null), ("cacheSize", 1, null))],
+            current: 2);
+
+        Assert.Equal(ScaleDirection.Out, vote.Direction);
+        Assert.Equal(3, vote.Target);
+        Assert.Contains("a-2/cacheSize", vote.Reason, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void ScalesInOnlyWhenEveryVoteIsIn()
+    {
+        AggregatedVote oneAbstains = VoteAggregator.Aggregate([Votes.Of("a-1", ("compute", -1, null), ("bandwidth", 0, null)), Votes.Of("a-2", ("compute", -1, null))], current: 2);
+        AggregatedVote allIn = VoteAggregator.Aggregate([Votes.Of("a-1", ("compute", -1, null), ("bandwidth", -1, null)), Votes.Of("a-2", ("compute", -1, null))], current: 2);
+
+        Assert.Equal(ScaleDirection.None, oneAbstains.Direction);
+        Assert.Equal(2, oneAbstains.Target);
+        Assert.Equal(ScaleDirection.In, allIn.Direction);
+        Assert.Equal(1, allIn.Target);
+    }
+
+    [Fact]
+    public void OutVotersTargetsCombineByMax()
+    {
+        AggregatedVote vote = VoteAggregator.Aggregate(
+            [Votes.Of("a-1", ("bandwidth", 1, 4), ("compute", 1, null)), Votes.Of("a-2", ("bandwidth", 1, 6), ("compute", -1, 1))],
+            current: 2);
+
+        Assert.Equal(ScaleDirection.Out, vote.Direction);
+        Assert.Equal(6, vote.Target);
+    }
+
+    [Fact]
+    public void AnOutVoteWhoseTargetIsMetStillAsksForOneMore()
+    {
+        AggregatedVote vote = VoteAggregator.Aggregate([Votes.Of("a-1", ("compute", 1, 2))], current: 3);
+
+        Assert.Equal(4, vote.Target);
+    }
+
+    [Fact]
+    public void NoVotesKeepTheCount()
+    {
+        AggregatedVote vote = VoteAggregator.Aggregate([], current: 3);
+
+        Assert.Equal(ScaleDirection.None, vote.Direction);
+        Assert.Equal(3, vote.Target);
+    }
+}
