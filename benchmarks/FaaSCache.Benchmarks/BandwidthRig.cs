@@ -4,6 +4,7 @@ using Azure.Storage.Blobs;
 using Azure.Storage.Blobs.Models;
 using FaaSCache.Host.Admin;
 using FaaSCache.NetworkEmulation;
+using FaaSCache.Ownership;
 using FaaSCache.Storage;
 using FaaSCache.TestSupport;
 
@@ -47,6 +48,9 @@ internal sealed class BandwidthRig : IAsyncDisposable
 
     /// <summary>Gets the container of the measured blobs, reached over loopback (unshaped: uploads are not measured).</summary>
     public BlobContainerClient Container { get; }
+
+    /// <summary>Gets the app folder every instance runs (benchmarks/apps/counter, consistency local), once a cluster started.</summary>
+    public string AppDirectory => _app?.Path ?? throw new InvalidOperationException("no app copied yet");
 
     /// <summary>Gets the running cluster, once <see cref="StartClusterAsync"/> ran.</summary>
     public HostProcessCluster? Cluster { get; private set; }
@@ -126,13 +130,13 @@ internal sealed class BandwidthRig : IAsyncDisposable
     /// </summary>
     public async Task<string> UploadFreshAsync(BinaryData content, string checksum, string owner, IReadOnlyList<string> members, CancellationToken cancellationToken)
     {
-        HostProcessCluster cluster = Cluster ?? throw new InvalidOperationException("no cluster runs");
+        var ring = new ConsistentHashRing(members, ConsistentHashRing.DefaultVirtualNodes);
         string name;
         do
         {
             name = string.Create(Invariant, $"object-{content.ToMemory().Length}-{_nameCounter++}");
         }
-        while (cluster.OwnerOf($"{ContainerName}/{name}", members) != owner);
+        while (ring.GetOwner($"{ContainerName}/{name}") != owner);
 
         await Container.GetBlobClient(name).UploadAsync(content, new BlobUploadOptions
         {
@@ -141,34 +145,35 @@ internal sealed class BandwidthRig : IAsyncDisposable
         return $"{ContainerName}/{name}";
     }
 
-    /// <summary>Drops <paramref name="key"/> from <paramref name="instance"/>'s cache and deletes the blob (Azurite's disk stays small).</summary>
-    public async Task ForgetAsync(ClusterInstance instance, string key, CancellationToken cancellationToken)
+    /// <summary>Drops <paramref name="key"/> from the cache of the instance at <paramref name="http"/> and deletes the blob (Azurite's disk stays small).</summary>
+    public async Task ForgetAsync(HttpClient http, string key, CancellationToken cancellationToken)
     {
-        await instance.RemoveFromCacheAsync(key, cancellationToken);
+        using HttpResponseMessage response = await http.PostAsync(new Uri($"admin/cache/remove?key={Uri.EscapeDataString(key)}", UriKind.Relative), null, cancellationToken);
+        response.EnsureSuccessStatusCode();
         await Container.GetBlobClient(key[(ContainerName.Length + 1)..]).DeleteIfExistsAsync(cancellationToken: cancellationToken);
     }
 
-    /// <summary><c>POST /admin/cache/read</c> on <paramref name="instance"/>: one timed read; <paramref name="instances"/> forces N.</summary>
-    public static async Task<HostCacheRead> ReadAsync(ClusterInstance instance, string key, int? instances, CancellationToken cancellationToken)
+    /// <summary><c>POST /admin/cache/read</c> on the instance at <paramref name="http"/>: one timed read; <paramref name="instances"/> forces N.</summary>
+    public static async Task<HostCacheRead> ReadAsync(HttpClient http, string key, int? instances, CancellationToken cancellationToken)
     {
         string query = $"admin/cache/read?key={Uri.EscapeDataString(key)}" + (instances is { } n ? string.Create(Invariant, $"&instances={n}") : string.Empty);
-        using HttpResponseMessage response = await instance.Host.Http.PostAsync(new Uri(query, UriKind.Relative), null, cancellationToken);
+        using HttpResponseMessage response = await http.PostAsync(new Uri(query, UriKind.Relative), null, cancellationToken);
         string body = await response.Content.ReadAsStringAsync(cancellationToken);
         if (!response.IsSuccessStatusCode)
         {
-            throw new InvalidOperationException($"{instance.Id}: POST /admin/cache/read answered {(int)response.StatusCode}: {body}");
+            throw new InvalidOperationException($"{http.BaseAddress}: POST /admin/cache/read answered {(int)response.StatusCode}: {body}");
         }
 
         HostCacheRead read = (await response.Content.ReadFromJsonAsync<HostCacheRead>(cancellationToken))!;
         return read.Source == "localMiss"
             ? read
-            : throw new InvalidOperationException($"{instance.Id}: {key} was expected to be a fresh miss but was a {read.Source}: {body}");
+            : throw new InvalidOperationException($"{http.BaseAddress}: {key} was expected to be a fresh miss but was a {read.Source}: {body}");
     }
 
-    /// <summary><c>POST /admin/host/scale/status</c>: the instance's measured transfer profile.</summary>
-    public static async Task<HostTransferProfile> ProfileAsync(ClusterInstance instance, int workerCount, CancellationToken cancellationToken)
+    /// <summary><c>POST /admin/host/scale/status</c>: the measured transfer profile of the instance at <paramref name="http"/>.</summary>
+    public static async Task<HostTransferProfile> ProfileAsync(HttpClient http, int workerCount, CancellationToken cancellationToken)
     {
-        using HttpResponseMessage response = await instance.Host.Http.PostAsJsonAsync("admin/host/scale/status", new HostScaleStatusRequest(workerCount), cancellationToken);
+        using HttpResponseMessage response = await http.PostAsJsonAsync("admin/host/scale/status", new HostScaleStatusRequest(workerCount), cancellationToken);
         response.EnsureSuccessStatusCode();
         return (await response.Content.ReadFromJsonAsync<HostScaleStatus>(cancellationToken))!.Profile;
     }
