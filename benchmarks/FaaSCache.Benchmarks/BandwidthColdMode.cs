@@ -57,7 +57,7 @@ internal static class BandwidthColdMode
                 output.WriteLine(
                     $"{BandwidthReport.SizeLabel(size),7} {"scaled_cold",-14} {read.Seconds,8:0.000} s  n={read.Instances.ToString(Invariant)}  {size / read.Seconds / 1e6,6:0} MB/s" +
                     $"  (back to one instance after {wait.Elapsed.TotalSeconds:0} s; {requester.Id}: T_Load {p.InstanceLoadSeconds?.ToString("0.00 s", Invariant) ?? "not measured"}, BW_Inst {(p.PeerBytesPerSecond is { } b ? (b / 1e6).ToString("0 MB/s", Invariant) : "not measured")})" +
-                    $"{(read.Reason is { } reason ? "  planner: " + reason : string.Empty)}");
+                    $"  planner: {read.Reason ?? BandwidthReport.PlanReason(size, 1, maxInstances, p)}");
             }
         }
     }

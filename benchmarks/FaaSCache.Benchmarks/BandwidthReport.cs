@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Text;
 using FaaSCache.Host.Admin;
+using FaaSCache.Scaling;
 
 namespace FaaSCache.Benchmarks;
 
@@ -38,6 +39,18 @@ internal static class BandwidthReport
     public static string Profile(HostTransferProfile p) =>
         $"BW_BS {Rate(p.StorageBytesPerSecond)}, storage latency {Ms(p.StorageLatencySeconds)}, " +
         $"BW_Inst {Rate(p.PeerBytesPerSecond)}, peer latency {Ms(p.PeerLatencySeconds)}, T_Load {(p.InstanceLoadSeconds is { } t ? t.ToString("0.00 s", Invariant) : "not measured")}";
+
+    /// <summary>
+    /// The planner's reason for a read that was not split (the host reports a reason only for scaled loads), recomputed
+    /// here from the profile the instance reported just before the read: why it kept one instance.
+    /// </summary>
+    public static string PlanReason(long size, int running, int maxInstances, HostTransferProfile p) =>
+        BandwidthPlanner.Plan(size, running, maxInstances, new TransferProfile(
+            p.StorageBytesPerSecond,
+            p.StorageLatencySeconds is { } s ? TimeSpan.FromSeconds(s) : null,
+            p.PeerBytesPerSecond,
+            p.PeerLatencySeconds is { } l ? TimeSpan.FromSeconds(l) : null,
+            p.InstanceLoadSeconds is { } t ? TimeSpan.FromSeconds(t) : null)).Reason;
 
     /// <summary>The median rows: one per size, mode and forced N, with the n of the median sample.</summary>
     public static IReadOnlyList<BandwidthRow> Medians(IEnumerable<BandwidthSample> samples) =>
@@ -101,7 +114,8 @@ internal static class BandwidthReport
             BandwidthRow? planner = Find(rows, size, "scaled_running", null);
             BandwidthRow? best = rows.Where(r => r.SizeBytes == size && r.Mode == "fixed").MinBy(r => r.Seconds);
             double plannerRatio = planner is not null && best is not null ? planner.Seconds / best.Seconds : double.NaN;
-            if (plannerRatio > 1 + PlannerAim)
+            bool neverSplit = rows.Where(r => r.SizeBytes == size && r.Mode == "fixed").All(r => r.N == 1);
+            if (plannerRatio > 1 + PlannerAim && !neverSplit)
             {
                 plannerMisses.Add($"{SizeLabel(size)} ({ReportFormat.Ratio(plannerRatio)})");
             }
@@ -109,14 +123,16 @@ internal static class BandwidthReport
             string coldCell = cold ? $" {ReportFormat.Ratio(single / (Find(rows, size, "scaled_cold", null)?.Seconds ?? double.NaN))} |" : string.Empty;
             output.WriteLine(
                 $"| {SizeLabel(size)} | {ReportFormat.Ratio(single / (planner?.Seconds ?? double.NaN))} faster |{coldCell} {ReportFormat.Ratio(single / (best?.Seconds ?? double.NaN))} faster " +
-                $"| {planner?.N.ToString(Invariant) ?? "-"} | {best?.Forced?.ToString(Invariant) ?? "-"} | {ReportFormat.Ratio(plannerRatio)} |");
+                $"| {planner?.N.ToString(Invariant) ?? "-"} | {BestLabel(best)} | {ReportFormat.Ratio(plannerRatio)} |");
         }
 
         long largest = sizes.Max();
         double speedup = (Find(rows, largest, "single", null)?.Seconds ?? double.NaN) / (Find(rows, largest, "scaled_running", null)?.Seconds ?? double.NaN);
         output.WriteLine();
         output.WriteLine($"aim: {SizeLabel(largest)} with running instances at least {SpeedupAim:0}x faster than single: {(speedup >= SpeedupAim ? "met" : "NOT met")} ({ReportFormat.Ratio(speedup)})");
-        output.WriteLine($"aim: the planner's N within {PlannerAim:P0} of the best fixed N's time: {(plannerMisses.Count == 0 ? "met at every size" : "NOT met at " + string.Join(", ", plannerMisses))}");
+        output.WriteLine(
+            $"aim: the planner's N within {PlannerAim:P0} of the best fixed N's time (sizes that no N splits left out: every read there is the same one-instance read): " +
+            (plannerMisses.Count == 0 ? "met" : "NOT met at " + string.Join(", ", plannerMisses)));
     }
 
     /// <summary>Writes the median rows to <c>bandwidth-scaling.csv</c>: <c>size_bytes,mode,instances,seconds,n</c>.</summary>
@@ -133,6 +149,14 @@ internal static class BandwidthReport
         File.WriteAllText(path, csv.ToString());
         return path;
     }
+
+    /// <summary>The best fixed N, with the instances that really downloaded when fewer did (an object under 4 MiB is never split).</summary>
+    private static string BestLabel(BandwidthRow? best) => best switch
+    {
+        null => "-",
+        { Forced: { } n } when n != best.N => string.Create(Invariant, $"{n} (n={best.N})"),
+        _ => best.Forced?.ToString(Invariant) ?? "-",
+    };
 
     private static BandwidthRow? Find(IReadOnlyList<BandwidthRow> rows, long size, string mode, int? forced) =>
         rows.FirstOrDefault(r => r.SizeBytes == size && r.Mode == mode && (forced is null || r.Forced == forced));

@@ -26,6 +26,10 @@ internal sealed class BandwidthRig : IAsyncDisposable
 
     // Indices 200-254 are the network tests' (TestNetwork); the rig takes free ones from 100 up.
     private const int FirstIndex = 100;
+
+    /// <summary>The instances' <c>scaling.profileInterval</c>: how stale BW_BS / BW_Inst may get before a probe.</summary>
+    public static readonly TimeSpan ProfileInterval = TimeSpan.FromSeconds(5);
+
     private const int LastIndex = 199;
     private static readonly CultureInfo Invariant = CultureInfo.InvariantCulture;
     private readonly List<NetworkNamespace> _namespaces = [];
@@ -82,7 +86,13 @@ internal sealed class BandwidthRig : IAsyncDisposable
     /// <summary>Makes namespaces 0..count-1 (as needed) and starts <paramref name="count"/> host instances, one in each.</summary>
     public async Task<HostProcessCluster> StartClusterAsync(string appName, int count, CancellationToken cancellationToken)
     {
-        _app ??= BenchAppFolder.Copy("counter", json => BenchAppFolder.SetFaaSCache(json, "consistency", "local"));
+        _app ??= BenchAppFolder.Copy("counter", json =>
+        {
+            BenchAppFolder.SetFaaSCache(json, "consistency", "local");
+            // Re-probe BW_Inst every few seconds when no transfer measured it: the first probe runs as the instances
+            // start (JIT, the others' start-up) and would otherwise be the planner's BW_Inst for the default 5 minutes.
+            BenchAppFolder.SetFaaSCache(json, "scaling", new System.Text.Json.Nodes.JsonObject { ["profileInterval"] = ProfileInterval.ToString() });
+        });
         await EnsureNamespacesAsync(count, cancellationToken);
         Cluster = await HostProcessCluster.StartAsync(
             _app.Path,

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Globalization;
 using FaaSCache.Host.Admin;
 using FaaSCache.NetworkEmulation;
+using FaaSCache.Scaling;
 using FaaSCache.Storage;
 using FaaSCache.TestSupport;
 
@@ -31,6 +32,7 @@ internal static class BandwidthScalingBenchmark
     public const int Instances = 6;
 
     private const long WarmBytes = 40_000_000;
+    private static readonly TimeSpan SettleTime = BandwidthRig.ProfileInterval * 6;
     private static readonly long[] FullSizes = [400_000, 40_000_000, 400_000_000, 800_000_000];
     private static readonly CultureInfo Invariant = CultureInfo.InvariantCulture;
 
@@ -89,12 +91,19 @@ internal static class BandwidthScalingBenchmark
     }
 
     /// <summary>
-    /// Warms the profile as the instances would in service: a 40 MB miss read alone on each instance (BW_BS and storage
-    /// latency over its own link), then, with more than one running, one 40 MB miss shared by all (BW_Inst); prints it.
+    /// Warms the profile as the instances would in service: with more than one running, six profile intervals idle (the
+    /// peer probes measure BW_Inst again after start-up), then a 40 MB miss read alone on each instance (BW_BS and storage
+    /// latency over its own link) and one 40 MB miss shared by all; prints it.
     /// </summary>
     private static async Task WarmAsync(BandwidthRig rig, TextWriter output, CancellationToken ct)
     {
         HostProcessCluster cluster = rig.Cluster!;
+        if (cluster.Instances.Count > 1)
+        {
+            // Several profile intervals with the instances idle: the peer probes run again once start-up is over (EWMA).
+            await Task.Delay(SettleTime, ct);
+        }
+
         BinaryData content = Content(WarmBytes, out string checksum);
         foreach (ClusterInstance instance in cluster.Instances)
         {
@@ -132,6 +141,7 @@ internal static class BandwidthScalingBenchmark
                 {
                     ct.ThrowIfCancellationRequested();
                     string key = await rig.UploadFreshAsync(content, checksum, requester.Id, cluster.Ids, ct);
+                    HostTransferProfile before = await BandwidthRig.ProfileAsync(requester.Host.Http, cluster.Instances.Count, ct);
                     HostCacheRead read = await BandwidthRig.ReadAsync(requester.Host.Http, key, mode.Forced, ct);
                     await rig.ForgetAsync(requester.Host.Http, key, ct);
                     var sample = new BandwidthSample(size, mode.Mode, cluster.Instances.Count, mode.Forced, read.Seconds, read.Instances, read.Reason);
@@ -139,7 +149,7 @@ internal static class BandwidthScalingBenchmark
                     output.WriteLine(
                         $"{BandwidthReport.SizeLabel(size),7} {mode.Label,-14} {read.Seconds,8:0.000} s  n={read.Instances.ToString(Invariant)}" +
                         $"  {size / read.Seconds / 1e6,6:0} MB/s{(read.TakenBack > 0 ? $"  {read.TakenBack.ToString(Invariant)} range(s) taken back" : string.Empty)}" +
-                        $"{(mode.Forced is null && read.Reason is { } reason ? "  planner: " + reason : string.Empty)}");
+                        $"{(mode.Forced is null ? "  planner: " + (read.Reason ?? BandwidthReport.PlanReason(size, cluster.Instances.Count, BandwidthScaler.DEFAULT_MAX_INSTANCES, before)) : string.Empty)}");
                 }
             }
         }
