@@ -105,7 +105,9 @@ internal static class BandwidthReport
         }
 
         output.WriteLine();
-        output.WriteLine($"| size | scaled_running vs single |{(cold ? " scaled_cold vs single |" : string.Empty)} best fixed N vs single | planner's N | best fixed N | planner time / best fixed time |");
+        output.WriteLine("Speed-up = single's time / the mode's time (above 1: faster than one instance)");
+        output.WriteLine();
+        output.WriteLine($"| size | scaled_running speed-up |{(cold ? " scaled_cold speed-up |" : string.Empty)} best fixed N speed-up | planner's N | best fixed N | planner time / best fixed time |");
         output.WriteLine($"|---:|---:|{(cold ? "---:|" : string.Empty)}---:|---:|---:|---:|");
         var plannerMisses = new List<string>();
         foreach (long size in sizes)
@@ -122,7 +124,7 @@ internal static class BandwidthReport
 
             string coldCell = cold ? $" {ReportFormat.Ratio(single / (Find(rows, size, "scaled_cold", null)?.Seconds ?? double.NaN))} |" : string.Empty;
             output.WriteLine(
-                $"| {SizeLabel(size)} | {ReportFormat.Ratio(single / (planner?.Seconds ?? double.NaN))} faster |{coldCell} {ReportFormat.Ratio(single / (best?.Seconds ?? double.NaN))} faster " +
+                $"| {SizeLabel(size)} | {ReportFormat.Ratio(single / (planner?.Seconds ?? double.NaN))} |{coldCell} {ReportFormat.Ratio(single / (best?.Seconds ?? double.NaN))} " +
                 $"| {planner?.N.ToString(Invariant) ?? "-"} | {BestLabel(best)} | {ReportFormat.Ratio(plannerRatio)} |");
         }
 

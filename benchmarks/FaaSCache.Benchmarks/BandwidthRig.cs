@@ -28,7 +28,7 @@ internal sealed class BandwidthRig : IAsyncDisposable
     private const int FirstIndex = 100;
 
     /// <summary>The instances' <c>scaling.profileInterval</c>: how stale BW_BS / BW_Inst may get before a probe.</summary>
-    public static readonly TimeSpan ProfileInterval = TimeSpan.FromSeconds(5);
+    public static readonly TimeSpan ProfileInterval = TimeSpan.FromSeconds(15);
 
     private const int LastIndex = 199;
     private static readonly CultureInfo Invariant = CultureInfo.InvariantCulture;
@@ -89,7 +89,7 @@ internal sealed class BandwidthRig : IAsyncDisposable
         _app ??= BenchAppFolder.Copy("counter", json =>
         {
             BenchAppFolder.SetFaaSCache(json, "consistency", "local");
-            // Re-probe BW_Inst every few seconds when no transfer measured it: the first probe runs as the instances
+            // Re-probe BW_Inst every 15 s when no transfer measured it (probes compete with the measured reads, so not more often): the first probe runs as the instances
             // start (JIT, the others' start-up) and would otherwise be the planner's BW_Inst for the default 5 minutes.
             BenchAppFolder.SetFaaSCache(json, "scaling", new System.Text.Json.Nodes.JsonObject { ["profileInterval"] = ProfileInterval.ToString() });
         });

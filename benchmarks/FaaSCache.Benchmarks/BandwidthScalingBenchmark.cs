@@ -32,7 +32,7 @@ internal static class BandwidthScalingBenchmark
     public const int Instances = 6;
 
     private const long WarmBytes = 40_000_000;
-    private static readonly TimeSpan SettleTime = BandwidthRig.ProfileInterval * 6;
+    private static readonly TimeSpan SettleTime = BandwidthRig.ProfileInterval * 3;
     private static readonly long[] FullSizes = [400_000, 40_000_000, 400_000_000, 800_000_000];
     private static readonly CultureInfo Invariant = CultureInfo.InvariantCulture;
 
@@ -91,7 +91,7 @@ internal static class BandwidthScalingBenchmark
     }
 
     /// <summary>
-    /// Warms the profile as the instances would in service: with more than one running, six profile intervals idle (the
+    /// Warms the profile as the instances would in service: with more than one running, three profile intervals idle (the
     /// peer probes measure BW_Inst again after start-up), then a 40 MB miss read alone on each instance (BW_BS and storage
     /// latency over its own link) and one 40 MB miss shared by all; prints it.
     /// </summary>
