@@ -152,7 +152,7 @@ internal static class BandwidthReport
         return path;
     }
 
-    /// <summary>The best fixed N, with the instances that really downloaded when fewer did (an object under 4 MiB is never split).</summary>
+    /// <summary>The best fixed N, with the instances that really downloaded when fewer did (an object under 2 MiB is never split).</summary>
     private static string BestLabel(BandwidthRow? best) => best switch
     {
         null => "-",
