@@ -51,7 +51,13 @@ public sealed class AzuriteServer : IAsyncDisposable
     public int ProcessId => _process.Id;
 
     /// <summary>Starts Azurite and waits (at most <see cref="StartTimeout"/>) until it answers a real request.</summary>
-    public static async Task<AzuriteServer> StartAsync(CancellationToken cancellationToken = default)
+    public static Task<AzuriteServer> StartAsync(CancellationToken cancellationToken = default) => StartAsync("127.0.0.1", cancellationToken);
+
+    /// <summary>
+    /// Starts Azurite listening on <paramref name="blobHost"/> (e.g. 0.0.0.0, so that network namespaces reach it at
+    /// their link's root address: <see cref="ConnectionStringAt"/>); <see cref="BlobEndpoint"/> stays on loopback.
+    /// </summary>
+    public static async Task<AzuriteServer> StartAsync(string blobHost, CancellationToken cancellationToken = default)
     {
         var root = RepositoryRoot.Find();
         var entryPoint = Path.Combine(root, "node_modules", "azurite", "dist", "src", "blob", "main.js");
@@ -73,7 +79,7 @@ public sealed class AzuriteServer : IAsyncDisposable
                         "node",
                         [
                             entryPoint,
-                            "--blobHost", "127.0.0.1",
+                            "--blobHost", blobHost,
                             "--blobPort", port.ToString(System.Globalization.CultureInfo.InvariantCulture),
                             "--location", directory.Path,
                             "--silent", "--loose", "--skipApiVersionCheck",
@@ -95,6 +101,10 @@ public sealed class AzuriteServer : IAsyncDisposable
             AddressInUseMarkers);
         return await ServerStarter.StartAsync(recipe, StartTimeout, cancellationToken);
     }
+
+    /// <summary>The connection string with the blob endpoint at <paramref name="address"/> (Azurite started on 0.0.0.0 answers there).</summary>
+    public string ConnectionStringAt(System.Net.IPAddress address) =>
+        ConnectionString.Replace($"BlobEndpoint={BlobEndpoint}", $"BlobEndpoint=http://{address}:{Port}/{AccountName}", StringComparison.Ordinal);
 
     /// <summary>Client options pinned to <see cref="PinnedServiceVersion"/>.</summary>
     public static BlobClientOptions CreateClientOptions() => new(PinnedServiceVersion);

@@ -104,7 +104,8 @@ public sealed partial class FaaSCacheHostProcess
     /// <summary>True when <c>/admin/host/status</c> answers.</summary>
     private async Task<bool> AnswersAsync(CancellationToken cancellationToken)
     {
-        if (!await TcpPorts.IsAcceptingAsync(Port, TimeSpan.FromSeconds(1), cancellationToken))
+        // The cheap loopback check only where the host listens on loopback; elsewhere (a namespace) the request tells.
+        if (BaseUri.IsLoopback && !await TcpPorts.IsAcceptingAsync(Port, TimeSpan.FromSeconds(1), cancellationToken))
         {
             return false;
         }

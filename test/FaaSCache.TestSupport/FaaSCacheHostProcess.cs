@@ -40,11 +40,11 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
     private readonly Task _exited;
     private int _disposed;
 
-    private FaaSCacheHostProcess(Process process, int port)
+    private FaaSCacheHostProcess(Process process, int port, System.Net.IPAddress? address = null)
     {
         _process = process;
         Port = port;
-        BaseUri = new Uri($"http://127.0.0.1:{port.ToString(CultureInfo.InvariantCulture)}/");
+        BaseUri = new Uri($"http://{address ?? System.Net.IPAddress.Loopback}:{port.ToString(CultureInfo.InvariantCulture)}/");
         Http = new HttpClient { BaseAddress = BaseUri, Timeout = TimeSpan.FromSeconds(120) };
         process.OutputDataReceived += (_, e) => Append(e.Data);
         process.ErrorDataReceived += (_, e) => Append(e.Data);
@@ -59,7 +59,7 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
     /// <summary>Gets the HTTP port (<c>--port</c>).</summary>
     public int Port { get; }
 
-    /// <summary>Gets <c>http://127.0.0.1:&lt;port&gt;/</c>.</summary>
+    /// <summary>Gets <c>http://127.0.0.1:&lt;port&gt;/</c> (or the <see cref="HostNetwork"/>'s address).</summary>
     public Uri BaseUri { get; }
 
     /// <summary>Gets a client whose base address is <see cref="BaseUri"/> (120 s timeout).</summary>
@@ -131,6 +131,7 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
     /// <param name="cache"><c>--cache on</c> or <c>off</c>.</param>
     /// <param name="extraArgs">More options, e.g. <c>{"--blob-poll-interval": "0.5"}</c>.</param>
     /// <param name="environment">More environment variables for the host (and so its workers).</param>
+    /// <param name="network">Where the host runs (e.g. a network namespace) and listens; null: loopback of this namespace.</param>
     /// <param name="cancellationToken">Cancellation.</param>
     public static async Task<FaaSCacheHostProcess> StartAsync(
         string appDirectory,
@@ -139,6 +140,7 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
         bool cache = true,
         IDictionary<string, string>? extraArgs = null,
         IDictionary<string, string>? environment = null,
+        HostNetwork? network = null,
         CancellationToken cancellationToken = default)
     {
         var recipe = new ServerStarter.Recipe<FaaSCacheHostProcess>(
@@ -150,7 +152,14 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
                     ["--port"] = port.ToString(CultureInfo.InvariantCulture),
                     ["--cache"] = cache ? "on" : "off",
                 };
-                return Launch(appDirectory, storageConnection, shmRoot, port, args, environment);
+                if (network is not null)
+                {
+                    // HTTP and peers on the network's own address: the only one reachable from outside it.
+                    args["--listen-address"] = network.Address.ToString();
+                    args["--peer-address"] = network.Address.ToString();
+                }
+
+                return Launch(appDirectory, network?.StorageConnection ?? storageConnection, shmRoot, port, args, environment, network);
             },
             (host, token) => host.AnswersAsync(token),
             host => host.HasExited,
@@ -293,7 +302,8 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
         string shmRoot,
         int port,
         Dictionary<string, string> args,
-        IDictionary<string, string>? environment)
+        IDictionary<string, string>? environment,
+        HostNetwork? network = null)
     {
         string dll = FindHostDll();
         string dotnet = Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") is { Length: > 0 } hostPath && File.Exists(hostPath) ? hostPath : "dotnet";
@@ -323,7 +333,7 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
             start.Environment[name] = value;
         }
 
-        return new FaaSCacheHostProcess(new Process { StartInfo = start, EnableRaisingEvents = true }, port);
+        return new FaaSCacheHostProcess(new Process { StartInfo = network?.Wrap(start) ?? start, EnableRaisingEvents = true }, port, network?.Address);
     }
 
     private void ThrowIfExited(string doing)

@@ -21,9 +21,11 @@ public sealed class HostProcessCluster : IAsyncDisposable
     private readonly string _appDirectory;
     private readonly string _storageConnection;
     private readonly Action<string> _log;
+    private readonly Func<int, HostNetwork>? _network;
 
-    private HostProcessCluster(string appDirectory, string storageConnection, string appName, List<ClusterInstance> instances, Action<string> log)
+    private HostProcessCluster(string appDirectory, string storageConnection, string appName, List<ClusterInstance> instances, Action<string> log, Func<int, HostNetwork>? network)
     {
+        _network = network;
         _appDirectory = appDirectory;
         _storageConnection = storageConnection;
         AppName = appName;
@@ -43,18 +45,22 @@ public sealed class HostProcessCluster : IAsyncDisposable
     /// <summary>Gets instance <paramref name="index"/>.</summary>
     public ClusterInstance this[int index] => _instances[index];
 
-    /// <summary>Starts <paramref name="count"/> instances of the app in <paramref name="appDirectory"/> and waits until they form one cache.</summary>
+    /// <summary>
+    /// Starts <paramref name="count"/> instances of the app in <paramref name="appDirectory"/> and waits until they form one
+    /// cache; <paramref name="network"/>, when given, places instance i (0-based) on a network of its own, e.g. a namespace.
+    /// </summary>
     public static async Task<HostProcessCluster> StartAsync(
         string appDirectory,
         string storageConnection,
         string appName,
         int count,
         Action<string>? log = null,
+        Func<int, HostNetwork>? network = null,
         CancellationToken cancellationToken = default)
     {
         var clock = Stopwatch.StartNew();
         var roots = Enumerable.Range(1, count).Select(_ => new TempShmDirectory("faascache-cluster")).ToList();
-        Task<FaaSCacheHostProcess>[] starting = [.. roots.Select((shm, i) => StartInstanceAsync(appDirectory, storageConnection, appName, InstanceId(appName, i), shm, cancellationToken))];
+        Task<FaaSCacheHostProcess>[] starting = [.. roots.Select((shm, i) => StartInstanceAsync(appDirectory, storageConnection, appName, InstanceId(appName, i), shm, network?.Invoke(i), cancellationToken))];
         var instances = new List<ClusterInstance>();
         try
         {
@@ -77,7 +83,7 @@ public sealed class HostProcessCluster : IAsyncDisposable
             }
         }
 
-        var cluster = new HostProcessCluster(appDirectory, storageConnection, appName, instances, log ?? (_ => { }));
+        var cluster = new HostProcessCluster(appDirectory, storageConnection, appName, instances, log ?? (_ => { }), network);
         try
         {
             await Task.WhenAll(starting); // rethrows the first start-up failure, with the host's output
@@ -101,7 +107,7 @@ public sealed class HostProcessCluster : IAsyncDisposable
         FaaSCacheHostProcess host;
         try
         {
-            host = await StartInstanceAsync(_appDirectory, _storageConnection, AppName, id, shm, cancellationToken);
+            host = await StartInstanceAsync(_appDirectory, _storageConnection, AppName, id, shm, _network?.Invoke(_instances.Count), cancellationToken);
         }
         catch
         {
@@ -182,13 +188,14 @@ public sealed class HostProcessCluster : IAsyncDisposable
         }
     }
 
-    private static Task<FaaSCacheHostProcess> StartInstanceAsync(string appDirectory, string storageConnection, string appName, string id, TempShmDirectory shm, CancellationToken cancellationToken)
+    private static Task<FaaSCacheHostProcess> StartInstanceAsync(string appDirectory, string storageConnection, string appName, string id, TempShmDirectory shm, HostNetwork? network, CancellationToken cancellationToken)
         => FaaSCacheHostProcess.StartAsync(
             appDirectory,
             storageConnection,
             shm.Path,
             extraArgs: new Dictionary<string, string> { ["--instance-id"] = id, ["--app-name"] = appName },
-            cancellationToken: cancellationToken);
+            cancellationToken: cancellationToken,
+            network: network);
 
     private static string InstanceId(string appName, int index) => $"{appName}-{(index + 1).ToString(CultureInfo.InvariantCulture)}";
 
