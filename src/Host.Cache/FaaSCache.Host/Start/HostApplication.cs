@@ -8,6 +8,7 @@ using FaaSCache.Host.Invocation;
 using FaaSCache.Host.Triggers;
 using FaaSCache.Host.Workers;
 using FaaSCache.Membership;
+using FaaSCache.Memory;
 using FaaSCache.Ownership;
 using FaaSCache.Peers;
 using FaaSCache.Scaling;
@@ -65,11 +66,14 @@ public static class HostApplication
         }
 
         cache.AddScaling();
+        // §3.4: function memory (host and workers, from /proc) plus cached bytes stay below the limit less the headroom.
+        cache.AddMemoryDaemon();
 
         services.AddOpenTelemetry().WithMetrics(m => m.AddMeter(Diagnostics.CacheletMetrics.MeterName).AddPrometheusExporter());
         services.AddSingleton(app);
         services.AddSingleton(settings);
         services.AddSingleton<WorkerRegistry>();
+        services.AddSingleton<IWorkerProcesses, WorkerProcesses>();
         services.AddSingleton<InvocationLog>();
         services.AddSingleton<IReadOnlyDictionary<string, LanguageWorkerManager>>(sp => CreateWorkers(app, settings, sp));
         // One blob binder per mode: through the cache, or as the stock host does.
