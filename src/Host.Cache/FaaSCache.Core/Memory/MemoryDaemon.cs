@@ -49,6 +49,9 @@ public sealed partial class MemoryDaemon : BackgroundService
         (_limit, _source) = reader.ResolveLimit(cache.Options.MemoryLimitBytes);
     }
 
+    /// <summary>Raised after each sample the daemon acts on, with what it evicted.</summary>
+    public event EventHandler<MemoryEvictionResult>? Sampled;
+
     /// <summary>Gets the time between samples.</summary>
     public TimeSpan SampleInterval { get; }
 
@@ -107,6 +110,7 @@ public sealed partial class MemoryDaemon : BackgroundService
             LogEvicted(result.Objects, result.Bytes, toFree, sample.FunctionBytes, sample.HostPrivateBytes, sample.WorkerPrivateBytes, sample.CachedBytes, sample.LimitBytes, _headroom, result.Skipped);
         }
 
+        Sampled?.Invoke(this, result);
         return result;
     }
 

@@ -129,7 +129,7 @@ public sealed class ProcMemoryReader
                 continue;
             }
 
-            string[] parts = line[name.Length..].Split(' ', StringSplitOptions.RemoveEmptyEntries);
+            string[] parts = line[name.Length..].Split([' ', '\t'], StringSplitOptions.RemoveEmptyEntries);
             if (parts.Length >= 1 && long.TryParse(parts[0], NumberStyles.None, CultureInfo.InvariantCulture, out long value))
             {
                 long unit = parts.Length >= 2 && string.Equals(parts[1], "kB", StringComparison.Ordinal) ? 1024 : 1;
