@@ -24,6 +24,7 @@ public sealed partial class MemoryDaemon : BackgroundService
     private readonly int _headroom;
     private readonly long _limit;
     private readonly MemoryLimitSource _source;
+    private PeriodicTimer? _timer;
     private MemorySample _last;
     private long _samples, _rounds, _objects, _bytes;
 
@@ -115,10 +116,25 @@ public sealed partial class MemoryDaemon : BackgroundService
     }
 
     /// <inheritdoc />
+    public override Task StartAsync(CancellationToken cancellationToken)
+    {
+        // The timer starts with the host, not whenever ExecuteAsync gets a thread: samples are due from start-up on.
+        _timer = new PeriodicTimer(SampleInterval, _time);
+        LogStarted(_limit, SourceName(_source), _headroom, ThresholdBytes, SampleInterval.TotalMilliseconds);
+        return base.StartAsync(cancellationToken);
+    }
+
+    /// <inheritdoc />
+    public override void Dispose()
+    {
+        _timer?.Dispose();
+        base.Dispose();
+    }
+
+    /// <inheritdoc />
     protected override async Task ExecuteAsync(CancellationToken stoppingToken)
     {
-        LogStarted(_limit, SourceName(_source), _headroom, ThresholdBytes, SampleInterval.TotalMilliseconds);
-        using var timer = new PeriodicTimer(SampleInterval, _time);
+        PeriodicTimer timer = _timer ?? throw new InvalidOperationException("StartAsync creates the timer.");
         try
         {
             while (await timer.WaitForNextTickAsync(stoppingToken).ConfigureAwait(false))

@@ -141,7 +141,8 @@ public static class HostApplication
         var shm = sp.GetRequiredService<SharedMemoryStore>();
         var environment = new Dictionary<string, string>(app.Settings, StringComparer.Ordinal)
         {
-            [SharedMemoryStore.DirectoriesSetting] = Path.GetDirectoryName(shm.MapDirectory)!,
+            // Every usable directory, in the host's order: the worker opens a map in whichever holds it.
+            [SharedMemoryStore.DirectoriesSetting] = string.Join(',', shm.MapDirectories.Select(Path.GetDirectoryName)),
             ["FUNCTIONS_WORKER_SHARED_MEMORY_DATA_TRANSFER_ENABLED"] = "1",
             ["AzureWebJobsScriptRoot"] = app.RootDirectory,
             ["PYTHONUNBUFFERED"] = "1",
