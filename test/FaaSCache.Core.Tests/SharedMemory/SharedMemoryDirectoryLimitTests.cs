@@ -74,6 +74,9 @@ public sealed class SharedMemoryDirectoryLimitTests
         Assert.False(File.Exists(spilledPath));
         Assert.Equal(1, cachelet.SharedMemory.SpilledMaps);
         Assert.True(held.IsCached && held.InSharedMemory);
+        held.Dispose();
+        await cachelet.DisposeAsync();
+        Assert.False(Directory.Exists(cachelet.SharedMemory.SpillDirectory));
     }
 
     [Fact]

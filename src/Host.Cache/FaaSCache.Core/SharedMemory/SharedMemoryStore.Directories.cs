@@ -85,6 +85,22 @@ public sealed partial class SharedMemoryStore
         return spilled;
     }
 
+    /// <summary>Removes this instance's spill folder (its maps are gone with the instance).</summary>
+    private void DeleteSpillDirectory()
+    {
+        try
+        {
+            if (Directory.Exists(SpillDirectory))
+            {
+                Directory.Delete(SpillDirectory, recursive: true);
+            }
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            // Best effort: the next start of this instance sweeps what is left.
+        }
+    }
+
     /// <summary>Keeps the directories that exist and can be written, in order; names the others in one start-up line.</summary>
     private string OpenDirectories(IReadOnlyList<string> roots)
     {

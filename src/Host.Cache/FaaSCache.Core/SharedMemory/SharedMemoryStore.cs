@@ -329,6 +329,7 @@ public sealed partial class SharedMemoryStore : IDisposable
             _live.Clear();
             _journal.Dispose();
             SharedMemoryMap.TryDeleteFile(JournalPath);
+            DeleteSpillDirectory();
         }
     }
 }
