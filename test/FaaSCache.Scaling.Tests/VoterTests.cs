@@ -121,6 +121,46 @@ public sealed class VoterTests
     }
 
     [Fact]
+    public async Task The_cache_size_voter_votes_out_when_objects_the_memory_daemon_evicted_are_read_again()
+    {
+        var time = new FakeTimeProvider();
+        using var shm = new TempShmDirectory();
+        var storage = new InMemoryBlobStore();
+        await using var cachelet = new Cachelet(new FaaSCacheOptions { CapacityBytes = 4 << 20 }, storage, new SharedMemoryStore("i1", [shm.Path]), time: time);
+        var voter = new CacheSizeScaleMonitor(cachelet, App, time);
+        storage.Put("votes/model", new byte[400_000]);
+        for (int i = 0; i < 20; i++)
+        {
+            (await cachelet.ReadAsync("votes/model")).Dispose();
+        }
+
+        time.Advance(TimeSpan.FromSeconds(10));
+        Assert.Equal(ScaleVote.None, (await voter.VoteAsync(1)).Vote);
+
+        // Evicted once for memory (not twice: the paper's rule alone would not vote), then read again.
+        Assert.Equal(1, cachelet.EvictForMemory(1).Objects);
+        for (int i = 0; i < 20; i++)
+        {
+            (await cachelet.ReadAsync("votes/model")).Dispose();
+        }
+
+        time.Advance(TimeSpan.FromSeconds(10));
+        VoterResult result = await voter.VoteAsync(1);
+        Assert.Equal(ScaleVote.ScaleOut, result.Vote);
+        Assert.Equal(1, result.Metrics["readsAfterMemoryEviction"]);
+        Assert.Contains("Memory Daemon evicted", result.Reason, StringComparison.Ordinal);
+
+        // Counted since the last query only.
+        for (int i = 0; i < 20; i++)
+        {
+            (await cachelet.ReadAsync("votes/model")).Dispose();
+        }
+
+        time.Advance(TimeSpan.FromSeconds(10));
+        Assert.Equal(ScaleVote.None, (await voter.VoteAsync(1)).Vote);
+    }
+
+    [Fact]
     public async Task The_bandwidth_voter_holds_the_instances_a_recent_scaled_load_planned_and_releases_them_after()
     {
         var time = new FakeTimeProvider();

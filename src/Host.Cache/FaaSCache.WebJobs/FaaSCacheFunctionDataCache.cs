@@ -194,7 +194,7 @@ public sealed class FaaSCacheFunctionDataCache : IFunctionDataCache
 
         try
         {
-            File.Delete(Path.Combine(_admin.SharedMemory.MapDirectory, mapName));
+            File.Delete(Path.Combine(_admin.SharedMemory.DirectoryOf(mapName), mapName));
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {

@@ -1,4 +1,5 @@
 using FaaSCache.Hosting;
+using FaaSCache.Memory;
 using FaaSCache.Membership;
 using FaaSCache.Options;
 using FaaSCache.Peers;
@@ -53,6 +54,8 @@ public static class FaaSCacheWebJobsBuilderExtensions
         // §4: the three voters join the composition root here as in the FaaSCache host; a WebJobs host with scale services
         // (ConfigureWebJobsScale / AddWebJobsScale) reports them through its own IScaleStatusProvider.
         cache.AddScaling();
+        // §3.4: the Memory Daemon; a WebJobs host runs no workers of its own, so function memory is the host's.
+        cache.AddMemoryDaemon();
 #pragma warning disable CS0618 // Function filters are marked preview in WebJobs 3; they are how an extension sees invocations.
         services.TryAddEnumerable(ServiceDescriptor.Singleton<Microsoft.Azure.WebJobs.Host.IFunctionFilter, InvocationMeterFilter>());
 #pragma warning restore CS0618

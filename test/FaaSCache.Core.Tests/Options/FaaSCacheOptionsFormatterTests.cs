@@ -29,9 +29,10 @@ public sealed class FaaSCacheOptionsFormatterTests
         Assert.Equal(JsonValueKind.Null, root.GetProperty("capacityBytes").ValueKind);
         Assert.Equal(o.EffectiveCapacityBytes, root.GetProperty("effectiveCapacityBytes").GetInt64());
         Assert.Equal("logs/*", root.GetProperty("doNotCache")[0].GetString());
-        // Settings nothing acts on yet are not shown as effective.
+        // Settings nothing acts on yet are not shown as effective; the Memory Daemon acts on the headroom and the limit.
         Assert.False(root.TryGetProperty("prewarm", out _));
-        Assert.False(root.TryGetProperty("memoryHeadroomPercent", out _));
+        Assert.Equal(o.MemoryHeadroomPercent, root.GetProperty("memoryHeadroomPercent").GetInt32());
+        Assert.Equal(JsonValueKind.Null, root.GetProperty("memoryLimitBytes").ValueKind);
         // Scaling acts (the voters and the bandwidth planner read it), so its effective values are shown.
         Assert.True(root.GetProperty("scaling").GetProperty("bandwidth").GetBoolean());
         Assert.Equal(8, root.GetProperty("scaling").GetProperty("targetConcurrency").GetInt32());
@@ -45,7 +46,7 @@ public sealed class FaaSCacheOptionsFormatterTests
     [Fact]
     public void The_effective_persist_of_an_async_preset_is_async_and_an_explicit_capacity_is_shown()
     {
-        var o = new FaaSCacheOptions { Consistency = ConsistencyPreset.LocalAsync, CapacityBytes = 8L << 20 };
+        var o = new FaaSCacheOptions { Consistency = ConsistencyPreset.LocalAsync, CapacityBytes = 8L << 20, MemoryLimitBytes = 256L << 20 };
 
         using JsonDocument doc = JsonDocument.Parse(FaaSCacheOptionsFormatter.Format(o));
 
@@ -53,6 +54,7 @@ public sealed class FaaSCacheOptionsFormatterTests
         Assert.Equal("async", doc.RootElement.GetProperty("effectivePersist").GetString());
         Assert.Equal(8L << 20, doc.RootElement.GetProperty("capacityBytes").GetInt64());
         Assert.Equal(8L << 20, doc.RootElement.GetProperty("effectiveCapacityBytes").GetInt64());
+        Assert.Equal(256L << 20, doc.RootElement.GetProperty("memoryLimitBytes").GetInt64());
     }
 
     [Fact]

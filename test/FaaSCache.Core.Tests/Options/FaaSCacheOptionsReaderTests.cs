@@ -90,9 +90,10 @@ public sealed class FaaSCacheOptionsReaderTests : IDisposable
     public void Explicit_values_for_nullable_settings_are_read()
     {
         FaaSCacheOptions o = FaaSCacheOptionsReader.Read(OptionsJson.Body("""
-            { "consistency": "local", "persist": "async", "capacityBytes": 1048576, "eviction": { "ttl": "00:05:00" }, "doNotCache": [ "logs/*", "tmp/**" ] }
+            { "consistency": "local", "persist": "async", "capacityBytes": 1048576, "memoryLimitBytes": 67108864, "eviction": { "ttl": "00:05:00" }, "doNotCache": [ "logs/*", "tmp/**" ] }
             """));
 
+        Assert.Equal(64L << 20, o.MemoryLimitBytes);
         Assert.Equal(PersistMode.Async, o.Persist);
         Assert.Equal(1_048_576, o.CapacityBytes);
         Assert.Equal(1_048_576, o.EffectiveCapacityBytes);
@@ -125,6 +126,8 @@ public sealed class FaaSCacheOptionsReaderTests : IDisposable
     [InlineData("""{ "memoryHeadroomPercent": 91 }""", "memoryHeadroomPercent", "91", "whole numbers from 0 to 90")]
     [InlineData("""{ "memoryHeadroomPercent": -1 }""", "memoryHeadroomPercent", "-1", "whole numbers from 0 to 90")]
     [InlineData("""{ "memoryHeadroomPercent": null }""", "memoryHeadroomPercent", "null", "whole numbers from 0 to 90")]
+    [InlineData("""{ "memoryLimitBytes": 67108863 }""", "memoryLimitBytes", "67108863", "at least 67108864 (64 MiB)")]
+    [InlineData("""{ "memoryLimitBytes": "1GB" }""", "memoryLimitBytes", "1GB", "at least 67108864 (64 MiB)")]
     [InlineData("""{ "capacityBytes": 1048575 }""", "capacityBytes", "1048575", "at least 1048576")]
     [InlineData("""{ "capacityBytes": "1GB" }""", "capacityBytes", "1GB", "at least 1048576")]
     [InlineData("""{ "eviction": { "sizeThresholdBytes": -1 } }""", "eviction:sizeThresholdBytes", "-1", "at least 0")]
@@ -171,7 +174,7 @@ public sealed class FaaSCacheOptionsReaderTests : IDisposable
     }
 
     [Theory]
-    [InlineData("""{ "evictionPolicy": "lru" }""", "evictionPolicy", "consistency, persist, eviction, memoryHeadroomPercent, capacityBytes, doNotCache, prewarm, scaling, membership")]
+    [InlineData("""{ "evictionPolicy": "lru" }""", "evictionPolicy", "consistency, persist, eviction, memoryHeadroomPercent, memoryLimitBytes, capacityBytes, doNotCache, prewarm, scaling, membership")]
     [InlineData("""{ "eviction": { "polcy": "lru" } }""", "eviction:polcy", "policy, sizeThresholdBytes, ttl")]
     [InlineData("""{ "prewarm": { "threshold": 0.5 } }""", "prewarm:threshold", "enabled, hitRateThreshold")]
     [InlineData("""{ "scaling": { "cpu": true } }""", "scaling:cpu", "compute, cacheSize, bandwidth, targetConcurrency, targetLatency, lowAccessRate, profileInterval")]

@@ -47,6 +47,7 @@ public sealed class FaaSCacheOptionsValidatorTests
         { "eviction:sizeThresholdBytes", o => o.Eviction.SizeThresholdBytes = -1, "-1", "at least 0" },
         { "eviction:ttl", o => o.Eviction.Ttl = TimeSpan.Zero, "00:00:00", "positive time spans" },
         { "memoryHeadroomPercent", o => o.MemoryHeadroomPercent = 95, "95", "whole numbers from 0 to 90" },
+        { "memoryLimitBytes", o => o.MemoryLimitBytes = 1L << 20, "1048576", "at least 67108864 (64 MiB)" },
         { "capacityBytes", o => o.CapacityBytes = 1024, "1024", "at least 1048576" },
         { "doNotCache:1", o => o.DoNotCache = ["logs/*", ""], "", "non-empty strings" },
         { "prewarm:hitRateThreshold", o => o.Prewarm.HitRateThreshold = double.NaN, "NaN", "numbers from 0 to 1" },

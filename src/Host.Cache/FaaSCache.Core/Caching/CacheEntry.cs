@@ -31,6 +31,9 @@ internal sealed class CacheEntry(string key, string version, SharedMemoryMap map
 
     public long LastTouch { get; set; }
 
+    /// <summary>Evicted to make room in a shared-memory directory: its file is deleted at once, not in the background.</summary>
+    public bool FreeSynchronously { get; set; }
+
     public LinkedListNode<CacheEntry>? Node { get; set; }
 
     public bool Pinned => RefCount > 0 || Dirty;

@@ -25,7 +25,9 @@ public sealed partial class Cachelet
             return false;
         }
 
-        long excess = _bytesCached + size - CapacityBytes;
+        // The shared-memory directories' own limit: an object must also fit in one of them (part of §3.4's capacity).
+        long shortOfRoom = FaaSCache.SharedMemory.SharedMemoryMap.HeaderSize + size - _shm.LargestFreeBytes();
+        long excess = Math.Max(_bytesCached + size - CapacityBytes, shortOfRoom);
         if (excess > 0)
         {
             var victims = new List<CacheEntry>();
@@ -46,6 +48,8 @@ public sealed partial class Cachelet
 
             foreach (CacheEntry victim in victims)
             {
+                // Space the directory needs now is freed now, not by the background deleter.
+                victim.FreeSynchronously = shortOfRoom > 0;
                 StatsLocked(victim.Key).Evictions++;
                 DetachLocked(victim, dead);
             }

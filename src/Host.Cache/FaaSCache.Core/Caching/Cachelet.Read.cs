@@ -195,6 +195,7 @@ public sealed partial class Cachelet
         try
         {
             map = _shm.Create(length);
+            reserved = KeepReservation(map, reserved);
             long copied = await StreamCopy.FillAsync(content, map, cancellationToken).ConfigureAwait(false);
             if (fromPeer)
             {

@@ -83,6 +83,7 @@ public sealed partial class Cachelet
         try
         {
             map = _shm.Create(length);
+            reserved = KeepReservation(map, reserved);
             prefault = map.PrefaultAsync();
             long started = System.Diagnostics.Stopwatch.GetTimestamp();
             var load = new ScaledLoad(_peers!, _storage, _owners, _bandwidth!, Metrics, _logger, key, etag, map, plan.Instances, cancellationToken);

@@ -56,6 +56,8 @@ public sealed partial class Cachelet
             PeerMisses = s.PeerMisses,
             PeerWrites = s.PeerWrites,
             Evictions = s.Evictions,
+            MemoryEvictions = s.MemoryEvictions,
+            ReadsAfterMemoryEviction = s.ReadsAfterMemoryEviction,
             MeanInterArrival = s.Gaps == 0 ? TimeSpan.Zero : TimeSpan.FromTicks((long)s.MeanGapTicks),
             LastAccess = s.LastAccess,
             Owned = entry?.Owned ?? _owners.IsLocalOwner(key),
@@ -111,6 +113,7 @@ public sealed partial class Cachelet
         }
 
         s.LastAccess = now;
+        NoteReadAfterMemoryEvictionLocked(s, access);
         switch (access)
         {
             case AccessKind.LocalHit: s.LocalHits++; break;
@@ -156,6 +159,12 @@ public sealed partial class Cachelet
         public long PeerWrites { get; set; }
 
         public long Evictions { get; set; }
+
+        public long MemoryEvictions { get; set; }
+
+        public long ReadsAfterMemoryEviction { get; set; }
+
+        public bool AwaitingReadAfterMemoryEviction { get; set; }
 
         public long Gaps { get; set; }
 

@@ -182,7 +182,7 @@ public sealed partial class Cachelet
         lock (_gate)
         {
             RecordAccessLocked(key, access);
-            if (TryReserveLocked(map.ContentLength, dead))
+            if (map.IsShared && TryReserveLocked(map.ContentLength, dead))
             {
                 // A pending write-back holds a reference, so the object stays until storage has it.
                 entry = new CacheEntry(key, version, map, owned, IsLarge(map.ContentLength)) { Dirty = dirty, RefCount = dirty ? 1 : 0 };

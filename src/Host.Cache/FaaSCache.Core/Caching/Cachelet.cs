@@ -180,13 +180,36 @@ public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersion
         }
     }
 
+    /// <summary>A map that landed in the spill folder (no shared-memory directory had room) is served, never cached.</summary>
+    private bool KeepReservation(SharedMemoryMap map, bool reserved)
+    {
+        if (reserved && !map.IsShared)
+        {
+            lock (_gate)
+            {
+                UnreserveLocked(map.ContentLength);
+            }
+
+            return false;
+        }
+
+        return reserved;
+    }
+
     private string NextLocalVersion(string prefix) => $"{prefix}-{_shm.InstanceId}-{Interlocked.Increment(ref _localVersion)}";
 
     private void DeleteMaps(List<CacheEntry> dead)
     {
         foreach (CacheEntry e in dead)
         {
-            DeleteMap(e.Map);
+            if (e.FreeSynchronously)
+            {
+                _shm.Delete(e.Map);
+            }
+            else
+            {
+                DeleteMap(e.Map);
+            }
         }
     }
 

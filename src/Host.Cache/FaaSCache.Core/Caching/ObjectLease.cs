@@ -43,6 +43,9 @@ public sealed class ObjectLease : IDisposable
     /// <summary>Gets a value indicating whether the cache keeps the object (false for oversize or doNotCache objects, served from a private map).</summary>
     public bool IsCached => _entry is not null;
 
+    /// <summary>Gets a value indicating whether a worker can map the content (false when no shared-memory directory had room: pass the bytes).</summary>
+    public bool InSharedMemory => _map.IsShared;
+
     /// <summary>Gets the map name for <c>RpcSharedMemory.name</c>.</summary>
     public string MapName => _map.Name;
 

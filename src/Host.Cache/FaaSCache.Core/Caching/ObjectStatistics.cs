@@ -39,6 +39,12 @@ public sealed record ObjectStatistics
     /// <summary>Gets how often the object was evicted.</summary>
     public long Evictions { get; init; }
 
+    /// <summary>Gets how often the Memory Daemon evicted the object (counted in <see cref="Evictions"/> too).</summary>
+    public long MemoryEvictions { get; init; }
+
+    /// <summary>Gets how often the object was read again after the Memory Daemon evicted it (§4's cache-size signal).</summary>
+    public long ReadsAfterMemoryEviction { get; init; }
+
     /// <summary>Gets the mean time between accesses (reads and writes); zero before the second access.</summary>
     public TimeSpan MeanInterArrival { get; init; }
 

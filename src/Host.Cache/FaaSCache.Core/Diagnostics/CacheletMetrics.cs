@@ -28,7 +28,9 @@ public sealed record CacheletCounters(
     long PeerWrites = 0,
     long ScaledLoads = 0,
     long RangeLoadsServed = 0,
-    long RangesFetchedForHelpers = 0);
+    long RangesFetchedForHelpers = 0,
+    long MemoryEvictions = 0,
+    long MemoryEvictedBytes = 0);
 
 /// <summary>
 /// The cachelet's instruments on the <c>FaaSCache</c> meter (readable with
@@ -58,12 +60,15 @@ public sealed class CacheletMetrics : IDisposable
     private readonly Counter<long> _scaledLoads;
     private readonly Counter<long> _rangeLoadsServed;
     private readonly Counter<long> _rangeFallbacks;
+    private readonly Counter<long> _memoryEvictions;
+    private readonly Counter<long> _memoryEvictedBytes;
     private readonly KeyValuePair<string, object?> _instance;
     private readonly KeyValuePair<string, object?> _local = new("type", "local");
     private readonly KeyValuePair<string, object?> _remote = new("type", "remote");
     private readonly KeyValuePair<string, object?> _fallback = new("type", "fallback");
     private readonly KeyValuePair<string, object?> _hit = new("result", "hit");
     private readonly KeyValuePair<string, object?> _miss = new("result", "miss");
+    private long _memoryEvicted, _memoryEvictedBytesCount;
     private long _fallbacks, _peerHits, _peerMisses, _peerWriteCount, _scaled, _rangesServed, _rangesTakenBack;
     private long _localHits, _localMisses, _remoteHits, _remoteMisses, _bypassCount, _checks, _served, _fetched, _written, _evicted, _writeCount, _unreachable, _peerServedCount, _invalidated, _fromPeers;
 
@@ -94,6 +99,8 @@ public sealed class CacheletMetrics : IDisposable
         _scaledLoads = _meter.CreateCounter<long>("faascache.scaled_loads", "{load}", "Misses downloaded as byte ranges by several instances at once (bandwidth scaling)");
         _rangeLoadsServed = _meter.CreateCounter<long>("faascache.range_loads_served", "{range}", "Byte ranges downloaded from storage for another instance's scaled load");
         _rangeFallbacks = _meter.CreateCounter<long>("faascache.range_fallbacks", "{range}", "Ranges of a scaled load that a helper could not deliver and the requester fetched itself");
+        _memoryEvictions = _meter.CreateCounter<long>("faascache.memory_evictions", "{object}", "Objects the Memory Daemon evicted because function memory plus cached bytes came within the headroom of the limit");
+        _memoryEvictedBytes = _meter.CreateCounter<long>("faascache.memory_evicted_bytes", "By", "Bytes the Memory Daemon freed");
         _meter.CreateObservableGauge("faascache.bytes_cached", () => new Measurement<long>(bytesCached(), _instance), "By", "Bytes cached now");
         _meter.CreateObservableGauge("faascache.objects_cached", () => new Measurement<long>(objectsCached(), _instance), "{object}", "Objects cached now");
         BytesCached = bytesCached;
@@ -244,6 +251,18 @@ public sealed class CacheletMetrics : IDisposable
         }
     }
 
+    /// <summary>Records the Memory Daemon's evictions (also counted by <see cref="Evicted"/>).</summary>
+    public void EvictedForMemory(int count, long bytes)
+    {
+        if (count > 0)
+        {
+            Interlocked.Add(ref _memoryEvicted, count);
+            Interlocked.Add(ref _memoryEvictedBytesCount, bytes);
+            _memoryEvictions.Add(count, _instance);
+            _memoryEvictedBytes.Add(bytes, _instance);
+        }
+    }
+
     /// <summary>Reads every counter.</summary>
     public CacheletCounters Snapshot() => new(
         Interlocked.Read(ref _localHits),
@@ -269,7 +288,9 @@ public sealed class CacheletMetrics : IDisposable
         Interlocked.Read(ref _peerWriteCount),
         Interlocked.Read(ref _scaled),
         Interlocked.Read(ref _rangesServed),
-        Interlocked.Read(ref _rangesTakenBack));
+        Interlocked.Read(ref _rangesTakenBack),
+        Interlocked.Read(ref _memoryEvicted),
+        Interlocked.Read(ref _memoryEvictedBytesCount));
 
     /// <inheritdoc />
     public void Dispose() => _meter.Dispose();

@@ -55,10 +55,16 @@ public sealed class FaaSCacheOptions
     public EvictionOptions Eviction { get; set; } = new();
 
     /// <summary>
-    /// Gets or sets how close (in percent of the memory limit) the cache may come before the Memory Daemon evicts.
-    /// Read and checked, but nothing acts on it until the Memory Daemon exists.
+    /// Gets or sets how close (in percent of the memory limit) function memory plus cached bytes may come before the
+    /// Memory Daemon evicts (§3.4).
     /// </summary>
     public int MemoryHeadroomPercent { get; set; } = DEFAULT_MEMORY_HEADROOM_PERCENT;
+
+    /// <summary>
+    /// Gets or sets the app's memory limit the Memory Daemon watches; null reads the host's cgroup v2 <c>memory.max</c>,
+    /// else the machine's MemTotal.
+    /// </summary>
+    public long? MemoryLimitBytes { get; set; }
 
     /// <summary>Gets or sets the cache capacity in bytes; null derives it from the memory available to the process.</summary>
     public long? CapacityBytes { get; set; }

@@ -11,8 +11,8 @@ public static class FaaSCacheOptionsFormatter
     /// <summary>
     /// The options as indented camelCase JSON in host.json's shape, enums by their host.json names, plus
     /// <c>effectivePersist</c> and <c>effectiveCapacityBytes</c> (what is in force when persist or capacity is unset).
-    /// Only settings that something acts on are shown: <c>prewarm</c> and <c>memoryHeadroomPercent</c> are read and
-    /// checked but have no effect until the Load Daemon and the Memory Daemon exist.
+    /// Only settings that something acts on are shown: <c>prewarm</c> is read and checked but has no effect until the
+    /// Load Daemon exists.
     /// </summary>
     /// <param name="o">The options.</param>
     /// <returns>The JSON text.</returns>
@@ -36,6 +36,16 @@ public static class FaaSCacheOptionsFormatter
                 w.WriteNumber(R.SizeThresholdBytes, eviction.SizeThresholdBytes);
                 WriteNullableString(w, R.Ttl, R.Format(eviction.Ttl));
                 w.WriteEndObject();
+            }
+
+            w.WriteNumber(R.MemoryHeadroomPercent, o.MemoryHeadroomPercent);
+            if (o.MemoryLimitBytes is { } limit)
+            {
+                w.WriteNumber(R.MemoryLimitBytes, limit);
+            }
+            else
+            {
+                w.WriteNull(R.MemoryLimitBytes);
             }
 
             if (o.CapacityBytes is { } capacity)

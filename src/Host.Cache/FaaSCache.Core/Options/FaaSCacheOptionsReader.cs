@@ -59,6 +59,9 @@ public static partial class FaaSCacheOptionsReader
                 case R.MemoryHeadroomPercent:
                     options.MemoryHeadroomPercent = ReadInt(child, path, R.AllowedMemoryHeadroomPercent, given);
                     break;
+                case R.MemoryLimitBytes:
+                    options.MemoryLimitBytes = ReadOptionalLong(child, path, R.AllowedMemoryLimitBytes, given);
+                    break;
                 case R.CapacityBytes:
                     options.CapacityBytes = ReadOptionalLong(child, path, R.AllowedCapacityBytes, given);
                     break;

@@ -17,6 +17,7 @@ internal static class FaaSCacheOptionsRules
     public const string Eviction = "eviction";
     public const string MemoryHeadroomPercent = "memoryHeadroomPercent";
     public const string CapacityBytes = "capacityBytes";
+    public const string MemoryLimitBytes = "memoryLimitBytes";
     public const string DoNotCache = "doNotCache";
     public const string Prewarm = "prewarm";
     public const string Scaling = "scaling";
@@ -39,7 +40,7 @@ internal static class FaaSCacheOptionsRules
     public const string WatchInterval = "watchInterval";
 
     public static readonly string[] RootKeys =
-        [Consistency, Persist, Eviction, MemoryHeadroomPercent, CapacityBytes, DoNotCache, Prewarm, Scaling, Membership];
+        [Consistency, Persist, Eviction, MemoryHeadroomPercent, MemoryLimitBytes, CapacityBytes, DoNotCache, Prewarm, Scaling, Membership];
     public static readonly string[] EvictionKeys = [Policy, SizeThresholdBytes, Ttl];
     public static readonly string[] PrewarmKeys = [Enabled, HitRateThreshold];
     public static readonly string[] ScalingKeys = [Compute, CacheSize, Bandwidth, TargetConcurrency, TargetLatency, LowAccessRate, ProfileInterval];
@@ -48,6 +49,7 @@ internal static class FaaSCacheOptionsRules
     public const int MinMemoryHeadroomPercent = 0;
     public const int MaxMemoryHeadroomPercent = 90;
     public const long MinCapacityBytes = 1L << 20;
+    public const long MinMemoryLimitBytes = 64L << 20;
     public const long MinSizeThresholdBytes = 0;
     public const double MinHitRateThreshold = 0;
     public const double MaxHitRateThreshold = 1;
@@ -56,6 +58,7 @@ internal static class FaaSCacheOptionsRules
 
     public const string AllowedMemoryHeadroomPercent = "allowed values are whole numbers from 0 to 90";
     public const string AllowedCapacityBytes = "allowed values are null (derive it from the memory available) or whole numbers of at least 1048576 (1 MiB)";
+    public const string AllowedMemoryLimitBytes = "allowed values are null (the cgroup's memory.max, else the machine's memory) or whole numbers of at least 67108864 (64 MiB)";
     public const string AllowedSizeThresholdBytes = "allowed values are whole numbers of at least 0";
     public const string AllowedTtl = "allowed values are null (no time-to-live) or positive time spans such as 00:05:00";
     public const string AllowedHitRateThreshold = "allowed values are numbers from 0 to 1";
@@ -89,6 +92,8 @@ internal static class FaaSCacheOptionsRules
     public static bool IsValidMemoryHeadroomPercent(int value) => value is >= MinMemoryHeadroomPercent and <= MaxMemoryHeadroomPercent;
 
     public static bool IsValidCapacityBytes(long? value) => value is null or >= MinCapacityBytes;
+
+    public static bool IsValidMemoryLimitBytes(long? value) => value is null or >= MinMemoryLimitBytes;
 
     public static bool IsValidSizeThresholdBytes(long value) => value >= MinSizeThresholdBytes;
 
@@ -179,6 +184,12 @@ internal static class FaaSCacheOptionsRules
         if (!IsValidMemoryHeadroomPercent(options.MemoryHeadroomPercent))
         {
             yield return Error(key, Format(options.MemoryHeadroomPercent), AllowedMemoryHeadroomPercent);
+        }
+
+        key = Join(prefix, MemoryLimitBytes);
+        if (!IsValidMemoryLimitBytes(options.MemoryLimitBytes))
+        {
+            yield return Error(key, Format(options.MemoryLimitBytes), AllowedMemoryLimitBytes);
         }
 
         key = Join(prefix, CapacityBytes);

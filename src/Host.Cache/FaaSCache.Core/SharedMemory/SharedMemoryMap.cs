@@ -37,6 +37,9 @@ public sealed unsafe partial class SharedMemoryMap : IDisposable
     /// <summary>Gets the full path of the backing file.</summary>
     public string FilePath { get; }
 
+    /// <summary>Gets a value indicating whether the map is in a shared-memory directory (false in the spill folder: workers cannot map it).</summary>
+    public bool IsShared { get; internal set; } = true;
+
     /// <summary>Gets the content length in bytes (without the header).</summary>
     public long ContentLength { get; }
 
@@ -73,7 +76,14 @@ public sealed unsafe partial class SharedMemoryMap : IDisposable
     }
 
     /// <summary>Creates a new file of <paramref name="contentLength"/> bytes of content, mode 0600, with its header written.</summary>
-    internal static SharedMemoryMap Create(string directory, string name, long contentLength)
+    internal static SharedMemoryMap Create(string directory, string name, long contentLength) =>
+        TryCreate(directory, name, contentLength, reserve: false)!;
+
+    /// <summary>
+    /// Creates a new map; with <paramref name="reserve"/> its space is allocated first (posix_fallocate), so a full
+    /// file system gives null here rather than SIGBUS when the pages are written (tmpfs files are sparse).
+    /// </summary>
+    internal static SharedMemoryMap? TryCreate(string directory, string name, long contentLength, bool reserve)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(contentLength);
         string path = Path.Combine(directory, name);
@@ -87,6 +97,13 @@ public sealed unsafe partial class SharedMemoryMap : IDisposable
         try
         {
             fs.SetLength(HeaderSize + contentLength);
+            if (reserve && PosixFallocate(fs.SafeFileHandle, 0, HeaderSize + contentLength) == NoSpace)
+            {
+                fs.Dispose();
+                TryDeleteFile(path);
+                return null;
+            }
+
             var mmf = MemoryMappedFile.CreateFromFile(fs, null, 0, MemoryMappedFileAccess.ReadWrite, HandleInheritability.None, leaveOpen: false);
             var map = new SharedMemoryMap(name, path, mmf, contentLength, writable: true);
             map.WriteHeader();
@@ -159,6 +176,11 @@ public sealed unsafe partial class SharedMemoryMap : IDisposable
     }
 
     private const int MadvPopulateWrite = 23;
+
+    private const int NoSpace = 28; // ENOSPC
+
+    [System.Runtime.InteropServices.LibraryImport("libc", EntryPoint = "posix_fallocate")]
+    private static partial int PosixFallocate(Microsoft.Win32.SafeHandles.SafeFileHandle fd, long offset, long length);
 
     [System.Runtime.InteropServices.LibraryImport("libc", EntryPoint = "madvise", SetLastError = true)]
     private static partial int Madvise(nint address, nuint length, int advice);

@@ -11,7 +11,7 @@ namespace FaaSCache.SharedMemory;
 /// (<c>&lt;dir&gt;/FaaSCache/&lt;instanceId&gt;.maps</c>), so the maps of a crashed run are swept
 /// at the next start-up, and instances sharing a directory each count only their own maps.
 /// </summary>
-public sealed class SharedMemoryStore : IDisposable
+public sealed partial class SharedMemoryStore : IDisposable
 {
     /// <summary>The environment variable / app setting the real host reads.</summary>
     public const string DirectoriesSetting = "FUNCTIONS_UNIX_SHARED_MEMORY_DIRECTORIES";
@@ -33,7 +33,7 @@ public sealed class SharedMemoryStore : IDisposable
     /// an earlier run of the same instance id, or by any instance whose process is gone.
     /// </summary>
     /// <param name="instanceId">The host instance id (letters, digits, '-', '_', '.').</param>
-    /// <param name="rootDirectories">Roots to use (the first usable one wins); null reads <see cref="DirectoriesSetting"/> or uses /dev/shm.</param>
+    /// <param name="rootDirectories">Roots to use, filled in order (missing or unwritable ones are named at start-up and skipped); null reads <see cref="DirectoriesSetting"/> or uses /dev/shm.</param>
     /// <param name="logger">Logger.</param>
     public SharedMemoryStore(string instanceId, IReadOnlyList<string>? rootDirectories = null, ILogger? logger = null)
     {
@@ -44,7 +44,7 @@ public sealed class SharedMemoryStore : IDisposable
 
         InstanceId = instanceId;
         _logger = logger ?? NullLogger.Instance;
-        string root = PickRoot(rootDirectories ?? DirectoriesFromEnvironment());
+        string root = OpenDirectories(rootDirectories ?? DirectoriesFromEnvironment());
         MapDirectory = Path.Combine(root, MapFolderName);
         JournalDirectory = Path.Combine(root, JournalFolderName);
         Directory.CreateDirectory(MapDirectory);
@@ -56,7 +56,7 @@ public sealed class SharedMemoryStore : IDisposable
     /// <summary>Gets the instance id.</summary>
     public string InstanceId { get; }
 
-    /// <summary>Gets the folder that holds the map files.</summary>
+    /// <summary>Gets the first folder that holds map files (see <see cref="MapDirectories"/> for all).</summary>
     public string MapDirectory { get; }
 
     /// <summary>Gets the folder that holds the journals.</summary>
@@ -98,7 +98,7 @@ public sealed class SharedMemoryStore : IDisposable
         Record('+', name);
         try
         {
-            return SharedMemoryMap.Create(MapDirectory, name, contentLength);
+            return CreateInRoom(name, contentLength);
         }
         catch
         {
@@ -111,7 +111,7 @@ public sealed class SharedMemoryStore : IDisposable
     public SharedMemoryMap Adopt(string mapName)
     {
         ValidateName(mapName);
-        var map = SharedMemoryMap.Open(MapDirectory, mapName);
+        var map = SharedMemoryMap.Open(DirectoryOf(mapName), mapName);
         Record('+', mapName);
         return map;
     }
@@ -123,7 +123,7 @@ public sealed class SharedMemoryStore : IDisposable
     public byte[] ReadForeign(string mapName, long offset, long count)
     {
         ValidateName(mapName);
-        using SharedMemoryMap map = SharedMemoryMap.Open(MapDirectory, mapName);
+        using SharedMemoryMap map = SharedMemoryMap.Open(DirectoryOf(mapName), mapName);
         if (offset < 0 || count < 0 || offset + count > map.ContentLength)
         {
             throw new SharedMemoryException($"Map '{mapName}' holds {map.ContentLength} bytes; the region at {offset} of {count} bytes is outside it.");
@@ -163,25 +163,6 @@ public sealed class SharedMemoryStore : IDisposable
         {
             throw new SharedMemoryException($"'{mapName}' is not a valid shared-memory map name (a flat file name of letters, digits, '-', '_' or '.').");
         }
-    }
-
-    private static string PickRoot(IReadOnlyList<string> roots)
-    {
-        var errors = new List<string>();
-        foreach (string root in roots)
-        {
-            try
-            {
-                Directory.CreateDirectory(Path.Combine(root, MapFolderName));
-                return root;
-            }
-            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-            {
-                errors.Add($"{root}: {e.Message}");
-            }
-        }
-
-        throw new SharedMemoryException($"No usable shared-memory directory among [{string.Join(", ", roots)}]: {string.Join("; ", errors)}");
     }
 
     private void Record(char op, string name)
@@ -275,8 +256,7 @@ public sealed class SharedMemoryStore : IDisposable
 
             foreach (string name in names)
             {
-                string path = Path.Combine(MapDirectory, name);
-                if (File.Exists(path))
+                foreach (string path in MapDirectories.Append(SpillDirectory).Select(d => Path.Combine(d, name)).Where(File.Exists))
                 {
                     SharedMemoryMap.TryDeleteFile(path);
                     removed++;
@@ -340,12 +320,16 @@ public sealed class SharedMemoryStore : IDisposable
             _disposed = true;
             foreach (string name in _live)
             {
-                SharedMemoryMap.TryDeleteFile(Path.Combine(MapDirectory, name));
+                foreach (string dir in MapDirectories.Append(SpillDirectory))
+                {
+                    SharedMemoryMap.TryDeleteFile(Path.Combine(dir, name));
+                }
             }
 
             _live.Clear();
             _journal.Dispose();
             SharedMemoryMap.TryDeleteFile(JournalPath);
+            DeleteSpillDirectory();
         }
     }
 }

@@ -1,6 +1,7 @@
 using FaaSCache.Caching;
 using FaaSCache.Host.AppModel;
 using FaaSCache.Membership;
+using FaaSCache.Memory;
 using FaaSCache.Ownership;
 using FaaSCache.Host.Invocation;
 using FaaSCache.Host.Workers;
@@ -30,7 +31,8 @@ public static class AdminEndpoints
                 Counters: cachelet?.Metrics.Snapshot(),
                 PendingWrites: cachelet?.PendingWrites ?? 0,
                 PeerEndpoint: membership is null ? null : settings.PeerEndpoint.ToString(),
-                Members: membership?.Members.Select(m => new HostMemberStatus(m.Id, m.Endpoint?.ToString(), m.LastHeartbeat)).ToList()));
+                Members: membership?.Members.Select(m => new HostMemberStatus(m.Id, m.Endpoint?.ToString(), m.LastHeartbeat)).ToList(),
+                Memory: settings.CacheEnabled ? sp.GetService<MemoryDaemon>()?.Status() : null));
         });
         web.MapGet("/admin/invocations", (InvocationLog log, string? function) => Results.Json(log.Recent(function)));
 

@@ -1,5 +1,6 @@
 using System.Text.Json.Serialization;
 using FaaSCache.Diagnostics;
+using FaaSCache.Memory;
 
 namespace FaaSCache.Host.Admin;
 
@@ -19,6 +20,7 @@ namespace FaaSCache.Host.Admin;
 /// <param name="PendingWrites">Async writes not yet in storage.</param>
 /// <param name="PeerEndpoint">The peer endpoint advertised to the other instances (null with membership off).</param>
 /// <param name="Members">The app's instances as this one sees them (null with membership off).</param>
+/// <param name="Memory">The Memory Daemon's last sample and evictions (null with the cache off).</param>
 public sealed record HostStatus(
     string App,
     string InstanceId,
@@ -31,7 +33,8 @@ public sealed record HostStatus(
     CacheletCounters? Counters,
     long PendingWrites,
     string? PeerEndpoint,
-    IReadOnlyList<HostMemberStatus>? Members)
+    IReadOnlyList<HostMemberStatus>? Members,
+    MemoryDaemonStatus? Memory = null)
 {
     /// <summary>Gets the member ids this instance sees, in order.</summary>
     [JsonIgnore]

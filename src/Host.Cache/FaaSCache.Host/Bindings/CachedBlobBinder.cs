@@ -20,7 +20,7 @@ public sealed class CachedBlobBinder(IObjectCache cache) : IBlobBinder
         try
         {
             bool asString = OutputValues.AsString(binding);
-            if (workerMapsSharedMemory)
+            if (workerMapsSharedMemory && lease.InSharedMemory)
             {
                 var shared = new RpcSharedMemory { Name = lease.MapName, Offset = lease.Offset, Count = lease.Count, Type = asString ? RpcDataType.String : RpcDataType.Bytes };
                 return new BoundInput(

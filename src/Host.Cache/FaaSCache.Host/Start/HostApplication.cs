@@ -8,6 +8,7 @@ using FaaSCache.Host.Invocation;
 using FaaSCache.Host.Triggers;
 using FaaSCache.Host.Workers;
 using FaaSCache.Membership;
+using FaaSCache.Memory;
 using FaaSCache.Ownership;
 using FaaSCache.Peers;
 using FaaSCache.Scaling;
@@ -65,11 +66,14 @@ public static class HostApplication
         }
 
         cache.AddScaling();
+        // §3.4: function memory (host and workers, from /proc) plus cached bytes stay below the limit less the headroom.
+        cache.AddMemoryDaemon();
 
         services.AddOpenTelemetry().WithMetrics(m => m.AddMeter(Diagnostics.CacheletMetrics.MeterName).AddPrometheusExporter());
         services.AddSingleton(app);
         services.AddSingleton(settings);
         services.AddSingleton<WorkerRegistry>();
+        services.AddSingleton<IWorkerProcesses, WorkerProcesses>();
         services.AddSingleton<InvocationLog>();
         services.AddSingleton<IReadOnlyDictionary<string, LanguageWorkerManager>>(sp => CreateWorkers(app, settings, sp));
         // One blob binder per mode: through the cache, or as the stock host does.
@@ -137,7 +141,8 @@ public static class HostApplication
         var shm = sp.GetRequiredService<SharedMemoryStore>();
         var environment = new Dictionary<string, string>(app.Settings, StringComparer.Ordinal)
         {
-            [SharedMemoryStore.DirectoriesSetting] = Path.GetDirectoryName(shm.MapDirectory)!,
+            // Every usable directory, in the host's order: the worker opens a map in whichever holds it.
+            [SharedMemoryStore.DirectoriesSetting] = string.Join(',', shm.MapDirectories.Select(Path.GetDirectoryName)),
             ["FUNCTIONS_WORKER_SHARED_MEMORY_DATA_TRANSFER_ENABLED"] = "1",
             ["AzureWebJobsScriptRoot"] = app.RootDirectory,
             ["PYTHONUNBUFFERED"] = "1",

@@ -14,6 +14,9 @@ public sealed class CacheSizeScaleMetrics : ScaleMetrics
     /// <summary>Gets or sets how many objects were evicted since the previous sample.</summary>
     public long ObjectsEvicted { get; set; }
 
+    /// <summary>Gets or sets the reads, since the previous sample, of objects the Memory Daemon had evicted (§3.4).</summary>
+    public long ReadsAfterMemoryEviction { get; set; }
+
     /// <summary>Gets or sets the accesses (own functions' and peers') since the previous sample.</summary>
     public long Accesses { get; set; }
 
@@ -27,7 +30,8 @@ public sealed class CacheSizeScaleMetrics : ScaleMetrics
 /// <summary>
 /// §4, cache-size scaling, as the paper states it: +1 if any local object was evicted more than once since the last
 /// query (the working set does not fit); 0 while traffic is substantial; -1 when the access frequency is low (below
-/// <see cref="ScalingOptions.LowAccessRate"/>). Reads the cachelet's per-object statistics.
+/// <see cref="ScalingOptions.LowAccessRate"/>). Also +1 when objects the Memory Daemon evicted (§3.4) are read again: the
+/// working set does not fit beside the functions' memory. Reads the cachelet's per-object statistics.
 /// </summary>
 public sealed class CacheSizeScaleMonitor : IScaleMonitor<CacheSizeScaleMetrics>, IFaaSCacheVoter
 {
@@ -39,6 +43,7 @@ public sealed class CacheSizeScaleMonitor : IScaleMonitor<CacheSizeScaleMetrics>
     private readonly TimeProvider _time;
     private readonly Lock _gate = new();
     private Dictionary<string, long> _evictions = new(StringComparer.Ordinal);
+    private Dictionary<string, long> _rereads = new(StringComparer.Ordinal);
     private long _accesses;
     private DateTimeOffset _previous;
 
@@ -67,7 +72,7 @@ public sealed class CacheSizeScaleMonitor : IScaleMonitor<CacheSizeScaleMetrics>
         DateTimeOffset now = _time.GetUtcNow();
         lock (_gate)
         {
-            long max = 0, evicted = 0, accesses = 0;
+            long max = 0, evicted = 0, accesses = 0, rereads = 0;
             foreach (ObjectStatistics s in all)
             {
                 long since = s.Evictions - _evictions.GetValueOrDefault(s.Key);
@@ -77,6 +82,7 @@ public sealed class CacheSizeScaleMonitor : IScaleMonitor<CacheSizeScaleMetrics>
                     max = Math.Max(max, since);
                 }
 
+                rereads += Math.Max(0, s.ReadsAfterMemoryEviction - _rereads.GetValueOrDefault(s.Key));
                 accesses += s.Accesses + s.PeerAccesses;
             }
 
@@ -85,6 +91,7 @@ public sealed class CacheSizeScaleMonitor : IScaleMonitor<CacheSizeScaleMetrics>
                 Timestamp = now.UtcDateTime,
                 MaxEvictionsOfOneObject = max,
                 ObjectsEvicted = evicted,
+                ReadsAfterMemoryEviction = rereads,
                 Accesses = Math.Max(0, accesses - _accesses),
                 IntervalSeconds = (now - _previous).TotalSeconds,
             };
@@ -120,6 +127,7 @@ public sealed class CacheSizeScaleMonitor : IScaleMonitor<CacheSizeScaleMetrics>
         {
             ["maxEvictionsOfOneObject"] = m.MaxEvictionsOfOneObject,
             ["objectsEvicted"] = m.ObjectsEvicted,
+            ["readsAfterMemoryEviction"] = m.ReadsAfterMemoryEviction,
             ["accessesPerSecond"] = m.AccessesPerSecond,
             ["intervalSeconds"] = m.IntervalSeconds,
             ["bytesCached"] = _cache.Metrics.Snapshot().BytesCached,
@@ -140,6 +148,11 @@ public sealed class CacheSizeScaleMonitor : IScaleMonitor<CacheSizeScaleMetrics>
             return (ScaleVote.ScaleOut, string.Create(CultureInfo.InvariantCulture, $"out: an object was evicted {m.MaxEvictionsOfOneObject} times since the last query ({m.ObjectsEvicted} object(s) evicted): the working set does not fit"));
         }
 
+        if (m.ReadsAfterMemoryEviction > 0)
+        {
+            return (ScaleVote.ScaleOut, string.Create(CultureInfo.InvariantCulture, $"out: {m.ReadsAfterMemoryEviction} read(s) since the last query of objects the Memory Daemon evicted: the working set does not fit beside the functions' memory"));
+        }
+
         string rate = string.Create(CultureInfo.InvariantCulture, $"{m.AccessesPerSecond:0.###} accesses/s over {m.IntervalSeconds:0.#} s (low below {_options.LowAccessRate:0.###}/s)");
         return m.AccessesPerSecond < _options.LowAccessRate
             ? (ScaleVote.ScaleIn, $"in: low access frequency, {rate}")
@@ -149,6 +162,7 @@ public sealed class CacheSizeScaleMonitor : IScaleMonitor<CacheSizeScaleMetrics>
     private void Baseline(IReadOnlyList<ObjectStatistics> all)
     {
         _evictions = all.Where(s => s.Evictions > 0).ToDictionary(s => s.Key, s => s.Evictions, StringComparer.Ordinal);
+        _rereads = all.Where(s => s.ReadsAfterMemoryEviction > 0).ToDictionary(s => s.Key, s => s.ReadsAfterMemoryEviction, StringComparer.Ordinal);
         _accesses = all.Sum(s => s.Accesses + s.PeerAccesses);
     }
 }

@@ -1,0 +1,58 @@
+namespace FaaSCache.Caching;
+
+/// <summary>What one memory-pressure eviction freed.</summary>
+/// <param name="Objects">Objects evicted.</param>
+/// <param name="Bytes">Bytes freed.</param>
+/// <param name="Skipped">Cached objects left because they are in use or not yet persisted.</param>
+public readonly record struct MemoryEvictionResult(int Objects, long Bytes, int Skipped);
+
+/// <summary>§3.4: the Memory Daemon's evictions, in the policy's order, never of an object in use or not yet persisted.</summary>
+public sealed partial class Cachelet
+{
+    /// <summary>
+    /// Evicts objects in eviction-policy order until at least <paramref name="bytes"/> are freed or nothing evictable is
+    /// left. Each evicted key is remembered, so a later read of it counts as a read after a memory eviction (the
+    /// cache-size voter's signal that the working set no longer fits beside the functions).
+    /// </summary>
+    public MemoryEvictionResult EvictForMemory(long bytes)
+    {
+        var dead = new List<CacheEntry>();
+        int objects = 0, skipped;
+        long freed = 0;
+        lock (_gate)
+        {
+            foreach (CacheEntry victim in VictimOrderLocked().ToList())
+            {
+                if (freed >= bytes)
+                {
+                    break;
+                }
+
+                StatsState s = StatsLocked(victim.Key);
+                s.Evictions++;
+                s.MemoryEvictions++;
+                s.AwaitingReadAfterMemoryEviction = true;
+                freed += victim.Size;
+                objects++;
+                DetachLocked(victim, dead);
+            }
+
+            skipped = _index.Values.Count(e => e.Pinned);
+        }
+
+        DeleteMaps(dead);
+        Metrics.Evicted(objects);
+        Metrics.EvictedForMemory(objects, freed);
+        return new MemoryEvictionResult(objects, freed, skipped);
+    }
+
+    /// <summary>A read of a key the Memory Daemon evicted: counted once per eviction.</summary>
+    private static void NoteReadAfterMemoryEvictionLocked(StatsState s, AccessKind access)
+    {
+        if (s.AwaitingReadAfterMemoryEviction && access != AccessKind.Write && access != AccessKind.PeerWrite)
+        {
+            s.AwaitingReadAfterMemoryEviction = false;
+            s.ReadsAfterMemoryEviction++;
+        }
+    }
+}

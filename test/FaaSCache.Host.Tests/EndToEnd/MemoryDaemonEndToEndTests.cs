@@ -1,0 +1,123 @@
+using System.Globalization;
+using System.Net;
+using System.Text.Json;
+using FaaSCache.Host.Admin;
+using FaaSCache.TestSupport;
+using Xunit;
+
+namespace FaaSCache.Host.Tests.EndToEnd;
+
+/// <summary>
+/// §3.4 end to end: the built host, the real Python worker and Azurite. Large objects are cached, then a function grows its
+/// own memory step by step past the app's limit less the headroom: the Memory Daemon, reading the worker's RSS from /proc,
+/// evicts as it grows, and the allocation completes.
+/// </summary>
+[Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
+public sealed class MemoryDaemonEndToEndTests(AzuriteFixture azurite)
+{
+    private const long MiB = 1L << 20;
+    private const long Limit = 1024 * MiB; // with the default 10% headroom the daemon evicts above ~922 MiB
+    private const int Objects = 3;
+    private const int ObjectMiB = 64;
+
+    [Fact]
+    public async Task The_daemon_evicts_cached_objects_as_a_python_workers_memory_grows_and_the_allocation_succeeds()
+    {
+        string suffix = Guid.NewGuid().ToString("N")[..8];
+        string models = $"models-{suffix}";
+        await using RunningHost running = await RunningHost.StartAsync(azurite, () => Build(models));
+        for (int i = 0; i < Objects; i++)
+        {
+            var bytes = new byte[ObjectMiB * MiB];
+            new Random(i).NextBytes(bytes);
+            await running.UploadAsync(models, $"m{i}.bin", bytes);
+            using HttpResponseMessage read = await running.SendAsync(HttpMethod.Get, $"api/ReadModel?name=m{i}.bin");
+            Assert.Equal(HttpStatusCode.OK, read.StatusCode);
+        }
+
+        HostStatus before = await running.Host.GetStatusAsync();
+        Assert.Equal(Objects * ObjectMiB * MiB, before.Count.BytesCached);
+        Assert.NotNull(before.Memory);
+        Assert.Equal(("memoryLimitBytes", Limit), (before.Memory.LimitSource, before.Memory.LimitBytes));
+        Assert.Equal(0, before.Memory.ObjectsEvicted);
+        long used = before.Memory.HostPrivateBytes + before.Memory.WorkerPrivateBytes + before.Memory.CachedBytes;
+        Assert.True(used < before.Memory.ThresholdBytes, $"the app starts below the threshold ({used} of {before.Memory.ThresholdBytes} bytes)");
+
+        // Grow the worker past the threshold by 128 MiB more than what is cached now: objects must go for it to fit.
+        long grow = before.Memory.ThresholdBytes - used + (128 * MiB);
+        string mb = (grow / MiB).ToString(CultureInfo.InvariantCulture);
+        using HttpResponseMessage allocation = await running.SendAsync(HttpMethod.Get, $"api/Allocate?mb={mb}&step=16", timeout: TimeSpan.FromMinutes(3));
+        string body = await allocation.Content.ReadAsStringAsync();
+        Assert.Equal(HttpStatusCode.OK, allocation.StatusCode);
+        using JsonDocument result = JsonDocument.Parse(body);
+        Assert.Equal(grow / MiB, result.RootElement.GetProperty("allocatedMb").GetInt64());
+
+        HostStatus after = await running.Host.GetStatusAsync();
+        Assert.NotNull(after.Memory);
+        Assert.True(after.Memory.ObjectsEvicted >= 2, $"the daemon evicted {after.Memory.ObjectsEvicted} object(s)");
+        Assert.True(after.Count.MemoryEvictions >= 2);
+        Assert.True(after.Count.BytesCached <= (Objects - 2) * ObjectMiB * MiB);
+        Assert.True(after.Memory.EvictionRounds >= 1);
+    }
+
+    private static FunctionAppFolder Build(string models) => new FunctionAppBuilder { NamePrefix = "faascache-memapp" }
+        .WithHostJson(string.Create(CultureInfo.InvariantCulture, $$"""
+            {
+              "version": "2.0",
+              "extensions": { "faasCache": { "consistency": "local", "memoryLimitBytes": {{Limit}}, "capacityBytes": {{4 * ObjectMiB * MiB}} } }
+            }
+            """))
+        .WithSetting("FUNCTIONS_WORKER_RUNTIME", "python")
+        .WithSetting("AzureWebJobsStorage", "UseDevelopmentStorage=true")
+        .WithFunction("ReadModel", $$"""
+            {
+              "bindings": [
+                { "authLevel": "anonymous", "type": "httpTrigger", "direction": "in", "name": "req", "methods": ["get"] },
+                { "type": "blob", "direction": "in", "name": "model", "path": "{{models}}/{name}", "connection": "AzureWebJobsStorage", "dataType": "binary" },
+                { "type": "http", "direction": "out", "name": "$return" }
+              ]
+            }
+            """, ("__init__.py", """
+            import azure.functions as func
+
+
+            def main(req: func.HttpRequest, model: func.InputStream) -> func.HttpResponse:
+                size = 0
+                while True:
+                    chunk = model.read(1 << 20)
+                    if not chunk:
+                        break
+                    size += len(chunk)
+                return func.HttpResponse(str(size))
+            """))
+        .WithFunction("Allocate", """
+            {
+              "bindings": [
+                { "authLevel": "anonymous", "type": "httpTrigger", "direction": "in", "name": "req", "methods": ["get"] },
+                { "type": "http", "direction": "out", "name": "$return" }
+              ]
+            }
+            """, ("__init__.py", """
+            import json
+            import time
+
+            import azure.functions as func
+
+
+            def main(req: func.HttpRequest) -> func.HttpResponse:
+                total = int(req.params["mb"])
+                step = int(req.params["step"])
+                held = []
+                allocated = 0
+                while allocated < total:
+                    n = min(step, total - allocated)
+                    # Every page written, so the worker's RSS grows by the chunk.
+                    held.append(b"\x01" * (n << 20))
+                    allocated += n
+                    # Longer than the daemon's sampling interval: it sees each step.
+                    time.sleep(0.5)
+                return func.HttpResponse(json.dumps({"allocatedMb": allocated}), mimetype="application/json")
+            """))
+        .Build();
+}
