@@ -70,7 +70,8 @@ public sealed class GrpcPeerTests(AzuriteFixture azurite)
 
         Assert.True(got!.Value.Value.AsSpan().SequenceEqual(content));
         Assert.False(got.Value.OwnerHit);
-        Assert.Equal(5, cluster.Client("a").DirectChunks);
+        // A miss is streamed while the owner downloads it: at least one chunk per MiB, each as it arrives.
+        Assert.True(cluster.Client("a").DirectChunks >= 5, $"{cluster.Client("a").DirectChunks} direct chunks");
         Assert.Equal(0, cluster.Client("a").BufferedChunks);
     }
 

@@ -53,28 +53,39 @@ public sealed partial class CacheletPeerService : CacheletPeer.CacheletPeerBase
         }
 
         CancellationToken cancellationToken = context.CancellationToken;
-        (ObjectLease Lease, bool Hit)? served;
+        PeerGetServe? served;
         try
         {
-            served = await _cachelet.ServePeerGetAsync(request.Key, request.FetchIfMissing, cancellationToken).ConfigureAwait(false);
+            // A whole-object miss is streamed while the owner downloads it; a range needs the bytes it names first.
+            served = request.Range is null
+                ? await _cachelet.ServePeerGetPipelinedAsync(request.Key, request.FetchIfMissing, cancellationToken).ConfigureAwait(false)
+                : await _cachelet.ServePeerGetAsync(request.Key, request.FetchIfMissing, cancellationToken).ConfigureAwait(false) is { } whole
+                    ? PeerGetServe.Whole(whole.Lease, whole.Hit)
+                    : null;
         }
         catch (BlobNotFoundException e)
         {
             throw new RpcException(new Status(StatusCode.NotFound, e.Message));
         }
 
-        if (served is not { } s)
+        if (served is null)
         {
             await responseStream.WriteAsync(new GetReply { Header = new GetHeader { Found = false } }, cancellationToken).ConfigureAwait(false);
             return;
         }
 
-        using ObjectLease lease = s.Lease;
+        if (served.Progress is { } progress)
+        {
+            await SendWhileFillingAsync(request.Key, progress, served.Completion!, responseStream, cancellationToken).ConfigureAwait(false);
+            return;
+        }
+
+        using ObjectLease lease = served.Lease!;
         (long offset, long length) = Range(request.Range, lease.Count);
         await responseStream.WriteAsync(
             new GetReply
             {
-                Header = new GetHeader { Found = true, Version = lease.Version, TotalLength = lease.Count, Offset = offset, Length = length, Hit = s.Hit },
+                Header = new GetHeader { Found = true, Version = lease.Version, TotalLength = lease.Count, Offset = offset, Length = length, Hit = served.Hit },
             },
             cancellationToken).ConfigureAwait(false);
 

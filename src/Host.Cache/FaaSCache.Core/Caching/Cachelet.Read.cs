@@ -176,8 +176,11 @@ public sealed partial class Cachelet
         return Admit(key, result.ETag!, result.Value!, source, forPeer);
     }
 
-    /// <summary>Streams a body straight into a new map (no intermediate copy of the object); leaves nothing behind on failure.</summary>
-    private async Task<Received> ReceiveAsync(long length, Stream content, bool cache, CancellationToken cancellationToken, bool fromPeer = false)
+    /// <summary>
+    /// Streams a body straight into a new map (no intermediate copy of the object); leaves nothing behind on failure.
+    /// A storage download of <paramref name="publishVersion"/> is followed by a waiting peer's read when there is one.
+    /// </summary>
+    private async Task<Received> ReceiveAsync(long length, Stream content, bool cache, CancellationToken cancellationToken, bool fromPeer = false, string? publishVersion = null)
     {
         bool reserved = false;
         if (cache)
@@ -192,11 +195,13 @@ public sealed partial class Cachelet
         }
 
         SharedMemoryMap? map = null;
+        FillProgress? progress = null;
         try
         {
             map = _shm.Create(length);
             reserved = KeepReservation(map, reserved);
-            long copied = await StreamCopy.FillAsync(content, map, cancellationToken).ConfigureAwait(false);
+            progress = fromPeer ? null : Publish(map, publishVersion);
+            long copied = await StreamCopy.FillAsync(content, map, cancellationToken, progress).ConfigureAwait(false);
             if (fromPeer)
             {
                 Metrics.FromPeer(length);
@@ -208,7 +213,7 @@ public sealed partial class Cachelet
 
             return new Received(map, reserved, copied);
         }
-        catch
+        catch (Exception e)
         {
             if (reserved)
             {
@@ -220,7 +225,7 @@ public sealed partial class Cachelet
 
             if (map is not null)
             {
-                _shm.Delete(map);
+                DeleteFailedFill(map, progress, e);
             }
 
             throw;

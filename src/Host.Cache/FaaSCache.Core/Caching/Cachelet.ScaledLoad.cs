@@ -26,7 +26,7 @@ public sealed partial class Cachelet
             return await ReceiveScaledAsync(key, etag, length, content, cache, latency, plan, cancellationToken).ConfigureAwait(false);
         }
 
-        Received received = await ReceiveAsync(length, content, cache, cancellationToken).ConfigureAwait(false);
+        Received received = await ReceiveAsync(length, content, cache, cancellationToken, publishVersion: etag).ConfigureAwait(false);
         _bandwidth?.Profiler.RecordStorage(length, latency, System.Diagnostics.Stopwatch.GetElapsedTime(firstByte));
         return received;
     }

@@ -11,6 +11,12 @@ public interface IPeerServingCache
     /// </summary>
     Task<(ObjectLease Lease, bool Hit)?> ServePeerGetAsync(string key, bool fetchIfMissing, CancellationToken cancellationToken = default);
 
+    /// <summary>
+    /// Serves a peer's get as <see cref="ServePeerGetAsync"/> does, except that a miss this cachelet downloads may be
+    /// handed over while it downloads (<see cref="PeerGetServe.Progress"/>): the transfer overlaps the download.
+    /// </summary>
+    Task<PeerGetServe?> ServePeerGetPipelinedAsync(string key, bool fetchIfMissing, CancellationToken cancellationToken = default);
+
     /// <summary>Serves a peer's write: this cachelet is the owner and commits it under the app's preset.</summary>
     Task<PeerWriteResult> AcceptPeerWriteAsync(string key, Stream content, long length, CancellationToken cancellationToken = default);
 

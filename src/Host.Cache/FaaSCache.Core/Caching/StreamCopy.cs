@@ -8,13 +8,16 @@ internal static class StreamCopy
     /// <summary>Objects from this size up get their pages populated on another core while the bytes arrive.</summary>
     public const long PrefaultThreshold = 4L << 20;
 
-    /// <summary>Fills the whole map from <paramref name="source"/>; returns the bytes written into it (its content length).</summary>
-    public static async Task<long> FillAsync(Stream source, SharedMemoryMap map, CancellationToken cancellationToken)
+    /// <summary>
+    /// Fills the whole map from <paramref name="source"/>; returns the bytes written into it (its content length).
+    /// <paramref name="progress"/>, when given, learns each advance (a peer streams the bytes as they land).
+    /// </summary>
+    public static async Task<long> FillAsync(Stream source, SharedMemoryMap map, CancellationToken cancellationToken, FillProgress? progress = null)
     {
         Task prefault = map.ContentLength >= PrefaultThreshold ? map.PrefaultAsync() : Task.CompletedTask;
         try
         {
-            await CopyAsync(source, map, cancellationToken).ConfigureAwait(false);
+            await CopyAsync(source, map, progress, cancellationToken).ConfigureAwait(false);
             return map.ContentLength;
         }
         finally
@@ -24,7 +27,7 @@ internal static class StreamCopy
         }
     }
 
-    private static async Task CopyAsync(Stream source, SharedMemoryMap map, CancellationToken cancellationToken)
+    private static async Task CopyAsync(Stream source, SharedMemoryMap map, FillProgress? progress, CancellationToken cancellationToken)
     {
         long length = map.ContentLength;
         if (length <= int.MaxValue)
@@ -40,6 +43,7 @@ internal static class StreamCopy
                 }
 
                 filled += n;
+                progress?.Advance(filled);
             }
         }
         else

@@ -1,0 +1,145 @@
+using FaaSCache.Caching;
+using FaaSCache.Storage;
+using FaaSCache.TestSupport;
+using Xunit;
+
+namespace FaaSCache.Peers.Tests;
+
+/// <summary>
+/// Issue 12, a remote miss in one pass: the owner streams the object to the requester while it downloads it. The owner's
+/// storage is held half-way by the test, so "the requester had the object's map before the download ended" is decided by
+/// the order of events, not by a clock.
+/// </summary>
+[Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
+public sealed class PipelinedMissTests(AzuriteFixture azurite)
+{
+    private const int Size = 8 << 20;
+
+    [Fact]
+    public async Task A_remote_miss_reaches_the_requester_while_the_owner_is_still_downloading_it()
+    {
+        var gate = new HalfWayGate(Size / 2, breakThere: false);
+        await using var cluster = await PeerCluster.StartAsync(azurite, wrapStorage: (id, inner) => id == "b" ? new GatedStore(inner, gate) : inner);
+        string key = cluster.KeyOwnedBy("b");
+        byte[] content = PeerCluster.RandomBytes(Size, seed: 12);
+        await cluster.UploadAsync(key, content);
+
+        Task<ObjectLease> read = cluster["a"].ReadAsync(key);
+        await gate.Reached.WaitAsync(TimeSpan.FromSeconds(60));
+
+        // The owner has not finished its download, yet the requester already holds the object's map and is filling it.
+        await WaitForAsync(() => cluster.MapFiles("a").Length == 1, "the requester's map to appear while the owner's download is held half-way");
+        Assert.False(read.IsCompleted);
+        Assert.False(cluster["b"].Contains(key));
+
+        gate.Release();
+        using ObjectLease lease = await read.WaitAsync(TimeSpan.FromSeconds(60));
+        Assert.Equal(ReadSource.RemoteMiss, lease.Source);
+        Assert.True(lease.Span.SequenceEqual(content));
+        Assert.True(cluster["b"].Contains(key));
+        Assert.Equal(Size, cluster["b"].Metrics.Snapshot().BytesFetched);
+        Assert.Equal(0, cluster["a"].Metrics.Snapshot().BytesFetched);
+    }
+
+    [Fact]
+    public async Task A_download_that_breaks_half_way_leaves_nothing_on_the_owner_and_the_requester_reads_storage()
+    {
+        var gate = new HalfWayGate(Size / 2, breakThere: true);
+        await using var cluster = await PeerCluster.StartAsync(azurite, wrapStorage: (id, inner) => id == "b" ? new GatedStore(inner, gate) : inner);
+        string key = cluster.KeyOwnedBy("b");
+        byte[] content = PeerCluster.RandomBytes(Size, seed: 13);
+        await cluster.UploadAsync(key, content);
+
+        using ObjectLease lease = await cluster["a"].ReadAsync(key).WaitAsync(TimeSpan.FromSeconds(120));
+
+        // The requester never kept the half it was streamed: it read the whole object from storage instead.
+        Assert.Equal(ReadSource.StorageFallback, lease.Source);
+        Assert.True(lease.Span.SequenceEqual(content));
+        Assert.Single(cluster.MapFiles("a"));
+        Assert.False(cluster["b"].Contains(key));
+        await WaitForAsync(() => cluster.MapFiles("b").Length == 0, "the owner's broken map to be deleted");
+    }
+
+    private static async Task WaitForAsync(Func<bool> condition, string what)
+    {
+        DateTime deadline = DateTime.UtcNow.AddSeconds(60);
+        while (!condition())
+        {
+            Assert.True(DateTime.UtcNow < deadline, $"Timed out waiting for {what}.");
+            await Task.Delay(20);
+        }
+    }
+
+    /// <summary>Holds (or breaks) every download of the wrapped store once it has handed out <c>at</c> bytes.</summary>
+    private sealed class HalfWayGate(long at, bool breakThere)
+    {
+        private readonly TaskCompletionSource _reached = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        private readonly TaskCompletionSource _released = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public long At => at;
+
+        public bool Break => breakThere;
+
+        public Task Reached => _reached.Task;
+
+        public Task Released => _released.Task;
+
+        public void Arrive() => _reached.TrySetResult();
+
+        public void Release() => _released.TrySetResult();
+    }
+
+    private sealed class GatedStore(IBlobStore inner, HalfWayGate gate) : DelegatingBlobStore(inner)
+    {
+        public override Task<FetchResult<T>> FetchAsync<T>(string key, string? ifNoneMatch, BlobBodyConsumer<T> consume, CancellationToken cancellationToken = default)
+            => Inner.FetchAsync(key, ifNoneMatch, (length, etag, content, token) => consume(length, etag, new GatedStream(content, gate), token), cancellationToken);
+    }
+
+    private sealed class GatedStream(Stream inner, HalfWayGate gate) : Stream
+    {
+        private long _position;
+
+        public override bool CanRead => true;
+
+        public override bool CanSeek => false;
+
+        public override bool CanWrite => false;
+
+        public override long Length => throw new NotSupportedException();
+
+        public override long Position { get => _position; set => throw new NotSupportedException(); }
+
+        public override async ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
+        {
+            if (_position >= gate.At)
+            {
+                gate.Arrive();
+                if (gate.Break)
+                {
+                    throw new IOException($"The test broke the download at byte {_position}.");
+                }
+
+                await gate.Released.WaitAsync(cancellationToken);
+            }
+
+            // Up to the gate exactly, so that the hold (or the break) happens at the same byte every time.
+            int max = _position < gate.At ? (int)Math.Min(buffer.Length, gate.At - _position) : buffer.Length;
+            int n = await inner.ReadAsync(buffer[..max], cancellationToken);
+            _position += n;
+            return n;
+        }
+
+        public override int Read(byte[] buffer, int offset, int count) => ReadAsync(buffer.AsMemory(offset, count)).AsTask().GetAwaiter().GetResult();
+
+        public override void Flush()
+        {
+        }
+
+        public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException();
+
+        public override void SetLength(long value) => throw new NotSupportedException();
+
+        public override void Write(byte[] buffer, int offset, int count) => throw new NotSupportedException();
+    }
+}
