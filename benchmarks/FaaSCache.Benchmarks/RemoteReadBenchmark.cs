@@ -4,13 +4,7 @@ using System.Text;
 using System.Text.Json;
 using Azure.Storage.Blobs;
 using Azure.Storage.Blobs.Models;
-using FaaSCache.Caching;
-using FaaSCache.Diagnostics;
-using FaaSCache.Membership;
-using FaaSCache.Ownership;
-using FaaSCache.Options;
-using FaaSCache.Peers;
-using FaaSCache.SharedMemory;
+using FaaSCache.NetworkEmulation;
 using FaaSCache.Storage;
 using FaaSCache.TestSupport;
 
@@ -18,22 +12,22 @@ namespace FaaSCache.Benchmarks;
 
 /// <summary>
 /// <c>remote-read</c>: how long a cachelet takes to get an object it does not hold from the object's owner, another
-/// process, on loopback: remote hit (<c>rh</c>: the owner has it in memory) and remote miss (<c>rm</c>: the owner
-/// fetches it from storage first), next to a plain download from Azurite (<c>storage_direct</c>) and the same bytes
-/// over one raw TCP connection between two processes (<c>tcp_raw</c>, the floor), for 1 KB, 1 MB, 16 MB and 128 MB.
-/// The owner is a FaaSCache host process (one instance of <c>benchmarks/apps/counter</c>, so it is the only member
-/// of its app and owns every key); the reader is a <see cref="Cachelet"/> in this process with the owner's app key
-/// (<see cref="PeerKey"/>), a <see cref="GrpcPeerClient"/> and a ring whose only member is the owner.
+/// process: remote hit (<c>rh</c>: the owner has it in memory) and remote miss (<c>rm</c>: the owner fetches it from
+/// storage first, streaming it on as it arrives), next to a plain download from Azurite (<c>storage_direct</c>) and the
+/// same bytes over one raw TCP connection between two processes (<c>tcp_raw</c>, the floor), for 1 KB .. 128 MB. Once on
+/// loopback and once with the owner and the TCP sender in a network namespace behind a 1 Gbit/s tc-shaped link (the
+/// <c>_shaped</c> rows), where the network rather than the CPU is the limit. See <see cref="RemoteReadRig"/>.
 /// </summary>
 internal static class RemoteReadBenchmark
 {
     public const string CsvFileName = "remote-read.csv";
     public const string CsvHeader = "path,size_bytes,p50_us,p99_us,n";
 
-    public static readonly string[] PathNames = ["rh", "rm", "storage_direct", "tcp_raw"];
+    public static readonly string[] PathNames = ["rh", "rm", "storage_direct", "tcp_raw", "rh_shaped", "rm_shaped", "tcp_raw_shaped"];
 
     private const string ContainerName = "remote-read";
-    private const string ReaderId = "bench-reader";
+    private const string NamespacePrefix = "rrbench";
+    private const long ShapedRate = 125_000_000; // 1 Gbit/s
     private const long ThroughputFrom = 1L << 20;
     private const long TcpAimFrom = 16L << 20;
     private const double TcpAim = 0.5;
@@ -47,39 +41,61 @@ internal static class RemoteReadBenchmark
         CancellationToken cancellation = context.Cancellation;
         var wall = Stopwatch.StartNew();
         output.WriteLine($"remote-read ({(context.Quick ? "quick" : "full")} mode); load average {ReportFormat.LoadAverage()}");
-        output.WriteLine("link: loopback on one machine (owner, reader, Azurite and the TCP sender are processes on this machine; no netem)");
+        output.WriteLine("links: loopback on one machine (owner, reader, Azurite and the TCP sender are processes on this machine)");
+        bool shaped = NetworkNamespace.IsSupported(out string whyNot);
+        output.WriteLine(shaped
+            ? $"       and a shaped link: a second owner and TCP sender in network namespace {NamespacePrefix}-<n>, veth to the root namespace, tc tbf {ShapedRate / 1_000_000} MB/s each way (no netem in this kernel: no added delay)"
+            : $"       no shaped link rows: {whyNot}");
 
-        await using AzuriteServer azurite = await AzuriteServer.StartAsync(cancellation);
+        if (shaped)
+        {
+            await NetworkNamespace.CleanupAsync(NamespacePrefix);
+        }
+
+        await using AzuriteServer azurite = await AzuriteServer.StartAsync(shaped ? "0.0.0.0" : "127.0.0.1", cancellation);
         BlobContainerClient container = new BlobServiceClient(azurite.ConnectionString, AzureBlobStore.CreateClientOptions()).GetBlobContainerClient(ContainerName);
         await container.CreateIfNotExistsAsync(cancellationToken: cancellation);
-
-        // The owner: one host instance; alone in its membership list, so it owns every key.
-        string appName = $"remote-read-{Guid.NewGuid().ToString("N")[..8]}";
         using FunctionAppFolder app = BenchAppFolder.Copy("counter", json => BenchAppFolder.SetFaaSCache(json, "consistency", "owner"));
-        await using HostProcessCluster owners = await HostProcessCluster.StartAsync(app.Path, azurite.ConnectionString, appName, 1, cancellationToken: cancellation);
-        ClusterInstance owner = owners.Instances[0];
-        var ownerEndpoint = new Uri((await owner.Host.GetStatusAsync(cancellation)).PeerEndpoint!);
-        output.WriteLine($"owner: FaaSCache host pid {owner.Host.ProcessId.ToString(Invariant)}, instance {owner.Id}, peers at {ownerEndpoint}");
+        var rigs = new List<RemoteReadRig>();
+        try
+        {
+            rigs.Add(await RemoteReadRig.StartAsync(azurite, app.Path, string.Empty, null, Sizes.Max(), output, cancellation));
+            if (shaped)
+            {
+                NetworkNamespace network = await NetworkNamespace.CreateAsync(NamespacePrefix, 1, new ShapedLinkOptions { RateBytesPerSecond = ShapedRate }, cancellation);
+                rigs.Add(await RemoteReadRig.StartAsync(azurite, app.Path, "_shaped", network, Sizes.Max(), output, cancellation));
+            }
 
-        // The reader: a cachelet in this process, same app key, a ring with the owner as its only member.
-        using var readerShm = new TempShmDirectory("faascache-bench-remote-read");
-        var directory = new FixedPeerDirectory(owner.Id, ownerEndpoint);
-        using var peers = new GrpcPeerClient(directory, PeerKey.FromConnectionString(azurite.ConnectionString, appName));
-        var options = new FaaSCacheOptions { Consistency = ConsistencyPreset.Owner, CapacityBytes = 1L << 30 };
-        await using var reader = new Cachelet(
-            options,
-            AzureBlobStore.FromConnectionString(azurite.ConnectionString),
-            new SharedMemoryStore(ReaderId, [readerShm.Path]),
-            new RingOwnerLocator(ReaderId, [owner.Id]),
-            peers: peers);
+            output.WriteLine(
+                $"iterations per path: {string.Join(", ", Sizes.Select(s => $"{ReportFormat.SizeLabel(s)} {Iterations(s, context.Quick).ToString(Invariant)}"))}" +
+                $"{(context.Quick ? " (quick: a fifth of the full run's)" : string.Empty)}");
+            output.WriteLine();
+            List<RemoteReadResult> results = await MeasureAsync(context, container, rigs);
+            output.WriteLine($"reader counters (loopback): {JsonSerializer.Serialize(rigs[0].Reader.Metrics.Snapshot())}");
+            output.WriteLine();
+            Print(output, results, context.Quick);
+            string csv = WriteCsv(context.ResultsDirectory, results);
+            output.WriteLine();
+            output.WriteLine($"wrote {csv}");
+            foreach (RemoteReadRig rig in rigs)
+            {
+                output.WriteLine($"owner{rig.Suffix} stopped: {string.Join("; ", await rig.StopAsync())}");
+            }
+        }
+        finally
+        {
+            foreach (RemoteReadRig rig in rigs)
+            {
+                await rig.DisposeAsync();
+            }
+        }
 
-        await using TcpFloor tcp = await TcpFloor.StartAsync(Sizes.Max(), cancellation);
-        output.WriteLine($"tcp_raw: benchmarks/tools/tcp_floor_sender.py, pid {tcp.ProcessId.ToString(Invariant)}");
-        output.WriteLine(
-            $"iterations per path: {string.Join(", ", Sizes.Select(s => $"{ReportFormat.SizeLabel(s)} {Iterations(s, context.Quick).ToString(Invariant)}"))}" +
-            $"{(context.Quick ? " (quick: a fifth of the full run's)" : string.Empty)}");
-        output.WriteLine();
+        output.WriteLine($"wall time {wall.Elapsed.TotalSeconds:0} s; load average at the end {ReportFormat.LoadAverage()}");
+    }
 
+    private static async Task<List<RemoteReadResult>> MeasureAsync(BenchmarkContext context, BlobContainerClient container, List<RemoteReadRig> rigs)
+    {
+        CancellationToken cancellation = context.Cancellation;
         var results = new List<RemoteReadResult>();
         bool warm = false;
         foreach (long size in Sizes)
@@ -95,56 +111,25 @@ internal static class RemoteReadBenchmark
             byte[] buffer = new byte[size];
             buffer.AsSpan().Fill(1); // touched before it is measured, as the floor should be
 
-            List<RemotePath> paths =
-            [
-                new("rh", async ct =>
-                {
-                    reader.Remove(key);
-                    long t0 = Stopwatch.GetTimestamp();
-                    using (ObjectLease lease = await reader.ReadAsync(key, ct))
-                    {
-                        Check(lease, ReadSource.RemoteHit, size);
-                    }
-
-                    return Stopwatch.GetTimestamp() - t0;
-                }),
-                new("rm", async ct =>
-                {
-                    reader.Remove(key);
-                    await owner.RemoveFromCacheAsync(key, ct);
-                    long t0 = Stopwatch.GetTimestamp();
-                    using (ObjectLease lease = await reader.ReadAsync(key, ct))
-                    {
-                        Check(lease, ReadSource.RemoteMiss, size);
-                    }
-
-                    return Stopwatch.GetTimestamp() - t0;
-                }),
-                new("storage_direct", async ct =>
-                {
-                    long t0 = Stopwatch.GetTimestamp();
-                    using (BlobDownloadStreamingResult download = (await blob.DownloadStreamingAsync(cancellationToken: ct)).Value)
-                    {
-                        await download.Content.ReadExactlyAsync(buffer, ct);
-                    }
-
-                    _sink += buffer[0] + buffer[^1];
-                    return Stopwatch.GetTimestamp() - t0;
-                }),
-                new("tcp_raw", async ct =>
-                {
-                    long t0 = Stopwatch.GetTimestamp();
-                    await tcp.ReadAsync(buffer, ct);
-                    _sink += buffer[0] + buffer[^1];
-                    return Stopwatch.GetTimestamp() - t0;
-                }),
-            ];
-
-            // The first read fills the owner (a remote miss); rh then finds it there. rm refills it each time.
-            using (ObjectLease first = await reader.ReadAsync(key, cancellation))
+            // Every placement's paths interleaved in one loop: the ratios compare reads made side by side.
+            var paths = new List<ITimedPath>();
+            foreach (RemoteReadRig rig in rigs)
             {
-                Check(first, ReadSource.RemoteMiss, size);
+                paths.AddRange(rig.Paths(key, size, buffer));
+                await rig.FillOwnerAsync(key, size, cancellation);
             }
+
+            paths.Insert(2, new RemoteReadRig.RemotePath("storage_direct", async ct =>
+            {
+                long t0 = Stopwatch.GetTimestamp();
+                using (BlobDownloadStreamingResult download = (await blob.DownloadStreamingAsync(cancellationToken: ct)).Value)
+                {
+                    await download.Content.ReadExactlyAsync(buffer, ct);
+                }
+
+                _sink += buffer[0] + buffer[^1];
+                return Stopwatch.GetTimestamp() - t0;
+            }));
 
             if (!warm)
             {
@@ -167,27 +152,20 @@ internal static class RemoteReadBenchmark
             var samples = paths.ToDictionary(p => p.Name, _ => new LatencySamples(n), StringComparer.Ordinal);
             var sizeClock = Stopwatch.StartNew();
             await Interleaved.RunAsync(paths, _ => n, samples, cancellation);
-            foreach (RemotePath p in paths)
+            foreach (ITimedPath p in paths)
             {
                 LatencySamples s = samples[p.Name];
                 results.Add(new RemoteReadResult(p.Name, size, s.PercentileMicroseconds(50), s.PercentileMicroseconds(99), s.Count));
             }
 
-            output.WriteLine($"{ReportFormat.SizeLabel(size)}: {n.ToString(Invariant)} interleaved rounds in {sizeClock.Elapsed.TotalSeconds:0.0} s; load average {ReportFormat.LoadAverage()}");
-            reader.Remove(key);
-            await owner.RemoveFromCacheAsync(key, cancellation);
+            context.Output.WriteLine($"{ReportFormat.SizeLabel(size)}: {n.ToString(Invariant)} interleaved rounds in {sizeClock.Elapsed.TotalSeconds:0.0} s; load average {ReportFormat.LoadAverage()}");
+            foreach (RemoteReadRig rig in rigs)
+            {
+                await rig.ForgetAsync(key, cancellation);
+            }
         }
 
-        CacheletCounters counters = reader.Metrics.Snapshot();
-        output.WriteLine($"reader counters: {JsonSerializer.Serialize(counters)}");
-        output.WriteLine();
-        Print(output, results, context.Quick);
-        string csv = WriteCsv(context.ResultsDirectory, results);
-        output.WriteLine();
-        output.WriteLine($"wrote {csv}");
-        IReadOnlyList<string> stopped = await owners.StopAsync();
-        output.WriteLine($"owner stopped: {string.Join("; ", stopped)}");
-        output.WriteLine($"wall time {wall.Elapsed.TotalSeconds:0} s; load average at the end {ReportFormat.LoadAverage()}");
+        return results;
     }
 
     private static int Iterations(long size, bool quick)
@@ -200,17 +178,6 @@ internal static class RemoteReadBenchmark
             _ => 30,
         };
         return quick ? Math.Max(8, full / 5) : full;
-    }
-
-    private static void Check(ObjectLease lease, ReadSource expected, long size)
-    {
-        if (lease.Source != expected || lease.Count != size)
-        {
-            throw new InvalidOperationException($"{lease.Key}: expected a {expected} of {size} bytes, got a {lease.Source} of {lease.Count} bytes.");
-        }
-
-        ReadOnlySpan<byte> span = lease.Span;
-        _sink += span[0] + span[^1];
     }
 
     private static void Print(TextWriter output, IReadOnlyList<RemoteReadResult> results, bool quick)
@@ -231,10 +198,20 @@ internal static class RemoteReadBenchmark
         output.WriteLine("| size | rh / tcp_raw throughput | storage_direct / rh latency | rm / rh latency | rm / storage_direct latency |");
         output.WriteLine("|---:|---:|---:|---:|---:|");
         var tcpShort = new List<string>();
+        var shaped = new List<string>();
         var storageWins = new List<string>();
         foreach (long size in results.Select(r => r.SizeBytes).Distinct().Order())
         {
             double rh = P50(results, "rh", size);
+            if (results.Any(r => r.Path == "rh_shaped" && r.SizeBytes == size))
+            {
+                double rhShaped = P50(results, "rh_shaped", size);
+                double rmShaped = P50(results, "rm_shaped", size);
+                double floor = P50(results, "tcp_raw_shaped", size);
+                shaped.Add(
+                    $"| {ReportFormat.SizeLabel(size)} | {ReportFormat.Ratio(floor / rhShaped)} | {ReportFormat.Ratio(rmShaped / floor)} | {ReportFormat.Ratio(rmShaped / rhShaped)} |");
+            }
+
             double tcpRatio = P50(results, "tcp_raw", size) / rh;
             double storageRatio = P50(results, "storage_direct", size) / rh;
             output.WriteLine(
@@ -248,6 +225,21 @@ internal static class RemoteReadBenchmark
             if (storageRatio <= 1)
             {
                 storageWins.Add($"{ReportFormat.SizeLabel(size)} ({ReportFormat.Ratio(storageRatio)})");
+            }
+        }
+
+        if (shaped.Count > 0)
+        {
+            // Over the shaped link both the owner's download and its transfer cross the same 1 Gbit/s link (one each way),
+            // so a one-pass remote miss costs about one link-time: rm_shaped / tcp_raw_shaped near 1x, not 2x.
+            output.WriteLine();
+            output.WriteLine($"Shaped link ({ShapedRate / 1_000_000} MB/s each way; the network, not the CPU, is the limit)");
+            output.WriteLine();
+            output.WriteLine("| size | rh_shaped / tcp_raw_shaped throughput | rm_shaped / tcp_raw_shaped latency | rm_shaped / rh_shaped latency |");
+            output.WriteLine("|---:|---:|---:|---:|");
+            foreach (string row in shaped)
+            {
+                output.WriteLine(row);
             }
         }
 
@@ -282,22 +274,6 @@ internal static class RemoteReadBenchmark
         results.Single(r => r.Path == path && r.SizeBytes == size).P50Us;
 
     private static double Throughput(RemoteReadResult r) => r.SizeBytes / (double)(1 << 20) / (r.P50Us / 1e6);
-
-    /// <summary>One timed path of one size; <see cref="Once"/> does its untimed set-up and returns the ticks of the timed read.</summary>
-    private sealed record RemotePath(string Name, Func<CancellationToken, ValueTask<long>> Once) : ITimedPath
-    {
-        public ValueTask<long> RunOnceAsync(CancellationToken cancellationToken) => Once(cancellationToken);
-    }
-
-    /// <summary>The one member the reader ever asks.</summary>
-    private sealed class FixedPeerDirectory(string memberId, Uri endpoint) : IPeerDirectory
-    {
-        public bool TryGetEndpoint(string id, out Uri value)
-        {
-            value = endpoint;
-            return id == memberId;
-        }
-    }
 }
 
 /// <summary>One row of remote-read.csv.</summary>

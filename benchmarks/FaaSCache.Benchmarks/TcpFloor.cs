@@ -32,8 +32,11 @@ internal sealed class TcpFloor : IAsyncDisposable
     /// <summary>Gets the sender's process id.</summary>
     public int ProcessId => _process.Id;
 
-    /// <summary>Starts the sender with <paramref name="maxBytes"/> random bytes and connects to it.</summary>
-    public static async Task<TcpFloor> StartAsync(long maxBytes, CancellationToken cancellationToken)
+    /// <summary>
+    /// Starts the sender with <paramref name="maxBytes"/> random bytes and connects to it: on loopback, or listening on
+    /// <paramref name="address"/> inside the process wrapper <paramref name="wrap"/> gives (a network namespace).
+    /// </summary>
+    public static async Task<TcpFloor> StartAsync(long maxBytes, CancellationToken cancellationToken, IPAddress? address = null, Func<ProcessStartInfo, ProcessStartInfo>? wrap = null)
     {
         string script = Path.Combine(RepositoryRoot.Find(), "benchmarks", "tools", "tcp_floor_sender.py");
         var start = new ProcessStartInfo("/usr/bin/python3")
@@ -45,6 +48,9 @@ internal sealed class TcpFloor : IAsyncDisposable
         };
         start.ArgumentList.Add(script);
         start.ArgumentList.Add(maxBytes.ToString(CultureInfo.InvariantCulture));
+        address ??= IPAddress.Loopback;
+        start.ArgumentList.Add(address.ToString());
+        start = wrap?.Invoke(start) ?? start;
         Process process = Process.Start(start) ?? throw new InvalidOperationException("python3 did not start.");
         Socket? socket = null;
         try
@@ -59,7 +65,7 @@ internal sealed class TcpFloor : IAsyncDisposable
 
             int port = int.Parse(line.AsSpan(5), CultureInfo.InvariantCulture);
             socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
-            await socket.ConnectAsync(new IPEndPoint(IPAddress.Loopback, port), timeout.Token);
+            await socket.ConnectAsync(new IPEndPoint(address, port), timeout.Token);
             return new TcpFloor(process, socket);
         }
         catch

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The raw-TCP floor of the remote-read benchmark: a separate process that serves N bytes over loopback TCP.
 
-usage: tcp_floor_sender.py <max bytes>
+usage: tcp_floor_sender.py <max bytes> [bind address]
 
-Listens on 127.0.0.1 (a free port, printed as "port <p>" on stdout), accepts one connection at a time; for each
+Listens on 127.0.0.1 or the bind address (e.g. a network namespace's own address; a free port, printed as "port <p>" on stdout), accepts one connection at a time; for each
 request (8 bytes, little-endian length) it sends that many bytes of one preallocated random buffer with one
 sendall (a C loop over send(2), no Python per chunk), as an owner would send an object it holds in memory.
 Exits when its stdin closes, so it never outlives the benchmark that started it.
@@ -43,7 +43,7 @@ def main() -> None:
     data = memoryview(bytearray(os.urandom(size)))
     threading.Thread(target=watch_stdin, daemon=True).start()
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
+    listener.bind((sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1", 0))
     listener.listen(4)
     print(f"port {listener.getsockname()[1]}", flush=True)
     while True:
