@@ -16,6 +16,7 @@ internal static class SimulateBenchmark
     private const long QuickAccesses = 1_000_000;
     private const long CdfCapacityMb = 128;
     private static readonly long[] CapacitiesMb = [32, 64, 128, 256, 512, 1024];
+    private static readonly bool[] PrewarmOffOn = [false, true];
 
     public static async Task RunAsync(BenchmarkContext context)
     {
@@ -23,7 +24,7 @@ internal static class SimulateBenchmark
         var generatorOptions = new TraceGeneratorOptions { Accesses = context.Quick ? QuickAccesses : AzureTraceShape.Accesses };
         var simulation = new SimulationOptions();
         LatencyModel latency = LatencyModel.Load(context.ResultsDirectory, simulation.StrongConsistency);
-        PolicySet[] policies = [.. CapacitiesMb.SelectMany(mb => new[] { false, true }.Select(prewarm => new PolicySet { CapacityBytes = mb << 20, Prewarm = prewarm }))];
+        PolicySet[] policies = [.. CapacitiesMb.SelectMany(mb => PrewarmOffOn.Select(prewarm => new PolicySet { CapacityBytes = mb << 20, Prewarm = prewarm }))];
         context.Output.WriteLine(string.Create(
             CultureInfo.InvariantCulture,
             $"trace: {generatorOptions.Accesses:N0} accesses over {generatorOptions.Apps} apps, seed {generatorOptions.Seed}, at most {generatorOptions.MaxAccessesPerApp:N0} per app"));
