@@ -27,6 +27,19 @@ public sealed class AppSimulatorTests
     }
 
     [Fact]
+    public void OneReplayIsCostedUnderEveryLatencyModel()
+    {
+        AppTrace trace = Build(Read(0, 0, "a"), Read(1, 1, "a"));
+        var slowHits = new LatencyModel(new([(1, 8)]), new([(1, 10)]), new([(1, 9)]), new([(1, 20)]), new([(1, 10)]));
+
+        AppResult r = AppSimulator.Run(trace, AppLayout.For(trace, 1), new PolicySet { CapacityBytes = 1 << 20 }, [Latency, slowHits], Options);
+
+        Assert.Equal([10 + 1, 10 + 8], r.CachedMicrosByModel);
+        Assert.Equal([20, 20], r.BaselineMicrosByModel);
+        Assert.Equal((45, 10), (r.ImprovementPctFor(0), r.ImprovementPctFor(1)));
+    }
+
+    [Fact]
     public void LruEvictsTheLeastRecentlyUsedWhenFull()
     {
         // Room for two 1,000-byte objects: a, b, c evicts a; reading a again misses and evicts b.

@@ -39,14 +39,26 @@ public sealed record AppResult
     /// <summary>Gets the evictions over all cachelets.</summary>
     public long Evictions { get; init; }
 
-    /// <summary>Gets the total access time without a cache, in microseconds.</summary>
-    public double BaselineMicros { get; init; }
+    /// <summary>Gets the total access time without a cache under each latency model, in microseconds.</summary>
+    public required IReadOnlyList<double> BaselineMicrosByModel { get; init; }
 
-    /// <summary>Gets the total access time with the cache, in microseconds.</summary>
-    public double CachedMicros { get; init; }
+    /// <summary>Gets the total access time with the cache under each latency model, in microseconds.</summary>
+    public required IReadOnlyList<double> CachedMicrosByModel { get; init; }
 
-    /// <summary>Gets the improvement over no cache, in percent (0 when the app has no accesses).</summary>
-    public double ImprovementPct => BaselineMicros > 0 ? 100 * (BaselineMicros - CachedMicros) / BaselineMicros : 0;
+    /// <summary>Gets the total access time without a cache under the first latency model, in microseconds.</summary>
+    public double BaselineMicros => BaselineMicrosByModel[0];
+
+    /// <summary>Gets the total access time with the cache under the first latency model, in microseconds.</summary>
+    public double CachedMicros => CachedMicrosByModel[0];
+
+    /// <summary>Gets the improvement over no cache under the first latency model, in percent.</summary>
+    public double ImprovementPct => ImprovementPctFor(0);
+
+    /// <summary>The improvement over no cache under latency model <paramref name="model"/>, in percent (0 without accesses).</summary>
+    /// <param name="model">The latency model's index.</param>
+    /// <returns>The improvement.</returns>
+    public double ImprovementPctFor(int model)
+        => BaselineMicrosByModel[model] > 0 ? 100 * (BaselineMicrosByModel[model] - CachedMicrosByModel[model]) / BaselineMicrosByModel[model] : 0;
 
     /// <summary>Gets the share of reads that hit (local or remote).</summary>
     public double HitRate => Reads > 0 ? (double)(LocalHits + RemoteHits) / Reads : 0;

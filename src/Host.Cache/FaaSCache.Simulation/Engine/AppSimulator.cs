@@ -23,12 +23,26 @@ public static class AppSimulator
     /// <param name="options">The simulation options.</param>
     /// <returns>The app's result.</returns>
     public static AppResult Run(AppTrace trace, AppLayout layout, PolicySet policy, LatencyModel latency, SimulationOptions options)
+        => Run(trace, layout, policy, [latency], options);
+
+    /// <summary>
+    /// Runs the replay once and costs it under several latency models (hits and misses do not depend on latency), e.g.
+    /// with and without the <c>strong</c> version check.
+    /// </summary>
+    /// <param name="trace">The app's accesses.</param>
+    /// <param name="layout">Its instances and key owners.</param>
+    /// <param name="policy">The policy set.</param>
+    /// <param name="latencies">The latency models; the first is the result's <see cref="AppResult.CachedMicros"/>.</param>
+    /// <param name="options">The simulation options.</param>
+    /// <returns>The app's result.</returns>
+    public static AppResult Run(AppTrace trace, AppLayout layout, PolicySet policy, IReadOnlyList<LatencyModel> latencies, SimulationOptions options)
     {
         ArgumentNullException.ThrowIfNull(trace);
         ArgumentNullException.ThrowIfNull(layout);
         ArgumentNullException.ThrowIfNull(policy);
-        ArgumentNullException.ThrowIfNull(latency);
+        ArgumentNullException.ThrowIfNull(latencies);
         ArgumentNullException.ThrowIfNull(options);
+        int models = latencies.Count;
         var cachelets = Enumerable.Range(0, layout.Instances).Select(_ => new SimCachelet(policy.Eviction, policy.CapacityBytes)).ToArray();
         var snapshots = new List<UnloadSnapshot>();
         long[] sizeNow = new long[trace.Keys.Count];
@@ -37,7 +51,7 @@ public static class AppSimulator
         long lastMs = long.MinValue, firstMs = trace.Count > 0 ? trace.TimeMs[0] : 0;
         bool loaded = false;
         long reads = 0, writes = 0, lh = 0, lm = 0, rh = 0, rm = 0, uncacheable = 0, prewarmed = 0, unloads = 0;
-        double baseline = 0, cached = 0;
+        double[] baseline = new double[models], cached = new double[models];
 
         for (int i = 0; i < trace.Count; i++)
         {
@@ -47,7 +61,11 @@ public static class AppSimulator
                 var takenAt = DateTimeOffset.FromUnixTimeMilliseconds(lastMs + idleMs);
                 for (int c = 0; c < cachelets.Length; c++)
                 {
-                    snapshots.Add(cachelets[c].Snapshot(trace.AppName, layout.InstanceIds[c], takenAt, trace.Keys));
+                    if (policy.Prewarm)
+                    {
+                        snapshots.Add(cachelets[c].Snapshot(trace.AppName, layout.InstanceIds[c], takenAt, trace.Keys));
+                    }
+
                     cachelets[c].Clear();
                 }
 
@@ -74,15 +92,19 @@ public static class AppSimulator
             versionNow[key] = version;
             int self = layout.InstanceOf(trace.Invocation[i]), owner = layout.Owner[key];
             SimCachelet mine = cachelets[self], owners = cachelets[owner];
-            double storage = latency.Storage.Micros(size);
-            baseline += storage;
-            mine.Stats(key).Accessed(t);
+            KeyStats stats = mine.Stats(key);
+            stats.Accessed(t);
+            for (int m = 0; m < models; m++)
+            {
+                baseline[m] += latencies[m].Storage.Micros(size);
+            }
+
             if (trace.Write[i])
             {
                 // Sync persistence: the write costs a storage write with or without the cache; the owner keeps the new version.
                 writes++;
-                cached += storage;
-                mine.Stats(key).OwnWrites++;
+                Add(cached, latencies, static l => l.Storage, size);
+                stats.OwnWrites++;
                 if (owner != self)
                 {
                     owners.Stats(key).PeerWrites++;
@@ -98,20 +120,20 @@ public static class AppSimulator
             if (!mine.Admits(size))
             {
                 uncacheable++;
-                cached += storage;
-                mine.Stats(key).OwnMisses++;
+                Add(cached, latencies, static l => l.Storage, size);
+                stats.OwnMisses++;
             }
             else if (mine.TryHit(key, version, now))
             {
                 lh++;
-                cached += latency.LocalHit.Micros(size);
-                mine.Stats(key).OwnHits++;
+                Add(cached, latencies, static l => l.LocalHit, size);
+                stats.OwnHits++;
             }
             else if (owner == self)
             {
                 lm++;
-                cached += latency.LocalMiss.Micros(size);
-                mine.Stats(key).OwnMisses++;
+                Add(cached, latencies, static l => l.LocalMiss, size);
+                stats.OwnMisses++;
                 mine.Insert(key, size, version, owned: true, now);
             }
             else
@@ -121,16 +143,16 @@ public static class AppSimulator
                 if (owners.TryHit(key, version, now))
                 {
                     rh++;
-                    cached += latency.RemoteHit.Micros(size);
+                    Add(cached, latencies, static l => l.RemoteHit, size);
                     ownerStats.PeerHits++;
-                    mine.Stats(key).OwnHits++;
+                    stats.OwnHits++;
                 }
                 else
                 {
                     rm++;
-                    cached += latency.RemoteMiss.Micros(size);
+                    Add(cached, latencies, static l => l.RemoteMiss, size);
                     ownerStats.PeerMisses++;
-                    mine.Stats(key).OwnMisses++;
+                    stats.OwnMisses++;
                     owners.Insert(key, size, version, owned: true, now);
                 }
 
@@ -153,9 +175,17 @@ public static class AppSimulator
             Prewarmed = prewarmed,
             Unloads = unloads,
             Evictions = cachelets.Sum(c => c.Evictions),
-            BaselineMicros = baseline,
-            CachedMicros = cached,
+            BaselineMicrosByModel = baseline,
+            CachedMicrosByModel = cached,
         };
+    }
+
+    private static void Add(double[] totals, IReadOnlyList<LatencyModel> latencies, Func<LatencyModel, LatencyCurve> curve, long size)
+    {
+        for (int m = 0; m < totals.Length; m++)
+        {
+            totals[m] += curve(latencies[m]).Micros(size);
+        }
     }
 
     private static long Prewarm(

@@ -19,7 +19,8 @@ public sealed class FleetResult
     /// <summary>Gets the accesses replayed (each under every policy set).</summary>
     public long Accesses { get; }
 
-    /// <summary>The summary of each policy set (Fig. 8's numbers).</summary>
+    /// <summary>The summary of each policy set (Fig. 8's numbers) under latency model <paramref name="model"/>.</summary>
+    /// <param name="model">The latency model's index.</param>
     /// <returns>One summary per policy set.</returns>
-    public IReadOnlyList<PolicySummary> Summaries() => Policies.Select((p, i) => PolicySummary.Of(p, Results[i])).ToList();
+    public IReadOnlyList<PolicySummary> Summaries(int model = 0) => Policies.Select((p, i) => PolicySummary.Of(p, Results[i], model)).ToList();
 }

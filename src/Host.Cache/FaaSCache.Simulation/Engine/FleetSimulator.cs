@@ -9,21 +9,26 @@ namespace FaaSCache.Simulation.Engine;
 public sealed class FleetSimulator
 {
     private readonly IReadOnlyList<PolicySet> _policies;
-    private readonly LatencyModel _latency;
+    private readonly IReadOnlyList<LatencyModel> _latencies;
     private readonly SimulationOptions _options;
 
     /// <summary>Creates the simulator.</summary>
     /// <param name="policies">The policy sets to compare.</param>
-    /// <param name="latency">The latency model.</param>
+    /// <param name="latencies">The latency models each replay is costed under (the first is the main one).</param>
     /// <param name="options">The simulation options.</param>
-    public FleetSimulator(IReadOnlyList<PolicySet> policies, LatencyModel latency, SimulationOptions options)
+    public FleetSimulator(IReadOnlyList<PolicySet> policies, IReadOnlyList<LatencyModel> latencies, SimulationOptions options)
     {
         ArgumentNullException.ThrowIfNull(policies);
-        ArgumentNullException.ThrowIfNull(latency);
+        ArgumentNullException.ThrowIfNull(latencies);
         ArgumentNullException.ThrowIfNull(options);
         options.Validate();
+        if (latencies.Count == 0)
+        {
+            throw new ArgumentException("At least one latency model is needed.", nameof(latencies));
+        }
+
         _policies = policies;
-        _latency = latency;
+        _latencies = latencies;
         _options = options;
     }
 
@@ -65,7 +70,7 @@ public sealed class FleetSimulator
                 0,
                 _policies.Count,
                 new ParallelOptions { CancellationToken = cancellationToken },
-                p => appResults[p] = AppSimulator.Run(app, layout, _policies[p], _latency, _options));
+                p => appResults[p] = AppSimulator.Run(app, layout, _policies[p], _latencies, _options));
             for (int p = 0; p < _policies.Count; p++)
             {
                 results[p].Add(appResults[p]);

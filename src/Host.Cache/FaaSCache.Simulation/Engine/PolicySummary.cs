@@ -12,11 +12,12 @@ public sealed record PolicySummary(PolicySet Policy, int Apps, double AvgImprove
     /// <summary>Summarises per-app results.</summary>
     /// <param name="policy">The policy set.</param>
     /// <param name="results">Its per-app results.</param>
+    /// <param name="model">The latency model's index.</param>
     /// <returns>The summary.</returns>
-    public static PolicySummary Of(PolicySet policy, IReadOnlyList<AppResult> results)
+    public static PolicySummary Of(PolicySet policy, IReadOnlyList<AppResult> results, int model = 0)
     {
         ArgumentNullException.ThrowIfNull(results);
-        double[] improvements = results.Select(r => r.ImprovementPct).Order().ToArray();
+        double[] improvements = results.Select(r => r.ImprovementPctFor(model)).Order().ToArray();
         long reads = results.Sum(r => r.Reads);
         return new PolicySummary(
             policy,
