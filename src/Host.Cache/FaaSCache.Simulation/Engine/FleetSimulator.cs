@@ -69,7 +69,8 @@ public sealed class FleetSimulator
             Parallel.For(
                 0,
                 _policies.Count,
-                new ParallelOptions { CancellationToken = cancellationToken },
+                // One replay per core at a time: a big app's replay holds its cache state, so this bounds memory too.
+                new ParallelOptions { CancellationToken = cancellationToken, MaxDegreeOfParallelism = Environment.ProcessorCount },
                 p => appResults[p] = AppSimulator.Run(app, layout, _policies[p], _latencies, _options));
             for (int p = 0; p < _policies.Count; p++)
             {

@@ -50,7 +50,7 @@ public static class WhatIfAnalyzer
         options.Validate();
         AppLayout layout = AppLayout.For(trace, options);
         var outcomes = new WhatIfOutcome[grid.Count];
-        Parallel.For(0, grid.Count, i => outcomes[i] = new WhatIfOutcome(grid[i], AppSimulator.Run(trace, layout, grid[i], latency, options)));
+        Parallel.For(0, grid.Count, new ParallelOptions { MaxDegreeOfParallelism = Environment.ProcessorCount }, i => outcomes[i] = new WhatIfOutcome(grid[i], AppSimulator.Run(trace, layout, grid[i], latency, options)));
         double best = outcomes.Min(o => o.Result.CachedMicros);
         // Within 0.5% of the best counts as a tie: then the smallest cache, no TTL, lru and pre-warm on (the defaults) win.
         return

@@ -68,5 +68,9 @@ public static class WhatIfReport
             c,
             $"winner: {winner.Policy.Label}: expected hit rate {winner.Result.HitRate * 100:F1}%, mean latency {winner.Result.MeanMicros / 1000:F3} ms ({winner.Result.ImprovementPct:F1}% better than no cache)"));
         output.WriteLine(winner.Policy.ToHostJson());
+        if (winner.Result.ImprovementPct <= 0)
+        {
+            output.WriteLine("note: no policy set beats reading storage directly for this app (its blobs are not reused enough for the cache's miss and version-check costs); doNotCache globs for its blobs would avoid those costs.");
+        }
     }
 }
