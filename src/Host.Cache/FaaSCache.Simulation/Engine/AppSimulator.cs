@@ -52,6 +52,8 @@ public static class AppSimulator
         bool loaded = false;
         long reads = 0, writes = 0, lh = 0, lm = 0, rh = 0, rm = 0, uncacheable = 0, prewarmed = 0, unloads = 0;
         double[] baseline = new double[models], cached = new double[models];
+        // Statistics feed only the unload snapshots: without pre-warm they are counted into a throwaway.
+        var scratch = new KeyStats();
 
         for (int i = 0; i < trace.Count; i++)
         {
@@ -92,7 +94,7 @@ public static class AppSimulator
             versionNow[key] = version;
             int self = layout.InstanceOf(trace.Invocation[i]), owner = layout.Owner[key];
             SimCachelet mine = cachelets[self], owners = cachelets[owner];
-            KeyStats stats = mine.Stats(key);
+            KeyStats stats = policy.Prewarm ? mine.Stats(key) : scratch;
             stats.Accessed(t);
             for (int m = 0; m < models; m++)
             {
@@ -107,8 +109,9 @@ public static class AppSimulator
                 stats.OwnWrites++;
                 if (owner != self)
                 {
-                    owners.Stats(key).PeerWrites++;
-                    owners.Stats(key).Accessed(t);
+                    KeyStats ownerWrites = policy.Prewarm ? owners.Stats(key) : scratch;
+                    ownerWrites.PeerWrites++;
+                    ownerWrites.Accessed(t);
                     mine.Remove(key);
                 }
 
@@ -138,7 +141,7 @@ public static class AppSimulator
             }
             else
             {
-                KeyStats ownerStats = owners.Stats(key);
+                KeyStats ownerStats = policy.Prewarm ? owners.Stats(key) : scratch;
                 ownerStats.Accessed(t);
                 if (owners.TryHit(key, version, now))
                 {
