@@ -81,6 +81,33 @@ public sealed class TraceGeneratorTests
     }
 
     [Fact]
+    public void AboutHalfTheAppsUseEachBlobInAtMostOneInvocation()
+    {
+        var options = new TraceGeneratorOptions { Accesses = 400_000, Apps = 400, Seed = 11 };
+
+        var apps = new TraceGenerator(options).Generate().GroupBy(r => r.AppName)
+            .Select(g => (double)g.Select(r => r.InvocationId).Distinct().Count() / g.Select(r => r.BlobName).Distinct().Count())
+            .ToList();
+
+        // Paper Fig. 2: invocations per blob <= 1 for 50.1% of apps, <= 100 for 92.3%.
+        Assert.InRange(apps.Count(r => r <= 1) / (double)apps.Count, 0.42, 0.58);
+        Assert.InRange(apps.Count(r => r <= 100) / (double)apps.Count, 0.85, 0.99);
+    }
+
+    [Fact]
+    public void MostAppsAreInvokedLessThanOnceAMinuteAtFullScale()
+    {
+        long[] perApp = new TraceGenerator(new TraceGeneratorOptions()).AccessesPerApp();
+        double accessesPerInvocation = (double)AzureTraceShape.Accesses / AzureTraceShape.Invocations;
+
+        double rare = perApp.Count(a => a / accessesPerInvocation < AzureTraceShape.Days * 24 * 60) / (double)perApp.Length;
+
+        // §2.1: 80% of functions are invoked less than once a minute.
+        Assert.InRange(rare, 0.72, 0.88);
+        Assert.InRange(perApp.Sum(), AzureTraceShape.Accesses - AzureTraceShape.Apps, AzureTraceShape.Accesses + AzureTraceShape.Apps);
+    }
+
+    [Fact]
     public void CappedAppsKeepTheCapAndTheRestShareTheTotal()
     {
         var options = new TraceGeneratorOptions { Accesses = 1_000_000, Apps = 100, MaxAccessesPerApp = 50_000, Seed = 5 };
