@@ -16,6 +16,8 @@ public static class Program
             BlobCommand.Create(),
             DemoCommand.Create(),
             HostCommand.Create(),
+            WhatIfCommand.Create(),
+            TraceCommand.Create(),
         };
         foreach (Command helper in ScriptHelpers.Create())
         {

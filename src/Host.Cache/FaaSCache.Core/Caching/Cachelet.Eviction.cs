@@ -1,4 +1,4 @@
-using FaaSCache.Options;
+using FaaSCache.Caching.Policies;
 
 namespace FaaSCache.Caching;
 
@@ -20,7 +20,7 @@ public sealed partial class Cachelet
     /// </summary>
     private bool TryReserveLocked(long size, List<CacheEntry> dead)
     {
-        if (size > CapacityBytes)
+        if (!EvictionRules.Admits(size, CapacityBytes))
         {
             return false;
         }
@@ -72,9 +72,9 @@ public sealed partial class Cachelet
         }
 
         _index[entry.Key] = entry;
-        if (_options.Eviction.Ttl is TimeSpan ttl)
+        if (EvictionRules.ExpiresAt(_options.Eviction, _time.GetUtcNow()) is { } expiresAt)
         {
-            entry.ExpiresAt = _time.GetUtcNow() + ttl;
+            entry.ExpiresAt = expiresAt;
         }
 
         entry.LastTouch = ++_touchClock;
@@ -181,7 +181,7 @@ public sealed partial class Cachelet
         return expired;
     }
 
-    private bool IsExpiredLocked(CacheEntry entry) => entry.ExpiresAt is { } at && _time.GetUtcNow() >= at && !entry.Dirty;
+    private bool IsExpiredLocked(CacheEntry entry) => EvictionRules.IsExpired(entry.ExpiresAt, _time.GetUtcNow()) && !entry.Dirty;
 
     private LinkedList<CacheEntry> ListOf(CacheEntry e) => _lru[e.Owned ? 1 : 0][e.Large ? 1 : 0];
 
@@ -198,11 +198,8 @@ public sealed partial class Cachelet
             }
         }
 
-        IEnumerable<CacheEntry> byPolicy = _options.Eviction.Policy == EvictionPolicy.Size
-            // Non-owned large, non-owned small, owned large, then owned small (LRU within each).
-            ? _lru[0][1].Concat(_lru[0][0]).Concat(_lru[1][1]).Concat(_lru[1][0])
-            // LRU among objects this cachelet does not own, then among owned ones.
-            : MergeByLastTouch(_lru[0][0], _lru[0][1]).Concat(MergeByLastTouch(_lru[1][0], _lru[1][1]));
+        IEnumerable<CacheEntry> byPolicy = EvictionRules.PolicyOrder(
+            _options.Eviction, _lru[0][0], _lru[0][1], _lru[1][0], _lru[1][1], static e => e.LastTouch);
         foreach (CacheEntry e in byPolicy)
         {
             if (!e.Pinned && (expired is null || !expired.Contains(e)))
@@ -212,23 +209,5 @@ public sealed partial class Cachelet
         }
     }
 
-    private static IEnumerable<CacheEntry> MergeByLastTouch(LinkedList<CacheEntry> a, LinkedList<CacheEntry> b)
-    {
-        LinkedListNode<CacheEntry>? x = a.First, y = b.First;
-        while (x is not null || y is not null)
-        {
-            if (y is null || (x is not null && x.Value.LastTouch <= y.Value.LastTouch))
-            {
-                yield return x!.Value;
-                x = x.Next;
-            }
-            else
-            {
-                yield return y.Value;
-                y = y.Next;
-            }
-        }
-    }
-
-    private bool IsLarge(long size) => size > _options.Eviction.SizeThresholdBytes;
+    private bool IsLarge(long size) => EvictionRules.IsLarge(_options.Eviction, size);
 }

@@ -1,0 +1,90 @@
+using FaaSCache.Options;
+
+namespace FaaSCache.Caching.Policies;
+
+/// <summary>
+/// The pure decisions of §3.4 (admission by capacity, large/small by the size threshold, TTL expiry, victim order),
+/// shared by the <see cref="Cachelet"/> and the simulator so that both run the same policy code.
+/// </summary>
+/// <remarks>
+/// Callers keep four least-recently-used-first lists (owned or not, large or not) and ask
+/// <see cref="PolicyOrder{T}"/> for the order in which their entries are evicted; expired entries go before that order.
+/// </remarks>
+public static class EvictionRules
+{
+    /// <summary>Whether an object of <paramref name="size"/> bytes may be cached at all under <paramref name="capacityBytes"/>.</summary>
+    /// <param name="size">The object's size in bytes.</param>
+    /// <param name="capacityBytes">The cache capacity in bytes.</param>
+    /// <returns>False when the object is bigger than the whole cache.</returns>
+    public static bool Admits(long size, long capacityBytes) => size <= capacityBytes;
+
+    /// <summary>Whether an object counts as large for the size policy (above <see cref="EvictionOptions.SizeThresholdBytes"/>).</summary>
+    /// <param name="options">The eviction settings.</param>
+    /// <param name="size">The object's size in bytes.</param>
+    /// <returns>True when the object is large.</returns>
+    public static bool IsLarge(EvictionOptions options, long size)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        return size > options.SizeThresholdBytes;
+    }
+
+    /// <summary>When an object cached at <paramref name="cachedAt"/> expires; null without a TTL.</summary>
+    /// <param name="options">The eviction settings.</param>
+    /// <param name="cachedAt">When the object entered the cache.</param>
+    /// <returns>The expiry time, or null.</returns>
+    public static DateTimeOffset? ExpiresAt(EvictionOptions options, DateTimeOffset cachedAt)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        return options.Ttl is TimeSpan ttl ? cachedAt + ttl : null;
+    }
+
+    /// <summary>Whether an object with expiry <paramref name="expiresAt"/> has expired at <paramref name="now"/>.</summary>
+    /// <param name="expiresAt">The object's expiry, or null when it never expires.</param>
+    /// <param name="now">The current time.</param>
+    /// <returns>True once the expiry time is reached.</returns>
+    public static bool IsExpired(DateTimeOffset? expiresAt, DateTimeOffset now) => expiresAt is { } at && now >= at;
+
+    /// <summary>
+    /// Entries in the policy's eviction order. <c>lru</c>: least recently used among objects this cachelet does not own,
+    /// then among owned ones. <c>size</c>: non-owned large, non-owned small, owned large, then owned small (LRU within each).
+    /// </summary>
+    /// <typeparam name="T">The caller's entry type.</typeparam>
+    /// <param name="options">The eviction settings.</param>
+    /// <param name="notOwnedSmall">Non-owned small entries, least recently used first.</param>
+    /// <param name="notOwnedLarge">Non-owned large entries, least recently used first.</param>
+    /// <param name="ownedSmall">Owned small entries, least recently used first.</param>
+    /// <param name="ownedLarge">Owned large entries, least recently used first.</param>
+    /// <param name="lastTouch">An entry's last-touch stamp (a monotonic counter), to merge lists in LRU order.</param>
+    /// <returns>The entries, first victim first.</returns>
+    public static IEnumerable<T> PolicyOrder<T>(
+        EvictionOptions options,
+        LinkedList<T> notOwnedSmall,
+        LinkedList<T> notOwnedLarge,
+        LinkedList<T> ownedSmall,
+        LinkedList<T> ownedLarge,
+        Func<T, long> lastTouch)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        return options.Policy == EvictionPolicy.Size
+            ? notOwnedLarge.Concat(notOwnedSmall).Concat(ownedLarge).Concat(ownedSmall)
+            : MergeByLastTouch(notOwnedSmall, notOwnedLarge, lastTouch).Concat(MergeByLastTouch(ownedSmall, ownedLarge, lastTouch));
+    }
+
+    private static IEnumerable<T> MergeByLastTouch<T>(LinkedList<T> a, LinkedList<T> b, Func<T, long> lastTouch)
+    {
+        LinkedListNode<T>? x = a.First, y = b.First;
+        while (x is not null || y is not null)
+        {
+            if (y is null || (x is not null && lastTouch(x.Value) <= lastTouch(y.Value)))
+            {
+                yield return x!.Value;
+                x = x.Next;
+            }
+            else
+            {
+                yield return y.Value;
+                y = y.Next;
+            }
+        }
+    }
+}

@@ -1,0 +1,57 @@
+using ScottPlot;
+
+namespace FaaSCache.Simulation.Engine;
+
+/// <summary>The paper's Fig. 8 as two PNGs: the CDF of per-app improvement at one cache size, and the average by size.</summary>
+public static class ImprovementPlots
+{
+    private static readonly bool[] PrewarmOnOff = [true, false];
+
+    /// <summary>Plots the CDF over apps of the improvement over no cache, one line per policy set given.</summary>
+    /// <param name="path">The PNG to write.</param>
+    /// <param name="title">The plot title.</param>
+    /// <param name="series">(label, per-app results, latency model index) per line.</param>
+    public static void SaveCdf(string path, string title, IEnumerable<(string Label, IReadOnlyList<AppResult> Results, int Model)> series)
+    {
+        ArgumentNullException.ThrowIfNull(series);
+        var plot = new Plot();
+        foreach ((string label, IReadOnlyList<AppResult> results, int model) in series)
+        {
+            double[] xs = results.Select(r => r.ImprovementPctFor(model)).Order().ToArray();
+            double[] ys = xs.Select((_, i) => 100.0 * (i + 1) / xs.Length).ToArray();
+            var line = plot.Add.ScatterLine(xs, ys);
+            line.LegendText = label;
+        }
+
+        plot.Title(title);
+        plot.XLabel("improvement over blob storage (%)");
+        plot.YLabel("CDF of applications (%)");
+        plot.ShowLegend(Alignment.LowerRight);
+        plot.SavePng(path, 900, 600);
+    }
+
+    /// <summary>Plots the average improvement against the cache size: per series, one line with and one without pre-warm.</summary>
+    /// <param name="path">The PNG to write.</param>
+    /// <param name="title">The plot title.</param>
+    /// <param name="series">(label, summaries of the size sweep) per latency model.</param>
+    public static void SaveAverageBySize(string path, string title, IEnumerable<(string Label, IReadOnlyList<PolicySummary> Summaries)> series)
+    {
+        ArgumentNullException.ThrowIfNull(series);
+        var plot = new Plot();
+        foreach ((string label, IReadOnlyList<PolicySummary> summaries) in series)
+        {
+            foreach (bool prewarm in PrewarmOnOff)
+            {
+                var points = summaries.Where(s => s.Policy.Prewarm == prewarm).OrderBy(s => s.Policy.CapacityBytes).ToArray();
+                var line = plot.Add.Scatter(points.Select(s => Math.Log2(s.Policy.CapacityBytes >> 20)).ToArray(), points.Select(s => s.AvgImprovementPct).ToArray());
+                line.LegendText = $"{label}, {(prewarm ? "with" : "without")} pre-warm";
+            }
+        }
+
+        plot.Title(title);
+        plot.XLabel("cache size per cachelet (log2 MB: 5 = 32 MB .. 10 = 1 GB)");
+        plot.YLabel("average improvement (%)");
+        plot.ShowLegend(Alignment.LowerRight);
+        plot.SavePng(path, 900, 600);
+    }
+}

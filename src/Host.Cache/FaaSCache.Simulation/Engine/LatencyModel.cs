@@ -1,0 +1,116 @@
+using System.Globalization;
+
+namespace FaaSCache.Simulation.Engine;
+
+/// <summary>
+/// Access latencies from this project's own benchmark results (medians): <c>cachelet-read.csv</c> gives local hit
+/// (<c>lh</c>, or <c>lh_strong</c> with the version check of the <c>strong</c> preset), local miss (<c>lm</c>),
+/// storage without a cache (<c>storage_direct</c>) and the version check alone (<c>conditional_head</c>);
+/// <c>remote-read.csv</c> gives remote hit (<c>rh</c>) and remote miss (<c>rm</c>). Under <c>strong</c> a remote hit
+/// also pays the version check. Writes cost a storage write both with and without the cache (sync persistence);
+/// no write benchmark exists, so they are costed as <c>storage_direct</c> on both sides.
+/// </summary>
+public sealed class LatencyModel
+{
+    /// <summary>The cachelet read benchmark's results file name.</summary>
+    public const string CacheletReadFile = "cachelet-read.csv";
+
+    /// <summary>The remote read benchmark's results file name.</summary>
+    public const string RemoteReadFile = "remote-read.csv";
+
+    /// <summary>Creates a model from curves (tests build small ones by hand).</summary>
+    /// <param name="localHit">Local hit.</param>
+    /// <param name="localMiss">Local miss.</param>
+    /// <param name="remoteHit">Remote hit.</param>
+    /// <param name="remoteMiss">Remote miss.</param>
+    /// <param name="storage">Storage without a cache (also the cost of a write and of an object the cache cannot hold).</param>
+    public LatencyModel(LatencyCurve localHit, LatencyCurve localMiss, LatencyCurve remoteHit, LatencyCurve remoteMiss, LatencyCurve storage)
+    {
+        LocalHit = localHit;
+        LocalMiss = localMiss;
+        RemoteHit = remoteHit;
+        RemoteMiss = remoteMiss;
+        Storage = storage;
+    }
+
+    /// <summary>Gets the local hit curve.</summary>
+    public LatencyCurve LocalHit { get; }
+
+    /// <summary>Gets the local miss curve.</summary>
+    public LatencyCurve LocalMiss { get; }
+
+    /// <summary>Gets the remote hit curve.</summary>
+    public LatencyCurve RemoteHit { get; }
+
+    /// <summary>Gets the remote miss curve.</summary>
+    public LatencyCurve RemoteMiss { get; }
+
+    /// <summary>Gets the storage curve.</summary>
+    public LatencyCurve Storage { get; }
+
+    /// <summary>Reads the model from <paramref name="resultsDirectory"/> (normally <c>benchmarks/results</c>).</summary>
+    /// <param name="resultsDirectory">The directory holding the benchmark CSVs.</param>
+    /// <param name="strongConsistency">True for the <c>strong</c> preset (hits pay a version check in storage).</param>
+    /// <returns>The model.</returns>
+    /// <exception cref="FileNotFoundException">A results file is missing (the message names it and the benchmark that writes it).</exception>
+    /// <exception cref="FormatException">A file lacks a column or a path the model needs.</exception>
+    public static LatencyModel Load(string resultsDirectory, bool strongConsistency)
+    {
+        var local = ReadMedians(Path.Combine(resultsDirectory, CacheletReadFile), "cachelet-read");
+        var remote = ReadMedians(Path.Combine(resultsDirectory, RemoteReadFile), "remote-read");
+        LatencyCurve Curve(Dictionary<string, List<(long, double)>> from, string file, string path)
+            => from.TryGetValue(path, out var points)
+                ? new LatencyCurve(points)
+                : throw new FormatException($"{file} has no rows for path '{path}' (it has: {string.Join(", ", from.Keys)}); rerun its benchmark.");
+
+        LatencyCurve remoteHit = Curve(remote, RemoteReadFile, "rh");
+        if (strongConsistency)
+        {
+            // strong: the reader checks the version in storage before using the owner's copy.
+            LatencyCurve head = Curve(local, CacheletReadFile, "conditional_head");
+            LatencyCurve rh = remoteHit;
+            long[] sizes = remote["rh"].Select(p => p.Item1).ToArray();
+            remoteHit = new LatencyCurve(sizes.Select(s => (s, rh.Micros(s) + head.Micros(s))));
+        }
+
+        return new LatencyModel(
+            Curve(local, CacheletReadFile, strongConsistency ? "lh_strong" : "lh"),
+            Curve(local, CacheletReadFile, "lm"),
+            remoteHit,
+            Curve(remote, RemoteReadFile, "rm"),
+            Curve(local, CacheletReadFile, "storage_direct"));
+    }
+
+    private static Dictionary<string, List<(long, double)>> ReadMedians(string file, string benchmark)
+    {
+        if (!File.Exists(file))
+        {
+            throw new FileNotFoundException(
+                $"Latency model input '{file}' does not exist: run `benchmarks/run {benchmark}` to produce it (the simulator takes its latencies from it, not from constants).",
+                file);
+        }
+
+        string[] lines = File.ReadAllLines(file);
+        string[] header = lines.Length > 0 ? lines[0].Split(',') : [];
+        int path = Array.IndexOf(header, "path"), size = Array.IndexOf(header, "size_bytes"), p50 = Array.IndexOf(header, "p50_us");
+        if (path < 0 || size < 0 || p50 < 0)
+        {
+            throw new FormatException($"'{file}' must have the columns path,size_bytes,p50_us; its header is '{(lines.Length > 0 ? lines[0] : string.Empty)}'.");
+        }
+
+        var result = new Dictionary<string, List<(long, double)>>(StringComparer.Ordinal);
+        foreach (string line in lines.Skip(1).Where(l => l.Length > 0))
+        {
+            string[] f = line.Split(',');
+            if (!result.TryGetValue(f[path], out var points))
+            {
+                points = [];
+                result[f[path]] = points;
+            }
+
+            points.Add((long.Parse(f[size], CultureInfo.InvariantCulture), double.Parse(f[p50], CultureInfo.InvariantCulture)));
+        }
+
+        return result;
+    }
+}

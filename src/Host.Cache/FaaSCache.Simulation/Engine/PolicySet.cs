@@ -1,0 +1,48 @@
+using System.Globalization;
+using FaaSCache.Options;
+
+namespace FaaSCache.Simulation.Engine;
+
+/// <summary>One host.json policy set to simulate (consistency aside): capacity, eviction, and pre-warm.</summary>
+public sealed record PolicySet
+{
+    /// <summary>Gets the cache capacity of each cachelet (<c>capacityBytes</c>).</summary>
+    public required long CapacityBytes { get; init; }
+
+    /// <summary>Gets the eviction settings (<c>eviction</c>: policy, size threshold, TTL).</summary>
+    public EvictionOptions Eviction { get; init; } = new();
+
+    /// <summary>Gets a value indicating whether the Load Daemon pre-warms at load (<c>prewarm.enabled</c>).</summary>
+    public bool Prewarm { get; init; }
+
+    /// <summary>Gets the pre-warm hit-rate threshold (<c>prewarm.hitRateThreshold</c>).</summary>
+    public double HitRateThreshold { get; init; } = new PrewarmOptions().HitRateThreshold;
+
+    /// <summary>Gets a short label, e.g. <c>128MB lru prewarm</c>.</summary>
+    public string Label => string.Create(
+        CultureInfo.InvariantCulture,
+        $"{CapacityBytes >> 20}MB {(Eviction.Policy == EvictionPolicy.Size ? $"size>{Eviction.SizeThresholdBytes}B" : "lru")}" +
+        $"{(Eviction.Ttl is { } ttl ? $" ttl={ttl}" : string.Empty)} {(Prewarm ? "prewarm" : "no-prewarm")}");
+
+    /// <summary>The <c>extensions.faasCache</c> fragment of host.json that selects this set.</summary>
+    /// <returns>Indented JSON.</returns>
+    public string ToHostJson()
+    {
+        string policy = Eviction.Policy == EvictionPolicy.Size ? "size" : "lru";
+        string ttl = Eviction.Ttl is { } t ? $"\"{t.ToString("c", CultureInfo.InvariantCulture)}\"" : "null";
+        return string.Create(
+            CultureInfo.InvariantCulture,
+            $$"""
+            {
+              "version": "2.0",
+              "extensions": {
+                "faasCache": {
+                  "capacityBytes": {{CapacityBytes}},
+                  "eviction": { "policy": "{{policy}}", "sizeThresholdBytes": {{Eviction.SizeThresholdBytes}}, "ttl": {{ttl}} },
+                  "prewarm": { "enabled": {{(Prewarm ? "true" : "false")}}, "hitRateThreshold": {{HitRateThreshold}} }
+                }
+              }
+            }
+            """);
+    }
+}

@@ -1,0 +1,202 @@
+using FaaSCache.Caching.Policies;
+using FaaSCache.Options;
+using FaaSCache.Prewarm;
+
+namespace FaaSCache.Simulation.Engine;
+
+/// <summary>
+/// One simulated cachelet: the bookkeeping of <c>Cachelet.Eviction.cs</c> (four LRU lists by owned/large, a touch
+/// clock, reserve-then-evict) with every decision taken by <see cref="EvictionRules"/>, the cachelet's own policy code.
+/// Objects are sizes and versions only; nothing is pinned (an access completes before the next one starts).
+/// </summary>
+internal sealed class SimCachelet
+{
+    private readonly EvictionOptions _eviction;
+    private readonly Dictionary<int, SimEntry> _index = [];
+    private readonly Dictionary<int, KeyStats> _stats = [];
+
+    // [owned ? 1 : 0][large ? 1 : 0], each least-recently-used first, as in the cachelet.
+    private readonly LinkedList<SimEntry>[][] _lru =
+    [
+        [new LinkedList<SimEntry>(), new LinkedList<SimEntry>()],
+        [new LinkedList<SimEntry>(), new LinkedList<SimEntry>()],
+    ];
+
+    private long _touchClock;
+
+    public SimCachelet(EvictionOptions eviction, long capacityBytes)
+    {
+        _eviction = eviction;
+        CapacityBytes = capacityBytes;
+    }
+
+    public long CapacityBytes { get; }
+
+    public long BytesCached { get; private set; }
+
+    public long Evictions { get; private set; }
+
+    public int Count => _index.Count;
+
+    public bool Admits(long size) => EvictionRules.Admits(size, CapacityBytes);
+
+    /// <summary>The entry of <paramref name="key"/> at <paramref name="version"/>, touched; a stale or expired copy is dropped.</summary>
+    public bool TryHit(int key, int version, DateTimeOffset now)
+    {
+        if (!_index.TryGetValue(key, out SimEntry? entry))
+        {
+            return false;
+        }
+
+        if (entry.Version != version || EvictionRules.IsExpired(entry.ExpiresAt, now))
+        {
+            Remove(key);
+            return false;
+        }
+
+        entry.LastTouch = ++_touchClock;
+        LinkedList<SimEntry> list = ListOf(entry);
+        list.Remove(entry.Node!);
+        list.AddLast(entry.Node!);
+        return true;
+    }
+
+    public bool Contains(int key) => _index.ContainsKey(key);
+
+    /// <summary>Caches <paramref name="key"/>, evicting by policy; false (nothing evicted) when it cannot fit.</summary>
+    public bool Insert(int key, long size, int version, bool owned, DateTimeOffset now, bool evict = true)
+    {
+        Remove(key);
+        if (!Admits(size))
+        {
+            return false;
+        }
+
+        long excess = BytesCached + size - CapacityBytes;
+        if (excess > 0)
+        {
+            if (!evict)
+            {
+                return false;
+            }
+
+            var victims = new List<SimEntry>();
+            foreach (SimEntry victim in VictimOrder(now))
+            {
+                victims.Add(victim);
+                excess -= victim.Size;
+                if (excess <= 0)
+                {
+                    break;
+                }
+            }
+
+            if (excess > 0)
+            {
+                return false;
+            }
+
+            foreach (SimEntry victim in victims)
+            {
+                Remove(victim.Key);
+            }
+
+            Evictions += victims.Count;
+        }
+
+        var entry = new SimEntry(key, size, version, owned, EvictionRules.IsLarge(_eviction, size))
+        {
+            ExpiresAt = EvictionRules.ExpiresAt(_eviction, now),
+            LastTouch = ++_touchClock,
+        };
+        entry.Node = ListOf(entry).AddLast(entry);
+        _index[key] = entry;
+        BytesCached += size;
+        return true;
+    }
+
+    public void Remove(int key)
+    {
+        if (_index.Remove(key, out SimEntry? entry))
+        {
+            ListOf(entry).Remove(entry.Node!);
+            BytesCached -= entry.Size;
+        }
+    }
+
+    public KeyStats Stats(int key)
+    {
+        if (!_stats.TryGetValue(key, out KeyStats? stats))
+        {
+            stats = new KeyStats();
+            _stats[key] = stats;
+        }
+
+        return stats;
+    }
+
+    /// <summary>The unload snapshot (§3.3): every key accessed since load, with its cached size and version if cached.</summary>
+    public UnloadSnapshot Snapshot(string appName, string instanceId, DateTimeOffset takenAt, IReadOnlyList<string> keyNames)
+    {
+        var entries = new List<SnapshotEntry>(_stats.Count);
+        foreach ((int key, KeyStats s) in _stats)
+        {
+            _index.TryGetValue(key, out SimEntry? cached);
+            entries.Add(new SnapshotEntry
+            {
+                Key = keyNames[key],
+                SizeBytes = cached?.Size ?? 0,
+                Version = cached is null ? null : VersionName(cached.Version),
+                OwnHits = s.OwnHits,
+                OwnMisses = s.OwnMisses,
+                OwnWrites = s.OwnWrites,
+                PeerHits = s.PeerHits,
+                PeerMisses = s.PeerMisses,
+                PeerWrites = s.PeerWrites,
+                MeanInterArrival = s.Accesses > 1 ? TimeSpan.FromMilliseconds((double)(s.LastMs - s.FirstMs) / (s.Accesses - 1)) : TimeSpan.Zero,
+                LastAccess = DateTimeOffset.FromUnixTimeMilliseconds(s.LastMs),
+            });
+        }
+
+        return new UnloadSnapshot { AppName = appName, InstanceId = instanceId, TakenAt = takenAt, Entries = entries };
+    }
+
+    /// <summary>Unload: the cache and its statistics go with the instance.</summary>
+    public void Clear()
+    {
+        _index.Clear();
+        _stats.Clear();
+        foreach (LinkedList<SimEntry> list in _lru.SelectMany(l => l))
+        {
+            list.Clear();
+        }
+
+        BytesCached = 0;
+    }
+
+    internal static string VersionName(int version) => "v" + version.ToString(System.Globalization.CultureInfo.InvariantCulture);
+
+    /// <summary>Expired entries first, then the policy's order (as the cachelet's <c>VictimOrderLocked</c>).</summary>
+    private IEnumerable<SimEntry> VictimOrder(DateTimeOffset now)
+    {
+        HashSet<SimEntry>? expired = null;
+        if (_eviction.Ttl is not null)
+        {
+            foreach (SimEntry e in _lru.SelectMany(l => l).SelectMany(l => l).Where(e => EvictionRules.IsExpired(e.ExpiresAt, now)))
+            {
+                (expired ??= []).Add(e);
+                yield return e;
+            }
+        }
+
+        foreach (SimEntry e in EvictionRules.PolicyOrder(_eviction, _lru[0][0], _lru[0][1], _lru[1][0], _lru[1][1], static e => e.LastTouch))
+        {
+            if (expired is null || !expired.Contains(e))
+            {
+                yield return e;
+            }
+        }
+    }
+
+    private LinkedList<SimEntry> ListOf(SimEntry e) => _lru[e.Owned ? 1 : 0][e.Large ? 1 : 0];
+}

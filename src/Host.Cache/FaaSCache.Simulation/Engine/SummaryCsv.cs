@@ -1,0 +1,51 @@
+using System.Globalization;
+using System.Text;
+
+namespace FaaSCache.Simulation.Engine;
+
+/// <summary>
+/// The simulate benchmark's CSV: <c>cache_mb,prewarm,avg_improvement_pct,p50_improvement_pct,apps_over_50pct_share</c>,
+/// one row per policy set.
+/// </summary>
+public static class SummaryCsv
+{
+    /// <summary>The header line.</summary>
+    public const string Header = "cache_mb,prewarm,avg_improvement_pct,p50_improvement_pct,apps_over_50pct_share";
+
+    /// <summary>Writes the summaries to <paramref name="path"/>.</summary>
+    /// <param name="path">The CSV file to create.</param>
+    /// <param name="summaries">The summaries.</param>
+    public static void Write(string path, IEnumerable<PolicySummary> summaries)
+    {
+        ArgumentNullException.ThrowIfNull(summaries);
+        var text = new StringBuilder().AppendLine(Header);
+        foreach (PolicySummary s in summaries)
+        {
+            text.AppendLine(string.Create(
+                CultureInfo.InvariantCulture,
+                $"{s.Policy.CapacityBytes >> 20},{(s.Policy.Prewarm ? "true" : "false")},{s.AvgImprovementPct:F2},{s.P50ImprovementPct:F2},{s.AppsOver50PctShare:F4}"));
+        }
+
+        File.WriteAllText(path, text.ToString());
+    }
+
+    /// <summary>Reads a file written by <see cref="Write"/>.</summary>
+    /// <param name="path">The CSV file.</param>
+    /// <returns>Rows of (cache MB, pre-warm, average %, median %, share of apps at 50% or more).</returns>
+    /// <exception cref="FormatException">The header is not <see cref="Header"/>.</exception>
+    public static IReadOnlyList<(long CacheMb, bool Prewarm, double AvgPct, double P50Pct, double Over50Share)> Read(string path)
+    {
+        string[] lines = File.ReadAllLines(path);
+        if (lines.Length == 0 || lines[0] != Header)
+        {
+            throw new FormatException($"'{path}' does not start with the header '{Header}'.");
+        }
+
+        return lines.Skip(1).Where(l => l.Length > 0).Select(l => l.Split(',')).Select(f => (
+            long.Parse(f[0], CultureInfo.InvariantCulture),
+            bool.Parse(f[1]),
+            double.Parse(f[2], CultureInfo.InvariantCulture),
+            double.Parse(f[3], CultureInfo.InvariantCulture),
+            double.Parse(f[4], CultureInfo.InvariantCulture))).ToList();
+    }
+}

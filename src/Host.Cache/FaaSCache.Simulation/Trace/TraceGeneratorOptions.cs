@@ -1,0 +1,48 @@
+namespace FaaSCache.Simulation.Trace;
+
+/// <summary>What <see cref="TraceGenerator"/> produces.</summary>
+public sealed record TraceGeneratorOptions
+{
+    /// <summary>Gets the seed: the same seed and options give the same trace, row for row.</summary>
+    public int Seed { get; init; } = 1;
+
+    /// <summary>Gets the number of accesses to generate (about; each app's count is rounded); the trace's 44.3 M by default.</summary>
+    public long Accesses { get; init; } = AzureTraceShape.Accesses;
+
+    /// <summary>Gets the number of apps; the trace's 855 by default.</summary>
+    public int Apps { get; init; } = AzureTraceShape.Apps;
+
+    /// <summary>Gets the days the trace spans.</summary>
+    public int Days { get; init; } = AzureTraceShape.Days;
+
+    /// <summary>
+    /// Gets the most accesses one app may have: the simulator holds one app's accesses at a time, so this bounds its
+    /// memory (2 M accesses is ~40 MB of trace plus the cache state).
+    /// </summary>
+    public int MaxAccessesPerApp { get; init; } = 2_000_000;
+
+    /// <summary>Throws when a value is out of range, naming it.</summary>
+    /// <exception cref="ArgumentOutOfRangeException">A value is out of range.</exception>
+    public void Validate()
+    {
+        if (Accesses < 1)
+        {
+            throw new ArgumentOutOfRangeException(nameof(Accesses), Accesses, "Accesses must be at least 1.");
+        }
+
+        if (Apps < 1)
+        {
+            throw new ArgumentOutOfRangeException(nameof(Apps), Apps, "Apps must be at least 1.");
+        }
+
+        if (Days < 1)
+        {
+            throw new ArgumentOutOfRangeException(nameof(Days), Days, "Days must be at least 1.");
+        }
+
+        if (MaxAccessesPerApp < 1)
+        {
+            throw new ArgumentOutOfRangeException(nameof(MaxAccessesPerApp), MaxAccessesPerApp, "MaxAccessesPerApp must be at least 1.");
+        }
+    }
+}

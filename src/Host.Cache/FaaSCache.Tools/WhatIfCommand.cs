@@ -1,0 +1,51 @@
+using System.CommandLine;
+using FaaSCache.Simulation.Engine;
+using FaaSCache.Simulation.WhatIf;
+
+namespace FaaSCache.Tools;
+
+/// <summary>
+/// <c>faascache what-if --log access-log.csv</c>: replays one app's access log (the Azure blob trace's columns, CSV or
+/// Parquet) under a grid of host.json policy sets and prints which wins, with the expected hit rate and latency of each.
+/// </summary>
+public static class WhatIfCommand
+{
+    /// <summary>Creates the command.</summary>
+    /// <returns>The command.</returns>
+    public static Command Create()
+    {
+        var log = new Option<string>("--log") { Description = "The app's access log: CSV or .parquet with the Azure blob trace's columns (Timestamp, AnonAppName, AnonFunctionInvocationId, AnonBlobName, AnonBlobETag, BlobBytes, Read, Write, ...).", Required = true };
+        var app = new Option<string>("--app") { Description = "The app to replay when the log holds several (AnonAppName)." };
+        var results = new Option<string>("--results") { Description = "The directory with the latency benchmarks' CSVs (cachelet-read.csv, remote-read.csv).", DefaultValueFactory = _ => Path.Combine("benchmarks", "results") };
+        var top = new Option<int>("--top") { Description = "Rows of the ranking to print.", DefaultValueFactory = _ => 15 };
+        var idle = new Option<double>("--unload-after-minutes") { Description = "Minutes without invocations before the app is unloaded (pre-warm acts at the reload).", DefaultValueFactory = _ => new SimulationOptions().UnloadAfterIdle.TotalMinutes };
+        var command = new Command("what-if", "Replay one app's access log under host.json policy sets (capacity, eviction, size threshold, TTL, pre-warm) and print which wins.")
+        {
+            log, app, results, top, idle,
+        };
+        command.SetAction(async (r, cancellationToken) =>
+        {
+            if (r.GetValue(top) < 1 || !(r.GetValue(idle) > 0))
+            {
+                await Console.Error.WriteLineAsync($"--top must be at least 1 (got {r.GetValue(top)}) and --unload-after-minutes positive (got {r.GetValue(idle)}).");
+                return Program.UsageError;
+            }
+
+            try
+            {
+                var options = new SimulationOptions { UnloadAfterIdle = TimeSpan.FromMinutes(r.GetValue(idle)) };
+                LatencyModel latency = LatencyModel.Load(r.GetValue(results)!, options.StrongConsistency);
+                AppTrace trace = await WhatIfReport.LoadAppAsync(r.GetValue(log)!, r.GetValue(app), cancellationToken);
+                IReadOnlyList<WhatIfOutcome> ranking = WhatIfAnalyzer.Rank(trace, WhatIfAnalyzer.DefaultGrid(), latency, options);
+                WhatIfReport.Write(Console.Out, trace, AppLayout.For(trace, options), ranking, r.GetValue(top));
+                return 0;
+            }
+            catch (Exception e) when (e is FileNotFoundException or FormatException or InvalidDataException)
+            {
+                await Console.Error.WriteLineAsync(e.Message);
+                return 1;
+            }
+        });
+        return command;
+    }
+}

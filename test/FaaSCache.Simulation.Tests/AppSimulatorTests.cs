@@ -1,0 +1,150 @@
+using FaaSCache.Options;
+using FaaSCache.Ownership;
+using FaaSCache.Simulation.Engine;
+using static FaaSCache.Simulation.Tests.HandTrace;
+
+namespace FaaSCache.Simulation.Tests;
+
+[Trait("Category", "Unit")]
+public sealed class AppSimulatorTests
+{
+    private static readonly SimulationOptions Options = new() { UnloadAfterIdle = TimeSpan.FromMinutes(10) };
+
+    private static AppResult Run(AppTrace trace, PolicySet policy, int instances = 1)
+        => AppSimulator.Run(trace, AppLayout.For(trace, instances), policy, Latency, Options);
+
+    [Fact]
+    public void OneInstanceMissesOnceThenHitsAndCostsAddUp()
+    {
+        AppTrace trace = Build(Read(0, 0, "a"), Read(1, 1, "a"), Read(2, 2, "b"), Read(3, 3, "a"));
+
+        AppResult r = Run(trace, new PolicySet { CapacityBytes = 1 << 20 });
+
+        Assert.Equal((4, 2, 2, 0, 0), (r.Reads, r.LocalHits, r.LocalMisses, r.RemoteHits, r.RemoteMisses));
+        Assert.Equal(40, r.BaselineMicros);
+        Assert.Equal(10 + 1 + 10 + 1, r.CachedMicros);
+        Assert.Equal(45, r.ImprovementPct);
+    }
+
+    [Fact]
+    public void OneReplayIsCostedUnderEveryLatencyModel()
+    {
+        AppTrace trace = Build(Read(0, 0, "a"), Read(1, 1, "a"));
+        var slowHits = new LatencyModel(new([(1, 8)]), new([(1, 10)]), new([(1, 9)]), new([(1, 20)]), new([(1, 10)]));
+
+        AppResult r = AppSimulator.Run(trace, AppLayout.For(trace, 1), new PolicySet { CapacityBytes = 1 << 20 }, [Latency, slowHits], Options);
+
+        Assert.Equal([10 + 1, 10 + 8], r.CachedMicrosByModel);
+        Assert.Equal([20, 20], r.BaselineMicrosByModel);
+        Assert.Equal((45, 10), (r.ImprovementPctFor(0), r.ImprovementPctFor(1)));
+    }
+
+    [Fact]
+    public void LruEvictsTheLeastRecentlyUsedWhenFull()
+    {
+        // Room for two 1,000-byte objects: a, b, c evicts a; reading a again misses and evicts b.
+        AppTrace trace = Build(Read(0, 0, "a"), Read(1, 1, "b"), Read(2, 2, "c"), Read(3, 3, "a"), Read(4, 4, "c"), Read(5, 5, "b"));
+
+        AppResult r = Run(trace, new PolicySet { CapacityBytes = 2_000 });
+
+        Assert.Equal((1, 5, 3), (r.LocalHits, r.LocalMisses, r.Evictions));
+    }
+
+    [Fact]
+    public void TheSizePolicyEvictsLargeObjectsFirst()
+    {
+        // a is large (5,000 > threshold 2,000), b and c small: c needs room and the size policy drops a, not b.
+        AppTrace trace = Build(Read(0, 0, "b", 1_000), Read(1, 1, "a", 5_000), Read(2, 2, "c", 1_000), Read(3, 3, "b", 1_000));
+        var size = new PolicySet { CapacityBytes = 6_500, Eviction = new EvictionOptions { Policy = EvictionPolicy.Size, SizeThresholdBytes = 2_000 } };
+        var lru = size with { Eviction = new EvictionOptions { Policy = EvictionPolicy.Lru } };
+
+        Assert.Equal(1, Run(trace, size).LocalHits);
+        Assert.Equal(0, Run(trace, lru).LocalHits);
+    }
+
+    [Fact]
+    public void AnObjectBiggerThanTheCacheGoesToStorage()
+    {
+        AppTrace trace = Build(Read(0, 0, "big", 10_000), Read(1, 1, "big", 10_000));
+
+        AppResult r = Run(trace, new PolicySet { CapacityBytes = 5_000 });
+
+        Assert.Equal((2, 0, 0), (r.Uncacheable, r.LocalHits, r.LocalMisses));
+        Assert.Equal(0, r.ImprovementPct);
+    }
+
+    [Fact]
+    public void TtlExpiryTurnsALaterReadIntoAMiss()
+    {
+        AppTrace trace = Build(Read(0, 0, "a"), Read(3, 1, "a"), Read(6, 2, "a"));
+        var ttl = new PolicySet { CapacityBytes = 1 << 20, Eviction = new EvictionOptions { Ttl = TimeSpan.FromMinutes(4) } };
+
+        AppResult r = Run(trace, ttl);
+
+        // Cached at 0, expires at 4: hit at 3, miss at 6.
+        Assert.Equal((1, 2), (r.LocalHits, r.LocalMisses));
+    }
+
+    [Fact]
+    public void AWriteMakesOtherCopiesStaleAndTheOwnerServesTheNewVersion()
+    {
+        AppTrace trace = Build(Read(0, 0, "a", etag: "e0"), Write(1, 1, "a", etag: "e1"), Read(2, 2, "a", etag: "e1"));
+
+        AppResult r = Run(trace, new PolicySet { CapacityBytes = 1 << 20 });
+
+        Assert.Equal((1, 1, 1), (r.Writes, r.LocalMisses, r.LocalHits));
+        Assert.Equal(10 + 10 + 1, r.CachedMicros);
+    }
+
+    [Fact]
+    public void ANonOwnerReadsRemotelyOnceThenLocally()
+    {
+        // Two instances, round robin: even invocations on instance 0, odd on instance 1. Key k is owned by instance 0.
+        string key = KeyOwnedBy(0);
+        AppTrace trace = Build(Read(0, 0, key), Read(0, 1, key), Read(1, 3, key), Read(1, 2, key), Read(2, 5, "x" + key));
+        // Invocation ordinals follow time: i0 -> 0, i1 -> 1, i3 -> 2 (instance 0), i2 -> 3 (instance 1), i5 -> 4.
+        AppResult r = Run(trace, new PolicySet { CapacityBytes = 1 << 20 }, instances: 2);
+
+        Assert.Equal(2, r.Instances);
+        Assert.Equal(1, r.LocalMisses - (OwnerOf("x" + key) == 0 ? 1 : 0));
+        Assert.Equal(1, r.RemoteHits);
+        Assert.Equal(2, r.LocalHits);
+    }
+
+    [Fact]
+    public void PrewarmReloadsAnObjectUsedAcrossUnloads()
+    {
+        // Invoked once an hour, unloaded after 10 idle minutes: without pre-warm every read misses.
+        AppTrace trace = Build(Read(0, 0, "model"), Read(0, 0, "model"), Read(60, 1, "model"), Read(120, 2, "model"));
+        var off = new PolicySet { CapacityBytes = 1 << 20, Prewarm = false };
+
+        AppResult cold = Run(trace, off);
+        AppResult warm = Run(trace, off with { Prewarm = true });
+
+        Assert.Equal((2, 1, 0), (cold.Unloads, cold.LocalHits, cold.Prewarmed));
+        Assert.Equal((2, 3, 2), (warm.Unloads, warm.LocalHits, warm.Prewarmed));
+    }
+
+    [Fact]
+    public void PrewarmSkipsAnObjectReadOnceWithoutHits()
+    {
+        AppTrace trace = Build(Read(0, 0, "once"), Read(60, 1, "other"), Read(120, 2, "once"));
+
+        AppResult warm = Run(trace, new PolicySet { CapacityBytes = 1 << 20, Prewarm = true });
+
+        Assert.Equal((0, 0), (warm.Prewarmed, warm.LocalHits));
+    }
+
+    private static string KeyOwnedBy(int instance)
+    {
+        for (int i = 0; ; i++)
+        {
+            if (OwnerOf("k" + i) == instance)
+            {
+                return "k" + i;
+            }
+        }
+    }
+
+    private static int OwnerOf(string key) => new ConsistentHashRing([App + "/0", App + "/1"]).GetOwner(key) == App + "/0" ? 0 : 1;
+}

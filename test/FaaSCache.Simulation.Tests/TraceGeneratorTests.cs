@@ -1,0 +1,128 @@
+using FaaSCache.Simulation.Trace;
+
+namespace FaaSCache.Simulation.Tests;
+
+[Trait("Category", "Unit")]
+public sealed class TraceGeneratorTests
+{
+    private static readonly TraceGeneratorOptions Small = new() { Accesses = 200_000, Apps = 60, Seed = 7 };
+
+    [Fact]
+    public void TheSameSeedGivesTheSameTraceRowForRow()
+    {
+        var a = new TraceGenerator(Small).Generate().ToList();
+        var b = new TraceGenerator(Small).Generate().ToList();
+
+        Assert.Equal(a.Count, b.Count);
+        Assert.Equal(a, b);
+    }
+
+    [Fact]
+    public void AnotherSeedGivesAnotherTrace()
+    {
+        var a = new TraceGenerator(Small).Generate().Take(5_000).ToList();
+        var b = new TraceGenerator(Small with { Seed = 8 }).Generate().Take(5_000).ToList();
+
+        Assert.NotEqual(a, b);
+    }
+
+    [Fact]
+    public void AppRowsAreContiguousAndInTimeOrderAndSumToTheRequestedCount()
+    {
+        var rows = new TraceGenerator(Small).Generate().ToList();
+        var seen = new HashSet<string>();
+        string? current = null;
+        long last = long.MinValue;
+        foreach (BlobAccess row in rows)
+        {
+            if (row.AppName != current)
+            {
+                Assert.True(seen.Add(row.AppName), $"app {row.AppName} appears twice");
+                current = row.AppName;
+                last = long.MinValue;
+            }
+
+            Assert.True(row.TimestampMs >= last);
+            last = row.TimestampMs;
+        }
+
+        Assert.Equal(Small.Apps, seen.Count);
+        Assert.InRange(rows.Count, Small.Accesses - Small.Apps, Small.Accesses + Small.Apps);
+    }
+
+    [Fact]
+    public void ReadShareMatchesTheTrace()
+    {
+        var rows = new TraceGenerator(Small).Generate().ToList();
+
+        double reads = rows.Count(r => r.IsRead) / (double)rows.Count;
+
+        Assert.InRange(reads, AzureTraceShape.ReadShare - 0.01, AzureTraceShape.ReadShare + 0.01);
+        Assert.All(rows, r => Assert.NotEqual(r.IsRead, r.IsWrite));
+    }
+
+    [Theory]
+    [InlineData(0.10, 46)]
+    [InlineData(0.25, 542)]
+    [InlineData(0.50, 5_300)]
+    [InlineData(0.75, 9_200)]
+    [InlineData(0.90, 26_800)]
+    [InlineData(0.95, 111_000)]
+    [InlineData(0.99, 1_590_000)]
+    public void BlobSizePercentilesMatchThePublishedOnes(double p, double expected)
+    {
+        var generator = new TraceGenerator(new TraceGeneratorOptions { Seed = 3 });
+        double[] sizes = [.. Enumerable.Range(0, 100_000).Select(i => generator.BlobSize(i % 50, i)).Order()];
+
+        double measured = sizes[(int)(p * sizes.Length)];
+
+        Assert.InRange(measured, expected * 0.9, expected * 1.1);
+        Assert.True(sizes[^1] <= 1.91e9);
+    }
+
+    [Fact]
+    public void AboutHalfTheAppsUseEachBlobInAtMostOneInvocation()
+    {
+        var options = new TraceGeneratorOptions { Accesses = 400_000, Apps = 400, Seed = 11 };
+
+        var apps = new TraceGenerator(options).Generate().GroupBy(r => r.AppName)
+            .Select(g => (double)g.Select(r => r.InvocationId).Distinct().Count() / g.Select(r => r.BlobName).Distinct().Count())
+            .ToList();
+
+        // Paper Fig. 2: invocations per blob <= 1 for 50.1% of apps, <= 100 for 92.3%.
+        Assert.InRange(apps.Count(r => r <= 1) / (double)apps.Count, 0.42, 0.58);
+        Assert.InRange(apps.Count(r => r <= 100) / (double)apps.Count, 0.85, 0.99);
+    }
+
+    [Fact]
+    public void MostAppsAreInvokedLessThanOnceAMinuteAtFullScale()
+    {
+        long[] perApp = new TraceGenerator(new TraceGeneratorOptions()).AccessesPerApp();
+        double accessesPerInvocation = (double)AzureTraceShape.Accesses / AzureTraceShape.Invocations;
+
+        double rare = perApp.Count(a => a / accessesPerInvocation < AzureTraceShape.Days * 24 * 60) / (double)perApp.Length;
+
+        // §2.1: 80% of functions are invoked less than once a minute.
+        Assert.InRange(rare, 0.72, 0.88);
+        Assert.InRange(perApp.Sum(), AzureTraceShape.Accesses - AzureTraceShape.Apps, AzureTraceShape.Accesses + AzureTraceShape.Apps);
+    }
+
+    [Fact]
+    public void CappedAppsKeepTheCapAndTheRestShareTheTotal()
+    {
+        var options = new TraceGeneratorOptions { Accesses = 1_000_000, Apps = 100, MaxAccessesPerApp = 50_000, Seed = 5 };
+
+        long[] perApp = new TraceGenerator(options).AccessesPerApp();
+
+        Assert.All(perApp, n => Assert.InRange(n, 1, 50_000));
+        Assert.InRange(perApp.Sum(), 990_000, 1_010_000);
+    }
+
+    [Fact]
+    public void AnOutOfRangeOptionIsNamed()
+    {
+        var e = Assert.Throws<ArgumentOutOfRangeException>(() => new TraceGenerator(new TraceGeneratorOptions { Apps = 0 }));
+
+        Assert.Equal("Apps", e.ParamName);
+    }
+}
