@@ -191,6 +191,7 @@ public sealed partial class LoadDaemon
 
                 _metrics.Paused();
                 LogPaused();
+                Paused?.Invoke(this, EventArgs.Empty);
                 await idle.ConfigureAwait(false);
                 SetState(resume);
                 continue;

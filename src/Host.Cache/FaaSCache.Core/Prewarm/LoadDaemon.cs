@@ -67,6 +67,9 @@ public sealed partial class LoadDaemon : BackgroundService
         _state = Options.Enabled ? "waiting" : "off";
     }
 
+    /// <summary>Raised when the daemon starts waiting because an invocation executes.</summary>
+    public event EventHandler? Paused;
+
     /// <summary>Gets the pre-warm settings in force.</summary>
     public PrewarmOptions Options => _cache.Options.Prewarm;
 
