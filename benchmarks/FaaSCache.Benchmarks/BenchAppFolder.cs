@@ -13,15 +13,18 @@ internal static class BenchAppFolder
     /// Copies <c>benchmarks/apps/&lt;name&gt;</c> (without __pycache__ / node_modules); <paramref name="editHostJson"/>,
     /// when given, edits the parsed host.json before it is written.
     /// </summary>
-    public static FunctionAppFolder Copy(string name, Action<JsonObject>? editHostJson = null, string? namePrefix = null)
+    public static FunctionAppFolder Copy(string name, Action<JsonObject>? editHostJson = null, string? namePrefix = null) =>
+        CopyDirectory(Path.Combine(RepositoryRoot.Find(), "benchmarks", "apps", name), editHostJson, namePrefix ?? $"faascache-bench-app-{name}");
+
+    /// <summary>Copies the app in <paramref name="source"/> (e.g. a sample), as <see cref="Copy"/> does.</summary>
+    public static FunctionAppFolder CopyDirectory(string source, Action<JsonObject>? editHostJson, string namePrefix)
     {
-        string source = Path.Combine(RepositoryRoot.Find(), "benchmarks", "apps", name);
         if (!Directory.Exists(source))
         {
             throw new DirectoryNotFoundException($"The bench app '{source}' is missing.");
         }
 
-        var builder = new FunctionAppBuilder { NamePrefix = namePrefix ?? $"faascache-bench-app-{name}" };
+        var builder = new FunctionAppBuilder { NamePrefix = namePrefix };
         foreach (string file in Directory.EnumerateFiles(source, "*", SearchOption.AllDirectories))
         {
             string relative = Path.GetRelativePath(source, file);

@@ -1,3 +1,5 @@
+using FaaSCache.Prewarm;
+
 namespace FaaSCache.Scaling;
 
 /// <summary>The compute voter's view of the invocations over a recent window.</summary>
@@ -20,9 +22,10 @@ public readonly record struct InvocationSample(TimeSpan Window, long Completed, 
 /// Counts this instance's invocations for the compute voter (§4: request rate, in-flight invocations, latency). The
 /// FaaSCache host records every invocation it runs; the WebJobs face records them through an invocation filter.
 /// Samples cover a sliding window, so any number of readers (the controller's polls, the real host's scale sampling,
-/// an operator's POST) see the same numbers. Thread-safe; memory is bounded.
+/// an operator's POST) see the same numbers. Thread-safe; memory is bounded. It is also the Load Daemon's signal
+/// that invocations run (§3.3: pre-warm yields to them).
 /// </summary>
-public sealed class InvocationMeter
+public sealed class InvocationMeter : IInvocationActivity
 {
     /// <summary>The default window (the WebJobs SDK samples scale metrics every 10 s).</summary>
     public static readonly TimeSpan DefaultWindow = TimeSpan.FromSeconds(10);
@@ -49,10 +52,14 @@ public sealed class InvocationMeter
     /// <summary>Gets the invocations executing now.</summary>
     public int InFlight => Volatile.Read(ref _inFlight);
 
+    /// <inheritdoc />
+    public event EventHandler? InFlightChanged;
+
     /// <summary>Records the start of an invocation; dispose the result when it ends (<see cref="Invocation.Fail"/> first if it failed).</summary>
     public Invocation Start()
     {
         Interlocked.Increment(ref _inFlight);
+        InFlightChanged?.Invoke(this, EventArgs.Empty);
         return new Invocation(this, _time.GetTimestamp());
     }
 
@@ -83,6 +90,7 @@ public sealed class InvocationMeter
         long now = _time.GetTimestamp();
         long ticks = _time.GetElapsedTime(started, now).Ticks;
         Interlocked.Decrement(ref _inFlight);
+        InFlightChanged?.Invoke(this, EventArgs.Empty);
         lock (_gate)
         {
             _done.Enqueue((now, ticks, failed));

@@ -3,6 +3,7 @@ using FaaSCache.Hosting;
 using FaaSCache.Options;
 using FaaSCache.Ownership;
 using FaaSCache.Peers;
+using FaaSCache.Prewarm;
 using FaaSCache.Scaling.Grpc;
 using FaaSCache.Scaling.Voters;
 using FaaSCache.Storage;
@@ -32,6 +33,8 @@ public static class ScalingBuilderExtensions
         ArgumentNullException.ThrowIfNull(builder);
         IServiceCollection services = builder.Services;
         services.TryAddSingleton(sp => new InvocationMeter(sp.GetService<TimeProvider>()));
+        // §3.3: the Load Daemon yields to the invocations the meter counts.
+        services.TryAddSingleton<IInvocationActivity>(sp => sp.GetRequiredService<InvocationMeter>());
         services.TryAddSingleton(sp => new TransferProfiler(sp.GetService<TimeProvider>()));
         services.TryAddSingleton(sp => new BandwidthScaler(sp.GetRequiredService<TransferProfiler>(), CreateRequester(sp), time: sp.GetService<TimeProvider>()));
         services.TryAddSingleton(sp => new ComputeScaleMonitor(sp.GetRequiredService<InvocationMeter>(), sp.GetRequiredService<FaaSCacheOptions>(), AppName(sp), sp.GetService<TimeProvider>()));

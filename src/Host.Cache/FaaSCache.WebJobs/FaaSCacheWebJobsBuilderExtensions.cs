@@ -3,6 +3,7 @@ using FaaSCache.Memory;
 using FaaSCache.Membership;
 using FaaSCache.Options;
 using FaaSCache.Peers;
+using FaaSCache.Prewarm;
 using FaaSCache.Scaling;
 using Microsoft.Azure.WebJobs;
 using Microsoft.Extensions.Configuration;
@@ -27,7 +28,8 @@ public static class FaaSCacheWebJobsBuilderExtensions
     /// presets act across them. An invalid value stops start-up with a <see cref="FaaSCacheConfigurationException"/>
     /// naming the key. <paramref name="configure"/> runs after the section is read. Pieces registered before this call win.
     /// The scaling voters (compute, cache size, bandwidth) are added as WebJobs scale monitors, fed by a function filter
-    /// that meters every invocation.
+    /// that meters every invocation. With <c>prewarm.enabled</c> the Load Daemon pre-warms the cache at start and a
+    /// snapshot is written at unload (§3.3).
     /// </summary>
     /// <param name="builder">The WebJobs builder.</param>
     /// <param name="configure">Optional changes to the options read from configuration (validated afterwards).</param>
@@ -56,6 +58,8 @@ public static class FaaSCacheWebJobsBuilderExtensions
         cache.AddScaling();
         // §3.4: the Memory Daemon; a WebJobs host runs no workers of its own, so function memory is the host's.
         cache.AddMemoryDaemon();
+        // §3.3: snapshot at unload, Load Daemon at start; it yields to the invocations the filter below meters.
+        cache.AddPrewarm();
 #pragma warning disable CS0618 // Function filters are marked preview in WebJobs 3; they are how an extension sees invocations.
         services.TryAddEnumerable(ServiceDescriptor.Singleton<Microsoft.Azure.WebJobs.Host.IFunctionFilter, InvocationMeterFilter>());
 #pragma warning restore CS0618

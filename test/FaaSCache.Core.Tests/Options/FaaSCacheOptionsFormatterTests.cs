@@ -29,8 +29,9 @@ public sealed class FaaSCacheOptionsFormatterTests
         Assert.Equal(JsonValueKind.Null, root.GetProperty("capacityBytes").ValueKind);
         Assert.Equal(o.EffectiveCapacityBytes, root.GetProperty("effectiveCapacityBytes").GetInt64());
         Assert.Equal("logs/*", root.GetProperty("doNotCache")[0].GetString());
-        // Settings nothing acts on yet are not shown as effective; the Memory Daemon acts on the headroom and the limit.
-        Assert.False(root.TryGetProperty("prewarm", out _));
+        // The Load Daemon acts on prewarm; the Memory Daemon on the headroom and the limit.
+        Assert.True(root.GetProperty("prewarm").GetProperty("enabled").GetBoolean());
+        Assert.Equal(o.Prewarm.HitRateThreshold, root.GetProperty("prewarm").GetProperty("hitRateThreshold").GetDouble());
         Assert.Equal(o.MemoryHeadroomPercent, root.GetProperty("memoryHeadroomPercent").GetInt32());
         Assert.Equal(JsonValueKind.Null, root.GetProperty("memoryLimitBytes").ValueKind);
         // Scaling acts (the voters and the bandwidth planner read it), so its effective values are shown.

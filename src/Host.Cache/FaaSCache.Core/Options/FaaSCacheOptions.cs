@@ -72,7 +72,7 @@ public sealed class FaaSCacheOptions
     /// <summary>Gets or sets glob patterns of keys (<c>container/blob</c>) that are never cached.</summary>
     public IList<string> DoNotCache { get; set; } = [];
 
-    /// <summary>Gets the pre-warm settings (read and checked; nothing acts on them until the Load Daemon exists).</summary>
+    /// <summary>Gets the pre-warm settings (§3.3; the Load Daemon and the unload snapshot act on them when <c>AddPrewarm</c> is composed).</summary>
     public PrewarmOptions Prewarm { get; set; } = new();
 
     /// <summary>Gets the scaling settings (§4; the voters and the scaled loads act on them when <c>AddScaling</c> is composed).</summary>
@@ -117,10 +117,10 @@ public sealed class EvictionOptions
 /// <summary>Pre-warm settings (§3.3).</summary>
 public sealed class PrewarmOptions
 {
-    /// <summary>Gets or sets a value indicating whether the Load Daemon pre-warms at load.</summary>
+    /// <summary>Gets or sets a value indicating whether an unload writes a snapshot and the Load Daemon pre-warms at load.</summary>
     public bool Enabled { get; set; } = true;
 
-    /// <summary>Gets or sets the hit-rate threshold above which an object is reloaded.</summary>
+    /// <summary>Gets or sets the hit-rate threshold (0..1) above which an object is reloaded (objects accessed more than once are, too).</summary>
     public double HitRateThreshold { get; set; } = 0.5;
 }
 

@@ -11,8 +11,7 @@ public static class FaaSCacheOptionsFormatter
     /// <summary>
     /// The options as indented camelCase JSON in host.json's shape, enums by their host.json names, plus
     /// <c>effectivePersist</c> and <c>effectiveCapacityBytes</c> (what is in force when persist or capacity is unset).
-    /// Only settings that something acts on are shown: <c>prewarm</c> is read and checked but has no effect until the
-    /// Load Daemon exists.
+    /// Every setting shown acts on something.
     /// </summary>
     /// <param name="o">The options.</param>
     /// <returns>The JSON text.</returns>
@@ -66,6 +65,14 @@ public static class FaaSCacheOptionsFormatter
             }
 
             w.WriteEndArray();
+
+            if (o.Prewarm is { } prewarm)
+            {
+                w.WriteStartObject(R.Prewarm);
+                w.WriteBoolean(R.Enabled, prewarm.Enabled);
+                w.WriteNumber(R.HitRateThreshold, prewarm.HitRateThreshold);
+                w.WriteEndObject();
+            }
 
             if (o.Scaling is { } scaling)
             {

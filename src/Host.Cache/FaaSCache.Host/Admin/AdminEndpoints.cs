@@ -3,6 +3,7 @@ using FaaSCache.Host.AppModel;
 using FaaSCache.Membership;
 using FaaSCache.Memory;
 using FaaSCache.Ownership;
+using FaaSCache.Prewarm;
 using FaaSCache.Host.Invocation;
 using FaaSCache.Host.Workers;
 using FaaSCache.SharedMemory;
@@ -32,7 +33,8 @@ public static class AdminEndpoints
                 PendingWrites: cachelet?.PendingWrites ?? 0,
                 PeerEndpoint: membership is null ? null : settings.PeerEndpoint.ToString(),
                 Members: membership?.Members.Select(m => new HostMemberStatus(m.Id, m.Endpoint?.ToString(), m.LastHeartbeat)).ToList(),
-                Memory: settings.CacheEnabled ? sp.GetService<MemoryDaemon>()?.Status() : null));
+                Memory: settings.CacheEnabled ? sp.GetService<MemoryDaemon>()?.Status() : null,
+                Prewarm: settings.CacheEnabled ? sp.GetService<LoadDaemon>()?.Status() : null));
         });
         web.MapGet("/admin/invocations", (InvocationLog log, string? function) => Results.Json(log.Recent(function)));
 

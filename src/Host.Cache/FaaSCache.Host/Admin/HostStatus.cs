@@ -1,6 +1,7 @@
 using System.Text.Json.Serialization;
 using FaaSCache.Diagnostics;
 using FaaSCache.Memory;
+using FaaSCache.Prewarm;
 
 namespace FaaSCache.Host.Admin;
 
@@ -21,6 +22,7 @@ namespace FaaSCache.Host.Admin;
 /// <param name="PeerEndpoint">The peer endpoint advertised to the other instances (null with membership off).</param>
 /// <param name="Members">The app's instances as this one sees them (null with membership off).</param>
 /// <param name="Memory">The Memory Daemon's last sample and evictions (null with the cache off).</param>
+/// <param name="Prewarm">The Load Daemon's progress and the keys it loaded (null with the cache off).</param>
 public sealed record HostStatus(
     string App,
     string InstanceId,
@@ -34,7 +36,8 @@ public sealed record HostStatus(
     long PendingWrites,
     string? PeerEndpoint,
     IReadOnlyList<HostMemberStatus>? Members,
-    MemoryDaemonStatus? Memory = null)
+    MemoryDaemonStatus? Memory = null,
+    LoadDaemonStatus? Prewarm = null)
 {
     /// <summary>Gets the member ids this instance sees, in order.</summary>
     [JsonIgnore]

@@ -11,6 +11,7 @@ using FaaSCache.Membership;
 using FaaSCache.Memory;
 using FaaSCache.Ownership;
 using FaaSCache.Peers;
+using FaaSCache.Prewarm;
 using FaaSCache.Scaling;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
@@ -68,6 +69,11 @@ public static class HostApplication
         cache.AddScaling();
         // §3.4: function memory (host and workers, from /proc) plus cached bytes stay below the limit less the headroom.
         cache.AddMemoryDaemon();
+        if (settings.CacheEnabled)
+        {
+            // §3.3: snapshot at unload, Load Daemon at start (yielding to invocations).
+            cache.AddPrewarm();
+        }
 
         services.AddOpenTelemetry().WithMetrics(m => m.AddMeter(Diagnostics.CacheletMetrics.MeterName).AddPrometheusExporter());
         services.AddSingleton(app);
