@@ -95,7 +95,7 @@ public sealed class HybridHistogramPolicy
         {
             // ATC'20: pre-warm at 85% of the predicted idle time, keep alive for 2 x 15% of it.
             TimeSpan predicted = IdleTimePredictor.Predict(histogram.RecentOutOfBounds);
-            return new(predicted * 0.85, predicted * 0.15 * 2, WindowBasis.Predictor, Text($"{oobShare:P0} out of bounds; predicted next idle time {Seconds(predicted)}"));
+            return new(predicted * 0.85, predicted * 0.15 * 2, WindowBasis.Predictor, Text($"{oobShare * 100:0}% out of bounds; predicted next idle time {Seconds(predicted)}"));
         }
 
         double cv = histogram.CoefficientOfVariation();
