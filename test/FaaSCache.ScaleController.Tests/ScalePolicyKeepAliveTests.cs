@@ -69,6 +69,21 @@ public sealed class ScalePolicyKeepAliveTests
         Assert.Equal(1, reload.To);
     }
 
+    [Fact]
+    public void VotesDoNotUnloadAPreWarmedApp()
+    {
+        ScalePolicy policy = Regular(out DateTimeOffset idleSince);
+        _time.Advance(TimeSpan.FromMinutes(10));
+
+        ScaleDecision twoToOne = policy.Decide(new PolicyInput(2, new AggregatedVote(ScaleDirection.In, 1, "in: idle"), idleSince, 0, idleSince));
+        _time.Advance(TimeSpan.FromSeconds(30));
+        ScaleDecision oneStays = policy.Decide(new PolicyInput(1, new AggregatedVote(ScaleDirection.In, 0, "in: idle"), idleSince, 0, idleSince));
+
+        Assert.Equal(1, twoToOne.To);
+        Assert.False(oneStays.Changes);
+        Assert.StartsWith("the keep-alive holds one instance", oneStays.Reason, StringComparison.Ordinal);
+    }
+
     private ScalePolicy Regular(out DateTimeOffset idleSince)
     {
         var histogram = new HybridHistogramPolicy(_options.Histogram, _time);

@@ -95,10 +95,14 @@ public sealed class ScalePolicy
 
                 return To(target, input.Votes.Reason);
             case ScaleDirection.In:
-                int fewer = Math.Max(min, input.Votes.Target);
+                // While the keep-alive policy holds the app loaded, only it unloads the app: votes stop at one instance.
+                int floor = verdict.HoldsLoaded ? Math.Max(1, min) : min;
+                int fewer = Math.Max(floor, input.Votes.Target);
                 if (fewer >= current)
                 {
-                    return Keep(Text($"at minInstances {min}; {input.Votes.Reason}"));
+                    return Keep(verdict.HoldsLoaded && floor > min
+                        ? Text($"the keep-alive holds one instance ({verdict.Reason}); {input.Votes.Reason}")
+                        : Text($"at minInstances {min}; {input.Votes.Reason}"));
                 }
 
                 return InCooledDown(now)

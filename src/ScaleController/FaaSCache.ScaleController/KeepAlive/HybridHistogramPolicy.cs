@@ -75,8 +75,8 @@ public sealed class HybridHistogramPolicy
         }
 
         return windows.PreWarm > TimeSpan.Zero
-            ? new(KeepAliveAction.Load, "pre-warm: the predicted next invocation is near; " + numbers, windows)
-            : new(KeepAliveAction.Keep, "keep-alive runs: " + numbers, windows);
+            ? new(KeepAliveAction.Load, "pre-warm: the predicted next invocation is near; " + numbers, windows, HoldsLoaded: true)
+            : new(KeepAliveAction.Keep, "keep-alive runs: " + numbers, windows, HoldsLoaded: true);
     }
 
     /// <summary>The windows <paramref name="histogram"/> gives under <paramref name="options"/> (the reference's rules).</summary>

@@ -17,4 +17,5 @@ public enum KeepAliveAction
 /// <param name="Action">What it wants.</param>
 /// <param name="Reason">Why, with the numbers.</param>
 /// <param name="Windows">The windows it used (null for the fixed policy).</param>
-public sealed record KeepAliveVerdict(KeepAliveAction Action, string Reason, KeepAliveWindows? Windows = null);
+/// <param name="HoldsLoaded">Whether the policy wants the app loaded now (its keep-alive runs): votes may then scale in, but not to zero.</param>
+public sealed record KeepAliveVerdict(KeepAliveAction Action, string Reason, KeepAliveWindows? Windows = null, bool HoldsLoaded = false);
