@@ -98,6 +98,24 @@ public static class ScaleControllerCommandLine
             Instances, ScriptRoot, AppName, Storage, MinInstances, MaxInstances, PollInterval, ScaleOutCooldown, ScaleInCooldown, IdleToZero, KeepAlive, HistogramBin, HistogramMinSamples, HoldTimeout,
             DrainTimeout, StartTimeout, StopTimeout, HostDll, ListenAddress, Port, GrpcPort, ShmRoot, Netns, LinkRate, NetnsPrefix, StatusView,
         };
+        // The histogram's settings would do nothing under the fixed keep-alive: say so rather than ignore them.
+        root.Validators.Add(r =>
+        {
+            // The token, not GetValue: a --keep-alive that did not parse has its own error already.
+            OptionResult? given = r.GetResult(KeepAlive);
+            if (given is { Implicit: false } && !given.Tokens.All(t => t.Value.Equals("fixed", StringComparison.OrdinalIgnoreCase)))
+            {
+                return;
+            }
+
+            foreach (Option option in new Option[] { HistogramBin, HistogramMinSamples })
+            {
+                if (r.GetResult(option) is { Implicit: false })
+                {
+                    r.AddError($"{option.Name} only applies with --keep-alive histogram");
+                }
+            }
+        });
         root.SetAction((result, cancellationToken) => run(ToOptions(result), result.GetValue(StatusView), cancellationToken));
         return root;
     }
