@@ -22,6 +22,7 @@ internal static class Program
         new("consistency", "the paper's Table 6: 5 host instances count a blob to 1,000 round-robin under each of the six consistency presets", ConsistencyBenchmark.RunAsync),
         new("compute-scaling", "a bounded HTTP load ramp through the scale controller's front door: instances, p50/p99 latency and failures over time, with a PNG", ComputeScalingBenchmark.RunAsync),
         new("remote-read", "remote hit / remote miss from an owner process vs a direct Azurite download and raw TCP, 1 KB .. 128 MB", RemoteReadBenchmark.RunAsync),
+        new("memory-daemon", "the paper's Table 5: a 350 MB numpy column sum, a heap growth to 96% of the app's memory limit, the sum again: no daemon / daemon / daemon + a second instance", MemoryDaemonBenchmark.RunAsync),
         new("bandwidth-scaling", "the paper's Fig. 12: a fresh miss of 400 KB .. 800 MB over 90 MB/s per-instance links, one instance vs bandwidth scaling over 6 (planner's N and every fixed N)", BandwidthScalingBenchmark.RunAsync),
     ];
 
