@@ -71,7 +71,7 @@ public sealed class ScalePolicy
         {
             return InCooledDown(now)
                 ? To(min, Text($"{verdict.Reason} and every vote in: to minInstances {min}"))
-                : Keep(Text($"{verdict.Reason}, but scale-in cool-down ({_options.ScaleInCooldown.TotalSeconds:0.#} s after the last change) runs"));
+                : Keep(Text($"{Stable(verdict.Reason)}, but scale-in cool-down ({_options.ScaleInCooldown.TotalSeconds:0.#} s after the last change) runs"));
         }
 
         if (verdict.Action == KeepAliveAction.Load && current == 0)
@@ -101,7 +101,7 @@ public sealed class ScalePolicy
                 if (fewer >= current)
                 {
                     return Keep(verdict.HoldsLoaded && floor > min
-                        ? Text($"the keep-alive holds one instance ({verdict.Reason}); {input.Votes.Reason}")
+                        ? Text($"the keep-alive holds one instance ({Stable(verdict.Reason)}); {input.Votes.Reason}")
                         : Text($"at minInstances {min}; {input.Votes.Reason}"));
                 }
 
@@ -135,6 +135,9 @@ public sealed class ScalePolicy
     }
 
     private static string Text(FormattableString text) => text.ToString(CultureInfo.InvariantCulture);
+
+    // A kept count's reason without the idle time that grows every poll: the history keeps a kept count only when its reason changes.
+    private static string Stable(string reason) => reason.IndexOf(':', StringComparison.Ordinal) is var colon and > 0 ? reason[..colon] : reason;
 
     private bool InCooledDown(DateTimeOffset now) => _lastChange is not { } last || now - last >= _options.ScaleInCooldown;
 
