@@ -13,6 +13,7 @@ cd "$root"
 #   redis-server                          the Redis rows of the benchmarks and TestSupport's RedisServer
 #   python3 python3-grpcio python3-protobuf python3-pytest   the Python worker, its runtime and its tests
 #   python3-flake8                        the Python worker's linter (scripts/test.sh runs it)
+#   python3-numpy                         the memory-daemon benchmark's functions (a column sum over a numpy array)
 #   protobuf-compiler protobuf-compiler-grpc                  protoc and grpc_python_plugin for the worker's stubs
 #   libprotobuf-dev                       google/protobuf/*.proto (FunctionRpc.proto imports duration.proto)
 #   g++ make                              node-gyp builds the Node worker's mmap-io
@@ -20,7 +21,7 @@ cd "$root"
 #   iproute2                              ip and tc: FaaSCache.NetworkEmulation's namespaces and shaped veth links
 #   nftables                              nft: filtering between emulated instances (partitions)
 #   iperf3                                instance-to-instance throughput in the network emulation tests
-apt_packages=(redis-server python3 python3-grpcio python3-protobuf python3-pytest python3-flake8 protobuf-compiler
+apt_packages=(redis-server python3 python3-grpcio python3-protobuf python3-pytest python3-flake8 python3-numpy protobuf-compiler
     protobuf-compiler-grpc libprotobuf-dev g++ make curl iproute2 nftables iperf3)
 
 say() { printf '[setup] %s\n' "$*"; }
@@ -114,6 +115,10 @@ try:
     import pytest  # noqa: F401
 except ImportError as e:
     sys.exit(f"the Python tests cannot import pytest ({e}): install python3-pytest")
+try:
+    import numpy  # noqa: F401
+except ImportError as e:
+    sys.exit(f"the memory-daemon benchmark's functions cannot import numpy ({e}): install python3-numpy")
 from faascache_worker import azure_functions, protos
 azure_functions.ensure_available()
 from faascache_worker import dispatcher  # noqa: F401  (imports the generated stubs and grpc.aio)
@@ -177,7 +182,7 @@ run_checks() {
     say "checking that each runtime piece works"
     check "protoc builds the Python worker's FunctionRpc stubs" "$(fix_for protobuf-compiler protobuf-compiler-grpc libprotobuf-dev python3-grpcio python3-protobuf)" \
         bash -c "cd '$root/src/Workers/python' && /usr/bin/python3 -m faascache_worker.protos --verify"
-    check "the Python worker imports" "$(fix_for python3 python3-grpcio python3-protobuf python3-pytest)" python_worker_imports
+    check "the Python worker imports" "$(fix_for python3 python3-grpcio python3-protobuf python3-pytest python3-numpy)" python_worker_imports
     check "the Node worker loads mmap-io and gRPC" "bash scripts/setup.d/node-worker.sh (npm ci in src/Workers/node; mmap-io builds with $(fix_for g++ make))" node_worker_loads
     check "Azurite starts and answers" "npm ci in $root (azurite@3.35.0) and $(fix_for curl)" azurite_answers
     check "redis-server runs" "$(fix_for redis-server)" redis-server --version

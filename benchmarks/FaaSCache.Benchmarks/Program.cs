@@ -23,6 +23,7 @@ internal static class Program
         new("compute-scaling", "a bounded HTTP load ramp through the scale controller's front door: instances, p50/p99 latency and failures over time, with a PNG", ComputeScalingBenchmark.RunAsync),
         new("remote-read", "remote hit / remote miss from an owner process vs a direct Azurite download and raw TCP, 1 KB .. 128 MB", RemoteReadBenchmark.RunAsync),
         new("prewarm", "the paper's §3.3 AMBER Alert after an unload: cold start vs hybrid histogram alone vs FaaSCache pre-warm (first invocation of the pipeline)", PrewarmBenchmark.RunAsync),
+        new("memory-daemon", "the paper's Table 5: a 350 MB numpy column sum, a heap growth to 96% of the app's memory limit, the sum again: no daemon / daemon / daemon + a second instance", MemoryDaemonBenchmark.RunAsync),
         new("bandwidth-scaling", "the paper's Fig. 12: a fresh miss of 400 KB .. 800 MB over 90 MB/s per-instance links, one instance vs bandwidth scaling over 6 (planner's N and every fixed N)", BandwidthScalingBenchmark.RunAsync),
         new("simulate", "the paper's Fig. 8: the Azure-shaped 44.3 M-access trace (--quick: 1 M) through the cachelet's policy code, 32 MB .. 1 GB, pre-warm off/on; CSV, CDF PNG, throughput and peak memory", SimulateBenchmark.RunAsync),
     ];

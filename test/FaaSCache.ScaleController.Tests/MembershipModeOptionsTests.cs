@@ -27,6 +27,18 @@ public sealed class MembershipModeOptionsTests
     }
 
     [Fact]
+    public async Task TheCommandLineSelectsTheHistogramWithItsBinsAndRefusesThemUnderTheFixedKeepAlive()
+    {
+        ScaleControllerOptions options = await ParseAsync("--app-name", "a", "--keep-alive", "histogram", "--histogram-bin", "2", "--histogram-min-samples", "4");
+        var fixedWithBins = ScaleControllerCommandLine.Create((_, _, _) => Task.FromResult(0)).Parse(["--app-name", "a", "--histogram-bin", "2"]);
+        var unknown = ScaleControllerCommandLine.Create((_, _, _) => Task.FromResult(0)).Parse(["--app-name", "a", "--keep-alive", "forever"]);
+
+        Assert.Equal((KeepAliveMode.Histogram, TimeSpan.FromSeconds(2), 4), (options.KeepAlive, options.Histogram.BinWidth, options.Histogram.MinSamples));
+        Assert.Contains(fixedWithBins.Errors, e => e.Message == "--histogram-bin only applies with --keep-alive histogram");
+        Assert.Contains(unknown.Errors, e => e.Message == "--keep-alive 'forever' must be fixed or histogram");
+    }
+
+    [Fact]
     public void AnUnknownModeIsAUsageErrorNamingTheValueAndTheChoices()
     {
         var parsed = ScaleControllerCommandLine.Create((_, _, _) => Task.FromResult(0)).Parse(["--instances", "pods", "--app-name", "a"]);

@@ -73,4 +73,25 @@ public sealed class ScaleControllerOptionsValidatorTests
 
         Assert.Equal("DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=k;BlobEndpoint=http://10.250.3.1:10000/devstoreaccount1;", rewritten);
     }
+
+    [Fact]
+    public void TheHistogramNeedsTheFrontDoorAndSaneBins()
+    {
+        var options = new ScaleControllerOptions
+        {
+            Instances = InstanceSourceMode.Membership,
+            AppName = "app",
+            StorageConnection = "UseDevelopmentStorage=true",
+            KeepAlive = KeepAliveMode.Histogram,
+            Histogram = { BinWidth = TimeSpan.FromMilliseconds(10), Bins = 5000, HeadPercentile = 0.5, TailPercentile = 0.4 },
+        };
+
+        string[] failures = [.. new ScaleControllerOptionsValidator().Validate(null, options).Failures!];
+
+        Assert.Contains(failures, f => f.StartsWith("KeepAlive 'histogram' needs Instances launch", StringComparison.Ordinal));
+        Assert.Contains("Histogram.BinWidth 0.01 s must be at least 0.1 s (the paper: 60 s).", failures);
+        Assert.Contains("Histogram.Bins 5000 must be between 2 and 1024 (the paper: 240).", failures);
+        Assert.Contains("Histogram.HeadPercentile 0.5 must not exceed Histogram.TailPercentile 0.4.", failures);
+        Assert.Equal(4, failures.Length);
+    }
 }

@@ -6,6 +6,7 @@ using FaaSCache.ScaleController.Decisions;
 using FaaSCache.ScaleController.FrontDoor;
 using FaaSCache.ScaleController.Grpc;
 using FaaSCache.ScaleController.Instances;
+using FaaSCache.ScaleController.KeepAlive;
 using FaaSCache.ScaleController.Options;
 using FaaSCache.ScaleController.Status;
 using Microsoft.AspNetCore.Builder;
@@ -66,13 +67,14 @@ public static class ScaleControllerApp
         }
 
         services.Configure<Microsoft.Extensions.Hosting.HostOptions>(h => h.ShutdownTimeout = options.DrainTimeout + options.StopTimeout + TimeSpan.FromSeconds(10));
-        services.AddSingleton(sp => new ScalePolicy(options, clock));
+        AddKeepAlive(services, options, clock);
         services.AddSingleton(new DecisionHistory(options.HistorySize));
         services.AddSingleton<ScaleDecisionState>();
         services.AddSingleton<IScaleDecisions>(sp => sp.GetRequiredService<ScaleDecisionState>());
         services.AddSingleton<FrontDoorTraffic>();
         services.AddSingleton<ScaleCoordinator>();
         services.AddSingleton<ScaleStatusSource>();
+        services.AddSingleton<KeepAliveStatusSource>();
         services.AddSingleton(sp => new InstanceVoteClient(key, clock));
         services.AddSingleton<ScaleLoop>();
         services.AddHostedService(sp => sp.GetRequiredService<ScaleLoop>());
@@ -120,6 +122,22 @@ public static class ScaleControllerApp
         }
 
         return app;
+    }
+
+    // The idle rule: fixed (idleToZero) or the hybrid histogram, whose keeper loads its state before the poll loop starts.
+    private static void AddKeepAlive(IServiceCollection services, ScaleControllerOptions options, TimeProvider clock)
+    {
+        if (options.KeepAlive != KeepAliveMode.Histogram)
+        {
+            services.AddSingleton(sp => new ScalePolicy(options, clock));
+            return;
+        }
+
+        services.AddSingleton(new HybridHistogramPolicy(options.Histogram, clock));
+        services.AddSingleton(new HistogramStateStore(options.StorageConnection));
+        services.AddSingleton<HistogramKeeper>();
+        services.AddHostedService(sp => sp.GetRequiredService<HistogramKeeper>());
+        services.AddSingleton(sp => new ScalePolicy(options, clock, new HistogramKeepAlive(sp.GetRequiredService<HybridHistogramPolicy>(), options.AppName)));
     }
 
     // Launch mode: the instances are host processes on this machine (optionally each in its own network namespace).

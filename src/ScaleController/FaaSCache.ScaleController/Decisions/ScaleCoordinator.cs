@@ -30,7 +30,7 @@ public sealed class ScaleCoordinator(ScalePolicy policy, IInstanceSource pool, F
             DateTimeOffset? busy = votes.Where(v => v.InFlight > 0).Select(v => (DateTimeOffset?)v.At).Max();
             _lastBusy = busy > _lastBusy || _lastBusy is null ? busy : _lastBusy;
             DateTimeOffset? lastRequest = _lastBusy > traffic.LastRequest || traffic.LastRequest is null ? _lastBusy : traffic.LastRequest;
-            return Carry(policy.Decide(new PolicyInput(current, aggregate, lastRequest, traffic.Pending)));
+            return Carry(policy.Decide(new PolicyInput(current, aggregate, lastRequest, traffic.Pending, traffic.IdleSince)));
         }
     }
 
@@ -45,7 +45,7 @@ public sealed class ScaleCoordinator(ScalePolicy policy, IInstanceSource pool, F
             }
 
             var none = new AggregatedVote(ScaleDirection.None, 0, "no instance to vote");
-            Carry(policy.Decide(new PolicyInput(0, none, traffic.LastRequest, Math.Max(1, traffic.Pending)), ScaleTrigger.FrontDoor));
+            Carry(policy.Decide(new PolicyInput(0, none, traffic.LastRequest, Math.Max(1, traffic.Pending), traffic.IdleSince), ScaleTrigger.FrontDoor));
         }
     }
 

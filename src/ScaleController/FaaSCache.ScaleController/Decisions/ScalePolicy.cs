@@ -1,4 +1,5 @@
 using System.Globalization;
+using FaaSCache.ScaleController.KeepAlive;
 using FaaSCache.ScaleController.Options;
 
 namespace FaaSCache.ScaleController.Decisions;
@@ -7,24 +8,34 @@ namespace FaaSCache.ScaleController.Decisions;
 /// Turns aggregated votes into an instance count (§4): clamps to minInstances..maxInstances, waits out the cool-downs
 /// (scale-out at most every <see cref="ScaleControllerOptions.ScaleOutCooldown"/>, scale-in only
 /// <see cref="ScaleControllerOptions.ScaleInCooldown"/> after any change), scales an idle app to its minimum (zero by
-/// default), scales from zero when a request waits, and lets urgent votes act at once. Each decision is assumed to be
+/// default) when its <see cref="IKeepAlivePolicy"/> says so, loads it again when that policy pre-warms it (§3.3),
+/// scales from zero when a request waits, and lets urgent votes act at once. Each decision is assumed to be
 /// carried out (the cool-downs run from it). Not thread-safe: the controller serialises its calls.
 /// </summary>
 public sealed class ScalePolicy
 {
     private readonly ScaleControllerOptions _options;
     private readonly TimeProvider _time;
+    private readonly IKeepAlivePolicy _keepAlive;
     private readonly DateTimeOffset _started;
     private DateTimeOffset? _lastScaleOut;
     private DateTimeOffset? _lastChange;
 
-    /// <summary>Initializes a new instance of the <see cref="ScalePolicy"/> class.</summary>
+    /// <summary>Initializes a new instance of the <see cref="ScalePolicy"/> class with the fixed keep-alive (<see cref="ScaleControllerOptions.IdleToZero"/>).</summary>
     public ScalePolicy(ScaleControllerOptions options, TimeProvider time)
+        : this(options, time, new FixedKeepAlive(options?.IdleToZero ?? TimeSpan.Zero, time))
+    {
+    }
+
+    /// <summary>Initializes a new instance of the <see cref="ScalePolicy"/> class with <paramref name="keepAlive"/> deciding when an idle app unloads and reloads.</summary>
+    public ScalePolicy(ScaleControllerOptions options, TimeProvider time, IKeepAlivePolicy keepAlive)
     {
         ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(time);
+        ArgumentNullException.ThrowIfNull(keepAlive);
         _options = options;
         _time = time;
+        _keepAlive = keepAlive;
         _started = time.GetUtcNow();
     }
 
@@ -54,13 +65,18 @@ public sealed class ScalePolicy
             return To(max, Text($"above maxInstances {max}"));
         }
 
-        TimeSpan idle = now - (input.LastRequest ?? _started);
         bool allIn = current == 0 || input.Votes.Direction == ScaleDirection.In;
-        if (idle >= _options.IdleToZero && input.PendingRequests == 0 && allIn && current > min)
+        KeepAliveVerdict verdict = input.PendingRequests == 0 ? _keepAlive.Evaluate(input, _started) : new(KeepAliveAction.Keep, "requests in flight");
+        if (verdict.Action == KeepAliveAction.Unload && allIn && current > min)
         {
             return InCooledDown(now)
-                ? To(min, Text($"idle: no request for {idle.TotalSeconds:0} s (idleToZero {_options.IdleToZero.TotalSeconds:0} s) and every vote in: to minInstances {min}"))
-                : Keep(Text($"idle, but scale-in cool-down ({_options.ScaleInCooldown.TotalSeconds:0.#} s after the last change) runs"));
+                ? To(min, Text($"{verdict.Reason} and every vote in: to minInstances {min}"))
+                : Keep(Text($"{Stable(verdict.Reason)}, but scale-in cool-down ({_options.ScaleInCooldown.TotalSeconds:0.#} s after the last change) runs"));
+        }
+
+        if (verdict.Action == KeepAliveAction.Load && current == 0)
+        {
+            return To(Math.Max(1, min), verdict.Reason);
         }
 
         switch (input.Votes.Direction)
@@ -79,10 +95,14 @@ public sealed class ScalePolicy
 
                 return To(target, input.Votes.Reason);
             case ScaleDirection.In:
-                int fewer = Math.Max(min, input.Votes.Target);
+                // While the keep-alive policy holds the app loaded, only it unloads the app: votes stop at one instance.
+                int floor = verdict.HoldsLoaded ? Math.Max(1, min) : min;
+                int fewer = Math.Max(floor, input.Votes.Target);
                 if (fewer >= current)
                 {
-                    return Keep(Text($"at minInstances {min}; {input.Votes.Reason}"));
+                    return Keep(verdict.HoldsLoaded && floor > min
+                        ? Text($"the keep-alive holds one instance ({Stable(verdict.Reason)}); {input.Votes.Reason}")
+                        : Text($"at minInstances {min}; {input.Votes.Reason}"));
                 }
 
                 return InCooledDown(now)
@@ -115,6 +135,9 @@ public sealed class ScalePolicy
     }
 
     private static string Text(FormattableString text) => text.ToString(CultureInfo.InvariantCulture);
+
+    // A kept count's reason without the idle time that grows every poll: the history keeps a kept count only when its reason changes.
+    private static string Stable(string reason) => reason.IndexOf(':', StringComparison.Ordinal) is var colon and > 0 ? reason[..colon] : reason;
 
     private bool InCooledDown(DateTimeOffset now) => _lastChange is not { } last || now - last >= _options.ScaleInCooldown;
 

@@ -40,6 +40,25 @@ public static class ScaleControllerCommandLine
     private static readonly Option<TimeSpan> ScaleOutCooldown = Seconds("--scale-out-cooldown", "Least seconds between two scale-outs.", 1);
     private static readonly Option<TimeSpan> ScaleInCooldown = Seconds("--scale-in-cooldown", "Least seconds after any change before a scale-in.", 30);
     private static readonly Option<TimeSpan> IdleToZero = Seconds("--idle-to-zero", "Seconds without requests (every vote in) before the app scales to its minimum.", 60);
+    private static readonly Option<KeepAliveMode> KeepAlive = new("--keep-alive")
+    {
+        Description = "fixed: unload after --idle-to-zero; histogram: the hybrid histogram (§3.3) unloads after its keep-alive window and reloads at its pre-warm time (state in the blob faascache-meta/<app>/histogram.json).",
+        DefaultValueFactory = _ => KeepAliveMode.Fixed,
+        CustomParser = r =>
+        {
+            string text = r.Tokens.Count > 0 ? r.Tokens[0].Value : "fixed";
+            if (Enum.TryParse(text, ignoreCase: true, out KeepAliveMode mode) && Enum.IsDefined(mode) && !int.TryParse(text, out _))
+            {
+                return mode;
+            }
+
+            r.AddError($"--keep-alive '{text}' must be fixed or histogram");
+            return KeepAliveMode.Fixed;
+        },
+    };
+
+    private static readonly Option<TimeSpan> HistogramBin = Seconds("--histogram-bin", "With --keep-alive histogram: the width of one of its 240 bins (the paper: 60, a 4-hour range).", 60);
+    private static readonly Option<int> HistogramMinSamples = new("--histogram-min-samples") { Description = "With --keep-alive histogram: the fewest idle times before the histogram is trusted.", DefaultValueFactory = _ => 10 };
     private static readonly Option<TimeSpan> HoldTimeout = Seconds("--hold-timeout", "Seconds a request is held for a cold start before 503.", 60);
     private static readonly Option<TimeSpan> DrainTimeout = Seconds("--drain-timeout", "Seconds a draining instance has to finish its requests.", 30);
     private static readonly Option<TimeSpan> StartTimeout = Seconds("--start-timeout", "Seconds an instance may take to become ready.", 90);
@@ -76,9 +95,27 @@ public static class ScaleControllerCommandLine
         ArgumentNullException.ThrowIfNull(run);
         var root = new RootCommand("FaaSCache scale controller: runs a function app's FaaSCache host instances behind a front door and scales them by their votes (Faa$T §4); with --instances membership it only decides, for KEDA.")
         {
-            Instances, ScriptRoot, AppName, Storage, MinInstances, MaxInstances, PollInterval, ScaleOutCooldown, ScaleInCooldown, IdleToZero, HoldTimeout,
+            Instances, ScriptRoot, AppName, Storage, MinInstances, MaxInstances, PollInterval, ScaleOutCooldown, ScaleInCooldown, IdleToZero, KeepAlive, HistogramBin, HistogramMinSamples, HoldTimeout,
             DrainTimeout, StartTimeout, StopTimeout, HostDll, ListenAddress, Port, GrpcPort, ShmRoot, Netns, LinkRate, NetnsPrefix, StatusView,
         };
+        // The histogram's settings would do nothing under the fixed keep-alive: say so rather than ignore them.
+        root.Validators.Add(r =>
+        {
+            // The token, not GetValue: a --keep-alive that did not parse has its own error already.
+            OptionResult? given = r.GetResult(KeepAlive);
+            if (given is { Implicit: false } && !given.Tokens.All(t => t.Value.Equals("fixed", StringComparison.OrdinalIgnoreCase)))
+            {
+                return;
+            }
+
+            foreach (Option option in new Option[] { HistogramBin, HistogramMinSamples })
+            {
+                if (r.GetResult(option) is { Implicit: false })
+                {
+                    r.AddError($"{option.Name} only applies with --keep-alive histogram");
+                }
+            }
+        });
         root.SetAction((result, cancellationToken) => run(ToOptions(result), result.GetValue(StatusView), cancellationToken));
         return root;
     }
@@ -98,6 +135,8 @@ public static class ScaleControllerCommandLine
             ScaleOutCooldown = r.GetValue(ScaleOutCooldown),
             ScaleInCooldown = r.GetValue(ScaleInCooldown),
             IdleToZero = r.GetValue(IdleToZero),
+            KeepAlive = r.GetValue(KeepAlive),
+            Histogram = { BinWidth = r.GetValue(HistogramBin), MinSamples = r.GetValue(HistogramMinSamples) },
             HoldTimeout = r.GetValue(HoldTimeout),
             DrainTimeout = r.GetValue(DrainTimeout),
             StartTimeout = r.GetValue(StartTimeout),

@@ -38,6 +38,15 @@ public sealed class ScaleControllerOptions
     /// <summary>Gets or sets how long an app must go without front-door requests (every vote in) before it scales to zero.</summary>
     public TimeSpan IdleToZero { get; set; } = TimeSpan.FromSeconds(60);
 
+    /// <summary>Gets or sets how an idle app is unloaded and reloaded: fixed (<see cref="IdleToZero"/>) or the hybrid histogram.</summary>
+    public KeepAliveMode KeepAlive { get; set; } = KeepAliveMode.Fixed;
+
+    /// <summary>Gets the hybrid histogram's settings (used with <see cref="KeepAlive"/> histogram).</summary>
+    public KeepAlive.HybridHistogramOptions Histogram { get; init; } = new();
+
+    /// <summary>Gets or sets how long the histogram's state waits after a change before it is written to its blob (changes in between are written together).</summary>
+    public TimeSpan HistogramSaveDelay { get; set; } = TimeSpan.FromSeconds(5);
+
     /// <summary>Gets or sets how long the front door holds a request while a cold start brings the first instance up.</summary>
     public TimeSpan HoldTimeout { get; set; } = TimeSpan.FromSeconds(60);
 

@@ -90,6 +90,16 @@ public sealed class ScaleControllerOptionsValidator : IValidateOptions<ScaleCont
             errors.Add(Invariant($"LinkRateBytesPerSecond {options.LinkRateBytesPerSecond} must be a positive number of bytes per second (e.g. 90000000)."));
         }
 
+        if (!Enum.IsDefined(options.KeepAlive))
+        {
+            errors.Add($"KeepAlive '{options.KeepAlive}' must be fixed or histogram.");
+        }
+
+        if (options.KeepAlive == KeepAliveMode.Histogram)
+        {
+            ValidateHistogram(errors, options);
+        }
+
         if (options.HistorySize is < 1 or > 100_000)
         {
             errors.Add(Invariant($"HistorySize {options.HistorySize} must be between 1 and 100000."));
@@ -146,6 +156,23 @@ public sealed class ScaleControllerOptionsValidator : IValidateOptions<ScaleCont
                 errors.Add($"AppName '{options.AppName}' cannot name the app's membership blob: {e.Message}");
             }
         }
+    }
+
+    // The histogram learns idle times at the front door: membership mode has none, so the setting would do nothing there.
+    private static void ValidateHistogram(List<string> errors, ScaleControllerOptions options)
+    {
+        if (options.Instances == InstanceSourceMode.Membership)
+        {
+            errors.Add("KeepAlive 'histogram' needs Instances launch: it learns idle times from the front door's requests, and with Instances membership no request passes the controller.");
+        }
+
+        ValidateOptionsResult histogram = new KeepAlive.HybridHistogramOptionsValidator().Validate(null, options.Histogram);
+        if (histogram.Failed)
+        {
+            errors.AddRange(histogram.Failures);
+        }
+
+        Positive(errors, nameof(options.HistogramSaveDelay), options.HistogramSaveDelay);
     }
 
     private static void Positive(List<string> errors, string key, TimeSpan value)

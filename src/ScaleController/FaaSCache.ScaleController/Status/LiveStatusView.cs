@@ -62,8 +62,15 @@ public sealed class LiveStatusView(ScaleStatusSource status, TimeProvider time) 
                 Markup.Escape(d.Reason));
         }
 
-        return new Rows(header, new Markup(Markup.Escape("Reason: " + s.Reason)), instances, decisions);
+        return new Rows(header, new Markup(Markup.Escape("Reason: " + s.Reason)), new Markup(Markup.Escape(KeepAliveLine(s.KeepAlive))), instances, decisions);
     }
+
+    private static string KeepAliveLine(KeepAliveStatus? k) => k switch
+    {
+        null => "Keep-alive: not reported",
+        { Mode: "histogram" } => string.Create(CultureInfo.InvariantCulture, $"Keep-alive (histogram, {k.Basis}): pre-warm {k.PreWarmSeconds:0.#} s, keep-alive {k.KeepAliveSeconds:0.#} s; {k.IdleTimes} idle time(s), {k.OutOfBounds} out of bounds; idle {(k.IdleSeconds is { } i ? $"{i:0} s" : "-")}; state {k.State?.Bytes} B ({k.State?.Note})"),
+        _ => "Keep-alive: " + k.Reason,
+    };
 
     // One line per vote in an 80-column terminal; the full reasons are in GET /scale/status.
     private static string Short(string reason) => reason.Length <= ReasonChars ? reason : reason[..(ReasonChars - 1)] + "…";

@@ -19,6 +19,7 @@ namespace FaaSCache.ScaleController.Status;
 /// <param name="Votes">The last poll's aggregate.</param>
 /// <param name="Instances">The current instances, then the recently ended ones.</param>
 /// <param name="Decisions">The decision history, oldest first.</param>
+/// <param name="KeepAlive">How the idle app is unloaded and reloaded: the mode, the windows, the histogram's state.</param>
 public sealed record ScaleStatusReport(
     string App,
     string Mode,
@@ -35,7 +36,8 @@ public sealed record ScaleStatusReport(
     string InstanceLoadNote,
     AggregatedVote? Votes,
     IReadOnlyList<InstanceStatus> Instances,
-    IReadOnlyList<ScaleDecision> Decisions);
+    IReadOnlyList<ScaleDecision> Decisions,
+    KeepAliveStatus? KeepAlive = null);
 
 /// <summary>One instance in the status.</summary>
 /// <param name="Id">Its id.</param>

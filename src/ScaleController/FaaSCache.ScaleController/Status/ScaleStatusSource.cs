@@ -12,7 +12,8 @@ public sealed class ScaleStatusSource(
     ScaleCoordinator coordinator,
     ScaleDecisionState state,
     DecisionHistory history,
-    FrontDoorTraffic traffic)
+    FrontDoorTraffic traffic,
+    KeepAliveStatusSource keepAlive)
 {
     /// <summary>The status now.</summary>
     public ScaleStatusReport Read()
@@ -43,6 +44,7 @@ public sealed class ScaleStatusSource(
                 i.InFlight,
                 i.LastVotes,
                 i.Error))],
-            history.Snapshot());
+            history.Snapshot(),
+            keepAlive.Read());
     }
 }
