@@ -23,6 +23,7 @@ internal static class Program
         new("compute-scaling", "a bounded HTTP load ramp through the scale controller's front door: instances, p50/p99 latency and failures over time, with a PNG", ComputeScalingBenchmark.RunAsync),
         new("remote-read", "remote hit / remote miss from an owner process vs a direct Azurite download and raw TCP, 1 KB .. 128 MB", RemoteReadBenchmark.RunAsync),
         new("bandwidth-scaling", "the paper's Fig. 12: a fresh miss of 400 KB .. 800 MB over 90 MB/s per-instance links, one instance vs bandwidth scaling over 6 (planner's N and every fixed N)", BandwidthScalingBenchmark.RunAsync),
+        new("reliability", "issue 13: faults with real processes, per-preset histories checked for linearizability, a bounded soak; CSV of lost writes, stale and partial reads, leaks", ReliabilityBenchmark.RunAsync),
     ];
 
     public static async Task<int> Main(string[] args)
