@@ -64,12 +64,14 @@ internal static class ReliabilityBenchmark
         await Run("owner killed during write-back", () => ReliabilityFaults.OwnerKilledDuringWriteBackAsync(azurite, 3, output, cancellation));
         await Run("worker killed mid-invocation", () => ReliabilityFaults.WorkerKilledMidInvocationAsync(azurite, output, cancellation));
         await Run("storage frozen under load", () => ReliabilityFaults.StorageFrozenUnderLoadAsync(azurite, TimeSpan.FromSeconds(15), output, cancellation));
+        await Run("shared memory full", () => ReliabilityShmFull.RunAsync(azurite, output, cancellation));
         int seed = 13;
         foreach (string preset in ReliabilityHistories.Presets)
         {
             await Run($"history {preset}", () => ReliabilityHistories.RunAsync(azurite, preset, mode.HistoryOpsPerClient, seed, output, cancellation));
         }
 
+        await Run($"soak {mode.Soak.TotalMinutes:0} min", async () => (await ReliabilitySoak.RunAsync(azurite, mode.Soak, resultsDirectory, output, cancellation)).Row);
         return rows;
     }
 

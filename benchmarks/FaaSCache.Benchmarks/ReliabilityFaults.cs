@@ -24,12 +24,12 @@ internal static class ReliabilityFaults
         await using ReliabilityRig rig = await ReliabilityRig.StartAsync(azurite, "strong", 3, output, cancellation);
         ClusterInstance reader = rig.Cluster[0], owner = rig.Cluster[1], other = rig.Cluster[2];
         string key = NameOwnedBy(rig, owner.Id, "big");
-        await rig.WriteAsync(owner, key, "v1", megabytes << 20, row, null, cancellation);
-        await rig.ReadAsync(owner, key, row, null, cancellation);
+        await ReliabilityRig.WriteAsync(owner, key, "v1", megabytes << 20, row, null, cancellation);
+        await ReliabilityRig.ReadAsync(owner, key, row, null, cancellation);
 
         // Poll the reader's map folder: a new map there is the transfer under way.
         var before = Directory.EnumerateFiles(reader.MapDirectory).ToHashSet(StringComparer.Ordinal);
-        Task<RegisterOp> reading = rig.ReadAsync(reader, key, row, null, cancellation);
+        Task<RegisterOp> reading = ReliabilityRig.ReadAsync(reader, key, row, null, cancellation);
         var clock = Stopwatch.StartNew();
         while (!reading.IsCompleted && !Directory.EnumerateFiles(reader.MapDirectory).Any(f => !before.Contains(f)) && clock.Elapsed < TimeSpan.FromSeconds(60))
         {
@@ -66,7 +66,7 @@ internal static class ReliabilityFaults
         string? lastAcked = null;
         for (int i = 0; i < writes; i++)
         {
-            RegisterOp op = await rig.WriteAsync(writer, key, $"w{i.ToString(CultureInfo.InvariantCulture)}", SmallPayload, row, null, cancellation);
+            RegisterOp op = await ReliabilityRig.WriteAsync(writer, key, $"w{i.ToString(CultureInfo.InvariantCulture)}", SmallPayload, row, null, cancellation);
             lastAcked = op.Completed ? op.Value : lastAcked;
         }
 
@@ -75,7 +75,7 @@ internal static class ReliabilityFaults
         (string? stored, bool intact) = await rig.StoredAsync(key, cancellation);
         row.WritesLost += stored == lastAcked ? 0 : 1;
         row.PartialReads += intact ? 0 : 1;
-        RegisterOp read = await rig.ReadAsync(other, key, row, null, cancellation);
+        RegisterOp read = await ReliabilityRig.ReadAsync(other, key, row, null, cancellation);
         row.StaleReads += read.Completed && read.Value != lastAcked ? 1 : 0;
         row.Note($"last acknowledged {lastAcked}; storage holds {stored ?? "nothing"}; a read through {other.Id} after the kill got {read.Value ?? "nothing"}");
         await StillServesAsync(rig, [writer, other], row, cancellation);
@@ -94,7 +94,7 @@ internal static class ReliabilityFaults
         await using ReliabilityRig rig = await ReliabilityRig.StartAsync(azurite, "ownerAsync", 3, output, cancellation);
         ClusterInstance writer = rig.Cluster[0], owner = rig.Cluster[1], other = rig.Cluster[2];
         string key = NameOwnedBy(rig, owner.Id, "journal");
-        await rig.WriteAsync(writer, key, "base", SmallPayload, row, null, cancellation);
+        await ReliabilityRig.WriteAsync(writer, key, "base", SmallPayload, row, null, cancellation);
         await WaitNoPendingAsync(owner, cancellation);
         string? lastAcked = null;
         long pending;
@@ -103,7 +103,7 @@ internal static class ReliabilityFaults
         {
             for (int i = 0; i < writes; i++)
             {
-                RegisterOp op = await rig.WriteAsync(writer, key, $"a{i.ToString(CultureInfo.InvariantCulture)}", SmallPayload, row, null, cancellation);
+                RegisterOp op = await ReliabilityRig.WriteAsync(writer, key, $"a{i.ToString(CultureInfo.InvariantCulture)}", SmallPayload, row, null, cancellation);
                 lastAcked = op.Completed ? op.Value : lastAcked;
             }
 
@@ -135,7 +135,7 @@ internal static class ReliabilityFaults
         var row = new ReliabilityRow("worker-killed-mid-invocation");
         await using ReliabilityRig rig = await ReliabilityRig.StartAsync(azurite, "owner", 1, output, cancellation);
         ClusterInstance host = rig.Cluster[0];
-        await rig.WriteAsync(host, "k", "before", SmallPayload, row, null, cancellation);
+        await ReliabilityRig.WriteAsync(host, "k", "before", SmallPayload, row, null, cancellation);
         HostWorkerStatus worker = (await host.Host.GetStatusAsync(cancellation)).Worker("python");
         long invoked = Stopwatch.GetTimestamp();
         Task<HttpResponseMessage> slow = host.Host.Http.PostAsync("api/Slow?ms=5000", null, cancellation);
@@ -158,7 +158,7 @@ internal static class ReliabilityFaults
         row.Errors += slowOk ? 0 : 1;
         HostStatus status = await host.Host.WaitForWorkersAsync(cancellationToken: cancellation);
         await rig.TrackProcessesAsync(cancellation);
-        RegisterOp read = await rig.ReadAsync(host, "k", row, null, cancellation);
+        RegisterOp read = await ReliabilityRig.ReadAsync(host, "k", row, null, cancellation);
         row.StaleReads += read.Completed && read.Value != "before" ? 1 : 0;
         row.Note($"worker pid {worker.Pid.ToString(CultureInfo.InvariantCulture)} killed; now pid {status.Worker("python").Pid.ToString(CultureInfo.InvariantCulture)}, {status.Worker("python").Restarts.ToString(CultureInfo.InvariantCulture)} restarts; old worker alive: {ReliabilityRig.IsAlive(worker.Pid)}");
         await StillServesAsync(rig, [host], row, cancellation);
@@ -184,8 +184,8 @@ internal static class ReliabilityFaults
                 ClusterInstance instance = rig.Cluster[(client + n) % 3];
                 string key = $"k{random.Next(4).ToString(CultureInfo.InvariantCulture)}";
                 _ = random.Next(2) == 0
-                    ? await rig.WriteAsync(instance, key, $"c{client.ToString(CultureInfo.InvariantCulture)}n{n.ToString(CultureInfo.InvariantCulture)}", SmallPayload, row, history, CancellationToken.None)
-                    : await rig.ReadAsync(instance, key, row, history, CancellationToken.None);
+                    ? await ReliabilityRig.WriteAsync(instance, key, $"c{client.ToString(CultureInfo.InvariantCulture)}n{n.ToString(CultureInfo.InvariantCulture)}", SmallPayload, row, history, CancellationToken.None)
+                    : await ReliabilityRig.ReadAsync(instance, key, row, history, CancellationToken.None);
             }
         }
 
@@ -224,8 +224,8 @@ internal static class ReliabilityFaults
         foreach (ClusterInstance instance in survivors)
         {
             string key = $"alive-{instance.Id}";
-            RegisterOp write = await rig.WriteAsync(instance, key, "alive", SmallPayload, row, null, cancellation);
-            RegisterOp read = await rig.ReadAsync(instance, key, row, null, cancellation);
+            RegisterOp write = await ReliabilityRig.WriteAsync(instance, key, "alive", SmallPayload, row, null, cancellation);
+            RegisterOp read = await ReliabilityRig.ReadAsync(instance, key, row, null, cancellation);
             if (!write.Completed || read.Value != "alive")
             {
                 row.Note($"FAILED: {instance.Id} does not serve after the fault (write ok: {write.Completed}, read {read.Value ?? "nothing"})");

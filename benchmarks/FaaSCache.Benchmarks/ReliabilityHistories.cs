@@ -52,11 +52,11 @@ internal static class ReliabilityHistories
                 string key = keys[random.Next(keys.Length)];
                 if (random.Next(2) == 0)
                 {
-                    await rig.WriteAsync(instance, key, $"c{client.ToString(CultureInfo.InvariantCulture)}n{n.ToString(CultureInfo.InvariantCulture)}", PayloadBytes, row, history, cancellation);
+                    await ReliabilityRig.WriteAsync(instance, key, $"c{client.ToString(CultureInfo.InvariantCulture)}n{n.ToString(CultureInfo.InvariantCulture)}", PayloadBytes, row, history, cancellation);
                 }
                 else
                 {
-                    await rig.ReadAsync(instance, key, row, history, cancellation);
+                    await ReliabilityRig.ReadAsync(instance, key, row, history, cancellation);
                 }
 
                 // Half of all operations done: the victim dies (once), in the middle of the others' operations.

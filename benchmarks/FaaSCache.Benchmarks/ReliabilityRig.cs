@@ -93,21 +93,29 @@ internal sealed class ReliabilityRig : IAsyncDisposable
     }
 
     /// <summary>Writes <paramref name="value"/> (with a payload of <paramref name="payloadBytes"/>) to register <paramref name="key"/> through <paramref name="instance"/>.</summary>
-    public async Task<RegisterOp> WriteAsync(ClusterInstance instance, string key, string value, int payloadBytes, ReliabilityRow row, RegisterHistory? history, CancellationToken cancellation)
+    public static Task<RegisterOp> WriteAsync(ClusterInstance instance, string key, string value, int payloadBytes, ReliabilityRow row, RegisterHistory? history, CancellationToken cancellation)
+        => WriteAsync(instance.Host, instance.Id, key, value, payloadBytes, row, history, cancellation);
+
+    /// <summary>Reads register <paramref name="key"/> through <paramref name="instance"/>; a body whose payload disagrees with its first line counts as a partial read.</summary>
+    public static Task<RegisterOp> ReadAsync(ClusterInstance instance, string key, ReliabilityRow row, RegisterHistory? history, CancellationToken cancellation)
+        => ReadAsync(instance.Host, instance.Id, key, row, history, cancellation);
+
+    /// <summary>Writes <paramref name="value"/> to register <paramref name="key"/> through the host <paramref name="host"/> (<paramref name="id"/> names it).</summary>
+    public static async Task<RegisterOp> WriteAsync(FaaSCacheHostProcess host, string id, string key, string value, int payloadBytes, ReliabilityRow row, RegisterHistory? history, CancellationToken cancellation)
     {
         byte[] body = ReliabilityValue.Encode(value, payloadBytes);
         long invoked = Stopwatch.GetTimestamp();
-        (bool ok, _) = await SendAsync(instance, HttpMethod.Post, $"api/Write?name={Uri.EscapeDataString(key)}", body, cancellation);
-        var op = new RegisterOp(key, true, value, invoked, Stopwatch.GetTimestamp(), ok, instance.Id);
+        (bool ok, _) = await SendAsync(host, HttpMethod.Post, $"api/Write?name={Uri.EscapeDataString(key)}", body, cancellation);
+        var op = new RegisterOp(key, true, value, invoked, Stopwatch.GetTimestamp(), ok, id);
         Record(op, false, row, history);
         return op;
     }
 
-    /// <summary>Reads register <paramref name="key"/> through <paramref name="instance"/>; a body whose payload disagrees with its first line counts as a partial read.</summary>
-    public async Task<RegisterOp> ReadAsync(ClusterInstance instance, string key, ReliabilityRow row, RegisterHistory? history, CancellationToken cancellation)
+    /// <summary>Reads register <paramref name="key"/> through the host <paramref name="host"/> (<paramref name="id"/> names it).</summary>
+    public static async Task<RegisterOp> ReadAsync(FaaSCacheHostProcess host, string id, string key, ReliabilityRow row, RegisterHistory? history, CancellationToken cancellation)
     {
         long invoked = Stopwatch.GetTimestamp();
-        (bool ok, string body) = await SendAsync(instance, HttpMethod.Get, $"api/Read?name={Uri.EscapeDataString(key)}", null, cancellation);
+        (bool ok, string body) = await SendAsync(host, HttpMethod.Get, $"api/Read?name={Uri.EscapeDataString(key)}", null, cancellation);
         long returned = Stopwatch.GetTimestamp();
         string? value = null;
         bool partial = false;
@@ -119,7 +127,7 @@ internal sealed class ReliabilityRig : IAsyncDisposable
             partial = !json.RootElement.GetProperty("intact").GetBoolean();
         }
 
-        var op = new RegisterOp(key, false, value, invoked, returned, ok && !partial, instance.Id);
+        var op = new RegisterOp(key, false, value, invoked, returned, ok && !partial, id);
         Record(op, partial, row, history);
         return op;
     }
@@ -235,7 +243,7 @@ internal sealed class ReliabilityRig : IAsyncDisposable
         history?.Add(op);
     }
 
-    private static async Task<(bool Ok, string Body)> SendAsync(ClusterInstance instance, HttpMethod method, string path, byte[]? content, CancellationToken cancellation)
+    private static async Task<(bool Ok, string Body)> SendAsync(FaaSCacheHostProcess host, HttpMethod method, string path, byte[]? content, CancellationToken cancellation)
     {
         using var request = new HttpRequestMessage(method, path);
         if (content is not null)
@@ -248,7 +256,7 @@ internal sealed class ReliabilityRig : IAsyncDisposable
         timeout.CancelAfter(OperationTimeout);
         try
         {
-            using HttpResponseMessage response = await instance.Host.Http.SendAsync(request, timeout.Token);
+            using HttpResponseMessage response = await host.Http.SendAsync(request, timeout.Token);
             string body = await response.Content.ReadAsStringAsync(timeout.Token);
             return (response.StatusCode == HttpStatusCode.OK, body);
         }
