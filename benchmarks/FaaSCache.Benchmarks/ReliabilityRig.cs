@@ -189,8 +189,23 @@ internal sealed class ReliabilityRig : IAsyncDisposable
             row.Note($"processes alive {ProcessGoneTimeout.TotalSeconds:0} s after the end: {string.Join(", ", alive.Select(Describe))}");
         }
 
+        foreach (ClusterInstance instance in Cluster.Instances)
+        {
+            if (LeaksSecret(instance.Host.Output) is { } secret)
+            {
+                row.Note($"FAILED: the log of {instance.Id} holds {secret}");
+            }
+        }
+
         log.WriteLine($"  finished: {running.Count.ToString(CultureInfo.InvariantCulture)} stopped with SIGTERM, {_killed.Count.ToString(CultureInfo.InvariantCulture)} killed, {_pids.Count.ToString(CultureInfo.InvariantCulture)} processes tracked, {alive.Count.ToString(CultureInfo.InvariantCulture)} left");
     }
+
+    /// <summary>What secret <paramref name="text"/> holds (the storage account key, an AccountKey= or SharedAccessSignature= setting), or null.</summary>
+    public static string? LeaksSecret(string text) =>
+        text.Contains(AzuriteServer.AccountKey[..20], StringComparison.Ordinal) ? "the storage account key"
+        : text.Contains("AccountKey=", StringComparison.OrdinalIgnoreCase) ? "an AccountKey= setting"
+        : text.Contains("SharedAccessSignature=", StringComparison.OrdinalIgnoreCase) ? "a SharedAccessSignature= setting"
+        : null;
 
     /// <summary>True when <paramref name="pid"/> is a live process (not gone, not a zombie).</summary>
     public static bool IsAlive(int pid)

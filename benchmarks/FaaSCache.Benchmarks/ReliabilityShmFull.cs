@@ -88,6 +88,11 @@ internal static class ReliabilityShmFull
             $"{status.SharedMemory.Maps.ToString(CultureInfo.InvariantCulture)} maps held, {status.Count.ObjectsCached.ToString(CultureInfo.InvariantCulture)} objects cached, " +
             $"{status.Invocations.Failed.ToString(CultureInfo.InvariantCulture)} invocations failed");
         int code = await host.StopAsync();
+        if (ReliabilityRig.LeaksSecret(host.Output) is { } secret)
+        {
+            row.Note($"FAILED: the host's log holds {secret}");
+        }
+
         int left = Directory.Exists(maps) ? Directory.EnumerateFiles(maps).Count() : 0;
         row.LeakedMaps += left;
         if (code != 0)

@@ -10,7 +10,7 @@ namespace FaaSCache.Benchmarks;
 /// <c>soak</c>: a bounded mixed workload (reads and writes, hits and misses, 1 KB to 16 MB over a fixed key set, 3 clients
 /// on 3 instances under <c>owner</c>) for the mode's duration, sampling every <see cref="SampleInterval"/> the hosts' and
 /// workers' resident memory and open file descriptors, the hosts' map counts and the window's p99 latency. A trend check
-/// compares the last third of the samples with the first third (after a warm-up sample) and fails on growth.
+/// compares the later samples with the earlier ones after a warm-up third (see <see cref="Growth"/>) and fails on growth.
 /// </summary>
 internal static class ReliabilitySoak
 {
@@ -90,23 +90,24 @@ internal static class ReliabilitySoak
     }
 
     /// <summary>
-    /// What grew: the median of the last third of the samples (after the first, a warm-up) against the first third. Memory
-    /// may grow by half (GC heaps settle late), descriptors by 20 and a quarter, maps by 5 and a quarter.
+    /// What grew: the first third of the samples is warm-up (JIT, caches and worker heaps filling up to the key set); of the
+    /// rest, the median of the later half against the earlier half. Memory may grow by half, descriptors by 20 and a
+    /// quarter, maps by 5 and a quarter.
     /// </summary>
     public static IReadOnlyList<string> Growth(IReadOnlyList<SoakSample> samples)
     {
-        List<SoakSample> steady = [.. samples.Skip(1)];
-        if (steady.Count < 3)
+        List<SoakSample> steady = [.. samples.Skip(samples.Count / 3)];
+        if (steady.Count < 4)
         {
             return [];
         }
 
-        int third = steady.Count / 3;
+        int half = steady.Count / 2;
         var growth = new List<string>();
         void Check(string what, Func<SoakSample, double> measure, double factor, double slack)
         {
-            double first = Median(steady.Take(third).Select(measure));
-            double last = Median(steady.Skip(steady.Count - third).Select(measure));
+            double first = Median(steady.Take(half).Select(measure));
+            double last = Median(steady.Skip(steady.Count - half).Select(measure));
             if (last > (first * factor) + slack)
             {
                 growth.Add(string.Create(CultureInfo.InvariantCulture, $"{what} grew from {first:0.#} to {last:0.#}"));
