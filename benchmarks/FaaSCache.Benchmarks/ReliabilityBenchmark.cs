@@ -16,13 +16,14 @@ internal static class ReliabilityBenchmark
     /// <param name="HistoryOpsPerClient">Operations per client in each preset's history (6 clients).</param>
     /// <param name="TransferMegabytes">Size of the object whose owner dies mid-transfer.</param>
     /// <param name="Soak">How long the soak runs.</param>
-    public sealed record Mode(int HistoryOpsPerClient, int TransferMegabytes, TimeSpan Soak);
+    /// <param name="NetworkOpsPerPhase">Operations per client in each phase of the partition and slow-link scenarios.</param>
+    public sealed record Mode(int HistoryOpsPerClient, int TransferMegabytes, TimeSpan Soak, int NetworkOpsPerPhase);
 
     /// <summary>The quick mode: the one CI runs.</summary>
-    public static readonly Mode Quick = new(25, 32, TimeSpan.FromMinutes(3));
+    public static readonly Mode Quick = new(25, 32, TimeSpan.FromMinutes(3), 10);
 
     /// <summary>The full mode.</summary>
-    public static readonly Mode Full = new(150, 64, TimeSpan.FromMinutes(30));
+    public static readonly Mode Full = new(150, 64, TimeSpan.FromMinutes(30), 40);
 
     /// <summary>Runs the suite: <c>benchmarks/run reliability [--quick]</c>.</summary>
     public static async Task RunAsync(BenchmarkContext context)
@@ -64,6 +65,10 @@ internal static class ReliabilityBenchmark
         await Run("owner killed during write-back", () => ReliabilityFaults.OwnerKilledDuringWriteBackAsync(azurite, 3, output, cancellation));
         await Run("worker killed mid-invocation", () => ReliabilityFaults.WorkerKilledMidInvocationAsync(azurite, output, cancellation));
         await Run("storage frozen under load", () => ReliabilityFaults.StorageFrozenUnderLoadAsync(azurite, TimeSpan.FromSeconds(15), output, cancellation));
+        cancellation.ThrowIfCancellationRequested();
+        output.WriteLine($"-- partition and slow link in network namespaces (load average {ReportFormat.LoadAverage()})");
+        rows.AddRange(await ReliabilityNetworkFaults.RunAsync(mode.NetworkOpsPerPhase, output, cancellation));
+        output.WriteLine($"   {rows[^2].ToCsv()}; {rows[^1].ToCsv()}");
         await Run("shared memory full", () => ReliabilityShmFull.RunAsync(azurite, output, cancellation));
         int seed = 13;
         foreach (string preset in ReliabilityHistories.Presets)

@@ -45,6 +45,17 @@ public sealed class FaultScenarioTests(AzuriteFixture azurite, ITestOutputHelper
         Assert.Equal(1, row.Errors);
     }
 
+    [Fact]
+    public async Task A_partitioned_owner_that_heals_and_a_slow_peer_link_keep_owner_linearizable()
+    {
+        IReadOnlyList<ReliabilityRow> rows = await ReliabilityNetworkFaults.RunAsync(ReliabilityBenchmark.Quick.NetworkOpsPerPhase, _log, CancellationToken.None);
+        foreach (ReliabilityRow row in rows)
+        {
+            AssertClean(row);
+            Assert.Equal(1, row.Runs);
+        }
+    }
+
     public void Dispose() => _log.Dispose();
 
     private void AssertClean(ReliabilityRow row)
