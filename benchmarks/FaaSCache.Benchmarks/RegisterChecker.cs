@@ -64,6 +64,18 @@ internal static class RegisterChecker
         return [.. ops.Where(o => o.IsWrite && o.Completed && o != source && o.Invoked > sourceDone)];
     }
 
+    /// <summary>Why <paramref name="read"/> is stale: the write it saw, the later one it missed, times in ms from <paramref name="origin"/>.</summary>
+    public static string Explain(RegisterOp read, IReadOnlyList<RegisterOp> ops, long origin)
+    {
+        static string Ms(long ticks, long origin) => ticks == long.MaxValue ? "?" : (System.Diagnostics.Stopwatch.GetElapsedTime(origin, ticks).TotalMilliseconds).ToString("0", System.Globalization.CultureInfo.InvariantCulture);
+        RegisterOp? source = ops.FirstOrDefault(o => o.IsWrite && o.Value == read.Value);
+        long sourceDone = source?.EffectiveReturn ?? long.MinValue;
+        RegisterOp? missed = ops.FirstOrDefault(w => w.IsWrite && w.Completed && w != source && w.Invoked > sourceDone && w.Returned < read.Invoked);
+        return $"read through {read.Client} [{Ms(read.Invoked, origin)}, {Ms(read.Returned, origin)}] ms returned {read.Value ?? "nothing"}" +
+            $" (written through {source?.Client ?? "-"} [{(source is null ? "-" : Ms(source.Invoked, origin))}, {(source is null ? "-" : Ms(source.EffectiveReturn, origin))}])" +
+            $" after {missed?.Value} was written through {missed?.Client} [{(missed is null ? "-" : Ms(missed.Invoked, origin))}, {(missed is null ? "-" : Ms(missed.Returned, origin))}]";
+    }
+
     private static bool Search(List<RegisterOp> history, bool[] linearized, HashSet<(string, string?)> memo, string? value, int remainingRequired, ref long steps)
     {
         if (remainingRequired == 0)

@@ -191,6 +191,7 @@ internal static class ReliabilityFaults
 
         Task[] clients = [ClientAsync(1), ClientAsync(2)];
         await Task.Delay(load / 3, cancellation);
+        long frozen = Stopwatch.GetTimestamp();
         await FaaSCacheHostProcess.SignalAsync(azurite.ProcessId, "STOP");
         try
         {
@@ -201,6 +202,7 @@ internal static class ReliabilityFaults
             await FaaSCacheHostProcess.SignalAsync(azurite.ProcessId, "CONT");
         }
 
+        long thawed = Stopwatch.GetTimestamp();
         await Task.Delay(load / 3, cancellation);
         await stop.CancelAsync();
         await Task.WhenAll(clients);
@@ -209,9 +211,17 @@ internal static class ReliabilityFaults
             (string? stored, bool intact) = await rig.StoredAsync(ops.Key, cancellation);
             row.PartialReads += intact ? 0 : 1;
             row.WritesLost += RegisterChecker.LostWrites([.. ops], stored).Count;
-            row.StaleReads += RegisterChecker.StaleReads([.. ops]).Count;
+            IReadOnlyList<RegisterOp> stale = RegisterChecker.StaleReads([.. ops]);
+            row.StaleReads += stale.Count;
+            foreach (RegisterOp read in stale.Take(2))
+            {
+                row.Note($"stale: {ops.Key}: {RegisterChecker.Explain(read, [.. ops], history.Ops.Min(o => o.Invoked))}");
+            }
+
         }
 
+        long origin = history.Ops.Min(o => o.Invoked);
+        row.Note($"storage frozen [{Stopwatch.GetElapsedTime(origin, frozen).TotalMilliseconds:0}, {Stopwatch.GetElapsedTime(origin, thawed).TotalMilliseconds:0}] ms");
         row.Note("Azurite SIGSTOPped for 5 s mid-load (a storage outage; a restart on the same port is not done: the test harness's Azurite cannot restart in place)");
         await StillServesAsync(rig, rig.Cluster.Instances, row, cancellation);
         await rig.FinishAsync(row, output);

@@ -123,7 +123,13 @@ internal static class ReliabilityNetworkFaults
             List<RegisterOp> ops = [.. history.Ops.Where(o => o.Key == key)];
             (string? stored, bool intact) = await rig.StoredAsync(key, cancellation);
             row.PartialReads += intact ? 0 : 1;
-            row.StaleReads += RegisterChecker.StaleReads(ops).Count;
+            IReadOnlyList<RegisterOp> stale = RegisterChecker.StaleReads(ops);
+            row.StaleReads += stale.Count;
+            foreach (RegisterOp read in stale.Take(2))
+            {
+                row.Note($"stale: {key}: {RegisterChecker.Explain(read, ops, history.Ops[0].Invoked)}");
+            }
+
             row.WritesLost += RegisterChecker.LostWrites(ops, stored).Count;
             long now = Stopwatch.GetTimestamp();
             bad += RegisterChecker.CheckKey([.. ops, new RegisterOp(key, false, stored, now, now, true, "storage")]).Linearizable ? 0 : 1;

@@ -2,7 +2,7 @@ using ScottPlot;
 
 namespace FaaSCache.Benchmarks;
 
-/// <summary>The soak PNG: memory and p99 latency (left axis), file descriptors and maps (right axis) over time.</summary>
+/// <summary>The soak PNG: memory (left axis), file descriptors, maps and p99 latency in units of 100 ms (right axis) over time.</summary>
 internal static class ReliabilitySoakPlot
 {
     public static void Save(IReadOnlyList<SoakSample> samples, string path)
@@ -27,14 +27,14 @@ internal static class ReliabilitySoakPlot
 
         Line(s => s.HostRssMb, "hosts' memory (MB, sum of 3)", false);
         Line(s => s.WorkerRssMb, "workers' memory (MB, sum of 3)", false);
-        Line(s => s.P99Ms, "p99 latency of the window (ms)", false);
+        Line(s => s.P99Ms / 100, "p99 latency of the window (x100 ms, right axis)", true);
         Line(s => s.HostFds, "hosts' open fds", true);
         Line(s => s.WorkerFds, "workers' open fds", true);
         Line(s => s.Maps, "shared-memory maps", true);
         plot.Title("reliability soak: 3 instances under owner, 1 KB .. 16 MB reads and writes");
         plot.XLabel("time (s)");
-        plot.YLabel("MB; ms");
-        plot.Axes.Right.Label.Text = "fds; maps";
+        plot.YLabel("MB");
+        plot.Axes.Right.Label.Text = "fds; maps; p99 x100 ms";
         plot.ShowLegend(Alignment.UpperLeft);
         plot.SavePng(path, 1200, 600);
     }

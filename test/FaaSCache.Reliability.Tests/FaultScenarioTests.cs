@@ -46,6 +46,13 @@ public sealed class FaultScenarioTests(AzuriteFixture azurite, ITestOutputHelper
     }
 
     [Fact]
+    public async Task Under_owner_a_storage_freeze_under_load_loses_no_acknowledged_write_and_serves_no_stale_read()
+    {
+        ReliabilityRow row = await ReliabilityFaults.StorageFrozenUnderLoadAsync(azurite.Server, TimeSpan.FromSeconds(15), _log, CancellationToken.None);
+        AssertClean(row);
+    }
+
+    [Fact]
     public async Task A_partitioned_owner_that_heals_and_a_slow_peer_link_keep_owner_linearizable()
     {
         IReadOnlyList<ReliabilityRow> rows = await ReliabilityNetworkFaults.RunAsync(ReliabilityBenchmark.Quick.NetworkOpsPerPhase, _log, CancellationToken.None);

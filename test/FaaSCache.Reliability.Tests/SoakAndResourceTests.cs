@@ -9,8 +9,8 @@ namespace FaaSCache.Reliability.Tests;
 [Trait("Category", "Reliability")]
 public sealed class SoakAndResourceTests(AzuriteFixture azurite, ITestOutputHelper output) : IDisposable
 {
-    /// <summary>The CI soak: 12 samples (the benchmark's quick mode runs 3 minutes, its full mode 30).</summary>
-    private static readonly TimeSpan CiSoak = TimeSpan.FromMinutes(2);
+    /// <summary>The CI soak: 9 samples, the first 3 warm-up (the benchmark's quick mode runs 3 minutes, its full mode 30).</summary>
+    private static readonly TimeSpan CiSoak = TimeSpan.FromSeconds(90);
 
     private readonly TestOutputWriter _log = new(output);
 
@@ -32,7 +32,7 @@ public sealed class SoakAndResourceTests(AzuriteFixture azurite, ITestOutputHelp
         {
             (ReliabilityRow row, IReadOnlyList<SoakSample> samples) = await ReliabilitySoak.RunAsync(azurite.Server, CiSoak, results, _log, CancellationToken.None);
             Print(row);
-            Assert.True(samples.Count >= 11, $"{samples.Count} samples");
+            Assert.True(samples.Count >= 8, $"{samples.Count} samples");
             Assert.Empty(ReliabilityBenchmark.Failures([row]));
             Assert.True(File.Exists(Path.Combine(results, "reliability-soak.png")));
         }
