@@ -3,23 +3,34 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Net.Http.Json;
 using System.Text.Json;
+using System.Text.Json.Nodes;
 using Azure.Storage.Blobs;
 using FaaSCache.Diagnostics;
 using FaaSCache.Host.Admin;
+using FaaSCache.ScaleController;
+using FaaSCache.ScaleController.Decisions;
+using FaaSCache.ScaleController.Instances;
+using FaaSCache.ScaleController.Options;
 using FaaSCache.TestSupport;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
 
 namespace FaaSCache.Benchmarks;
 
 /// <summary>
 /// <c>memory-daemon</c>: the paper's Table 5 (§3.4, §6.4). <c>benchmarks/apps/memory</c> (Python, numpy) sums column 0 of
-/// a 350 MB float64 array (8 columns, stored as 8 row blocks read through the cache), then <c>Allocate</c> grows its
-/// worker until the app's function memory is 96% of the app's memory limit, then the sum runs again (timed). Modes:
-/// <c>no-daemon</c> (host.json <c>memoryLimitBytes</c> 1 TiB: the daemon never acts on the app's real limit),
-/// <c>daemon</c> (<c>memoryLimitBytes</c> = the limit, default 10% headroom), <c>daemon-scale-out</c> (the same with a
-/// second instance in the app's membership: the cache spread over two instances' memory, as the cache-size vote's
-/// scale-out leaves it). This machine enforces no memory limit (cgroup v1), so <c>Allocate</c> charges the app as a
-/// cgroup v2 <c>memory.max</c> would (host and worker private RSS plus the cache's tmpfs pages) and fails the step that
-/// would pass the limit: that is <c>allocation_ok</c>.
+/// a 350 MB float64 array (8 columns, stored as 16 row blocks read through the cache), then <c>Allocate</c> grows its
+/// worker until the app's function memory is 96% of the app's memory limit, then the sum runs again (timed). Every run
+/// is an app under the scale controller (launch mode, 1 to 2 instances; compute and bandwidth votes off) and the
+/// notebook talks to its first instance. An earlier session (sum, allocation, sum) comes first: its re-reads of blocks
+/// the Memory Daemon evicted are the cache-size voter's signal. Modes: <c>no-daemon</c> (host.json
+/// <c>memoryLimitBytes</c> 1 TiB: the daemon never acts on the app's real limit), <c>daemon</c>
+/// (<c>memoryLimitBytes</c> = the limit, default 10% headroom, <c>scaling.cacheSize</c> off: the app stays at one
+/// instance), <c>daemon-scale-out</c> (the same with <c>scaling.cacheSize</c> on: the vote makes the controller add the
+/// second instance, which then owns and caches about half the blocks). This machine enforces no memory limit
+/// (cgroup v1), so <c>Allocate</c> charges the app as a cgroup v2 <c>memory.max</c> would (host and worker private RSS
+/// plus the cache's tmpfs pages) and fails the step that would pass the limit: that is <c>allocation_ok</c>.
 /// </summary>
 internal static class MemoryDaemonBenchmark
 {
@@ -29,12 +40,13 @@ internal static class MemoryDaemonBenchmark
     private const long MiB = 1L << 20;
     private const long LimitBytes = 2048 * MiB;
     private const long NoDaemonHostLimit = 1L << 40;
-    private const int Parts = 8;
+    private const int Parts = 16;
     private const int Columns = 8;
     private const long ArrayBytes = 350 * MiB;
     private const string Container = "memarray";
     private static readonly CultureInfo Invariant = CultureInfo.InvariantCulture;
-    private static readonly string[] Modes = ["no-daemon", "daemon", "daemon-scale-out"];
+    private static readonly string[] Modes = ["daemon-scale-out"];
+    private static readonly JsonSerializerOptions StatusJson = new(JsonSerializerDefaults.Web);
 
     public static async Task RunAsync(BenchmarkContext context)
     {
@@ -82,25 +94,129 @@ internal static class MemoryDaemonBenchmark
     private static async Task<(double Ms, bool Ok)> RunOnceAsync(string mode, string appName, AzuriteServer azurite, double expected, TextWriter output, CancellationToken cancellation)
     {
         long hostLimit = mode == "no-daemon" ? NoDaemonHostLimit : LimitBytes;
-        using FunctionAppFolder app = BenchAppFolder.Copy("memory", json => BenchAppFolder.SetFaaSCache(json, "memoryLimitBytes", hostLimit));
-        int instances = mode == "daemon-scale-out" ? 2 : 1;
-        await using HostProcessCluster cluster = await HostProcessCluster.StartAsync(app.Path, azurite.ConnectionString, appName, instances, cancellationToken: cancellation);
-        FaaSCacheHostProcess host = cluster[0].Host;
-        using var http = new HttpClient { BaseAddress = host.BaseUri, Timeout = TimeSpan.FromMinutes(10) };
+        bool cacheSizeScaling = mode == "daemon-scale-out";
+        using FunctionAppFolder app = BenchAppFolder.Copy("memory", json =>
+        {
+            BenchAppFolder.SetFaaSCache(json, "memoryLimitBytes", hostLimit);
+            // Only the cache-size voter may scale (in its mode): compute and bandwidth votes would blur what it adds.
+            BenchAppFolder.SetFaaSCache(json, "scaling", new JsonObject { ["compute"] = false, ["bandwidth"] = false, ["cacheSize"] = cacheSizeScaling });
+        });
+        using var shm = new TempShmDirectory("faascache-bench-mem");
+        var options = new ScaleControllerOptions
+        {
+            ScriptRoot = app.Path,
+            AppName = appName,
+            StorageConnection = azurite.ConnectionString,
+            HostDll = FaaSCacheHostProcess.FindHostDll(),
+            Port = 0,
+            GrpcPort = 0,
+            SharedMemoryRoot = shm.Path,
+            MinInstances = 1,
+            MaxInstances = 2,
+            PollInterval = TimeSpan.FromSeconds(1),
+            // The notebook talks to its own instance, not through the front door: no idle scale-in during the run.
+            ScaleInCooldown = TimeSpan.FromHours(1),
+            IdleToZero = TimeSpan.FromHours(1),
+        };
+        WebApplication controller = ScaleControllerApp.Build(options, logging: l => l.ClearProviders());
+        await controller.StartAsync(cancellation);
+        try
+        {
+            InstancePool pool = controller.Services.GetRequiredService<InstancePool>();
+            ManagedInstance first = (await WaitForReadyAsync(pool, 1, TimeSpan.FromMinutes(3), cancellation))[0];
+            using var http = new HttpClient { BaseAddress = first.Process!.HttpEndpoint, Timeout = TimeSpan.FromMinutes(10) };
 
-        double first = await SumAsync(http, expected, cancellation);
-        CacheletCounters cached = (await host.GetStatusAsync(cancellation)).Count;
+            // The notebook's earlier session: sum, heap growth, sum. The Memory Daemon's evictions and the re-reads of the
+            // evicted blocks are the cache-size voter's signal; in its mode the controller's next poll scales out.
+            await SumAsync(http, expected, cancellation);
+            (bool earlierOk, _) = await AllocateAsync(http, cancellation);
+            await SumAsync(http, expected, cancellation);
+            int instances = await SettleAsync(pool, cacheSizeScaling ? 2 : 1, http, cancellation);
+
+            // The measured session: the same three steps on the app as the votes left it.
+            double firstSum = await SumAsync(http, expected, cancellation);
+            CacheletCounters cached = (await StatusAsync(http, cancellation)).Count;
+            (bool ok, string allocation) = await AllocateAsync(http, cancellation);
+            HostStatus between = await StatusAsync(http, cancellation);
+            double second = await SumAsync(http, expected, cancellation);
+            CacheletCounters after = (await StatusAsync(http, cancellation)).Count;
+            CacheletCounters before = between.Count;
+            string decisions = string.Join("; ", controller.Services.GetRequiredService<DecisionHistory>().Snapshot()
+                .Where(d => d.Changes).Select(d => string.Create(Invariant, $"{d.From}->{d.To} ({d.Reason})")));
+            output.WriteLine(string.Create(Invariant,
+                $"{mode}: {instances} instance(s) after the earlier session (earlier allocation {(earlierOk ? "ok" : "failed")}; scale decisions: {(decisions.Length > 0 ? decisions : "none")}); " +
+                $"first sum {firstSum:0} ms ({cached.BytesCached / MiB} MiB cached here); allocation {(ok ? "ok" : "FAILED")} {allocation}; " +
+                $"daemon evicted {between.Memory?.ObjectsEvicted ?? 0} object(s) in all; second sum {second:0} ms: local hits {after.LocalHits - before.LocalHits}, " +
+                $"local misses {after.LocalMisses - before.LocalMisses}, remote hits {after.RemoteHits - before.RemoteHits}, remote misses {after.RemoteMisses - before.RemoteMisses}"));
+            foreach (ManagedInstance other in pool.Ready().Where(i => i.Id != first.Id))
+            {
+                using var peer = new HttpClient { BaseAddress = other.Process!.HttpEndpoint, Timeout = TimeSpan.FromMinutes(1) };
+                HostStatus status = await StatusAsync(peer, cancellation);
+                CacheletCounters c = status.Count;
+                output.WriteLine(string.Create(Invariant,
+                    $"  {other.Id}: {c.BytesCached / MiB} MiB cached, {c.Evictions} eviction(s), daemon evicted {status.Memory?.ObjectsEvicted ?? 0}, peer hits {c.PeerHits}, peer misses {c.PeerMisses}, local misses {c.LocalMisses}, memory evictions {c.MemoryEvictions}"));
+            }
+
+            return (second, ok);
+        }
+        finally
+        {
+            await controller.StopAsync(CancellationToken.None);
+            await controller.DisposeAsync();
+        }
+    }
+
+    private static async Task<(bool Ok, string Json)> AllocateAsync(HttpClient http, CancellationToken cancellation)
+    {
         using JsonDocument allocation = JsonDocument.Parse(await http.GetStringAsync(new Uri(string.Create(Invariant, $"api/allocate?limit={LimitBytes}&percent=96"), UriKind.Relative), cancellation));
-        bool ok = allocation.RootElement.GetProperty("ok").GetBoolean();
-        HostStatus between = await host.GetStatusAsync(cancellation);
-        double second = await SumAsync(http, expected, cancellation);
-        CacheletCounters after = (await host.GetStatusAsync(cancellation)).Count;
-        CacheletCounters before = between.Count;
-        output.WriteLine(string.Create(Invariant,
-            $"{mode}: first sum {first:0} ms ({cached.BytesCached / MiB} MiB cached); allocation {(ok ? "ok" : "FAILED")} {allocation.RootElement.GetRawText()}; " +
-            $"daemon evicted {between.Memory?.ObjectsEvicted ?? 0} object(s); second sum {second:0} ms: local hits {after.LocalHits - before.LocalHits}, " +
-            $"local misses {after.LocalMisses - before.LocalMisses}, remote hits {after.RemoteHits - before.RemoteHits}, remote misses {after.RemoteMisses - before.RemoteMisses}"));
-        return (second, ok);
+        return (allocation.RootElement.GetProperty("ok").GetBoolean(), allocation.RootElement.GetRawText());
+    }
+
+    private static async Task<HostStatus> StatusAsync(HttpClient http, CancellationToken cancellation) =>
+        await http.GetFromJsonAsync<HostStatus>(new Uri("admin/host/status", UriKind.Relative), StatusJson, cancellation)
+        ?? throw new InvalidOperationException("/admin/host/status answered null.");
+
+    private static async Task<IReadOnlyList<ManagedInstance>> WaitForReadyAsync(InstancePool pool, int count, TimeSpan limit, CancellationToken cancellation)
+    {
+        var clock = Stopwatch.StartNew();
+        while (pool.Ready().Count < count)
+        {
+            if (clock.Elapsed > limit)
+            {
+                string states = string.Join(", ", pool.Snapshot().Select(i => $"{i.Id} {i.State} {i.Error}"));
+                throw new TimeoutException(string.Create(Invariant, $"{count} ready instance(s) expected within {limit.TotalSeconds:0} s; the pool has: {(states.Length > 0 ? states : "none")}"));
+            }
+
+            await Task.Delay(200, cancellation);
+        }
+
+        return pool.Ready();
+    }
+
+    // With cache-size scaling the vote must bring the second instance, and the first must see it as a member (its ring
+    // then sends about half the blocks to it); without, a few polls pass and the count must stay at one.
+    private static async Task<int> SettleAsync(InstancePool pool, int expected, HttpClient first, CancellationToken cancellation)
+    {
+        if (expected == 1)
+        {
+            await Task.Delay(TimeSpan.FromSeconds(3), cancellation);
+            int live = pool.LiveCount;
+            return live == 1 ? live : throw new InvalidOperationException($"Without cache-size scaling the app scaled to {live} instances.");
+        }
+
+        await WaitForReadyAsync(pool, expected, TimeSpan.FromMinutes(3), cancellation);
+        var clock = Stopwatch.StartNew();
+        while ((await StatusAsync(first, cancellation)).MemberIds.Count < expected)
+        {
+            if (clock.Elapsed > TimeSpan.FromMinutes(1))
+            {
+                throw new TimeoutException($"The first instance did not see {expected} members within a minute.");
+            }
+
+            await Task.Delay(200, cancellation);
+        }
+
+        return expected;
     }
 
     private static async Task<double> SumAsync(HttpClient http, double expected, CancellationToken cancellation)

@@ -99,7 +99,12 @@ public sealed partial class LoadDaemon : BackgroundService
     }
 
     /// <summary>Writes this instance's snapshot now (at unload); null when pre-warm is off or nothing was accessed.</summary>
-    public async Task<string?> WriteSnapshotAsync(CancellationToken cancellationToken = default)
+    public Task<string?> WriteSnapshotAsync(CancellationToken cancellationToken = default) => WriteSnapshotAsync(SnapshotOccasion.Unload, cancellationToken);
+
+    /// <summary>Writes this instance's snapshot now, superseding its previous one; null when pre-warm is off or nothing was accessed.</summary>
+    /// <param name="occasion">Why (logged).</param>
+    /// <param name="cancellationToken">Stops the write.</param>
+    public async Task<string?> WriteSnapshotAsync(SnapshotOccasion occasion, CancellationToken cancellationToken = default)
     {
         if (!Options.Enabled)
         {
@@ -109,19 +114,22 @@ public sealed partial class LoadDaemon : BackgroundService
         UnloadSnapshot snapshot = UnloadSnapshots.FromStatistics(_snapshots.AppName, _cache.InstanceId, _time.GetUtcNow(), _cache.GetAllStatistics());
         if (snapshot.Entries.Count == 0)
         {
-            LogNoSnapshot();
+            LogNoSnapshot(OccasionName(occasion));
             return null;
         }
 
         long started = _time.GetTimestamp();
         string key = await _snapshots.WriteAsync(snapshot, cancellationToken).ConfigureAwait(false);
+        string? previous;
         lock (_gate)
         {
+            previous = _lastSnapshot;
             _lastSnapshot = key;
         }
 
         _metrics.Snapshots("written", 1);
-        LogSnapshotWritten(key, snapshot.Entries.Count, snapshot.Entries.Sum(e => e.SizeBytes), _time.GetElapsedTime(started).TotalMilliseconds);
+        LogSnapshotWritten(OccasionName(occasion), key, snapshot.Entries.Count, snapshot.Entries.Sum(e => e.SizeBytes), _time.GetElapsedTime(started).TotalMilliseconds);
+        await DeleteSupersededAsync(previous == key ? null : previous, cancellationToken).ConfigureAwait(false);
         return key;
     }
 
@@ -182,11 +190,13 @@ public sealed partial class LoadDaemon : BackgroundService
         }
     }
 
-    [LoggerMessage(Level = LogLevel.Information, Message = "Pre-warm snapshot written at unload: {Key}, {Objects} object(s), {Bytes} cached bytes, {Ms:0} ms")]
-    private partial void LogSnapshotWritten(string key, int objects, long bytes, double ms);
+    private static string OccasionName(SnapshotOccasion occasion) => occasion == SnapshotOccasion.ScaleOut ? "before a scale-out" : "at unload";
 
-    [LoggerMessage(Level = LogLevel.Information, Message = "Pre-warm: nothing was accessed in this lifetime; no snapshot written at unload")]
-    private partial void LogNoSnapshot();
+    [LoggerMessage(Level = LogLevel.Information, Message = "Pre-warm snapshot written {Occasion}: {Key}, {Objects} object(s), {Bytes} cached bytes, {Ms:0} ms")]
+    private partial void LogSnapshotWritten(string occasion, string key, int objects, long bytes, double ms);
+
+    [LoggerMessage(Level = LogLevel.Information, Message = "Pre-warm: nothing was accessed in this lifetime; no snapshot written {Occasion}")]
+    private partial void LogNoSnapshot(string occasion);
 
     [LoggerMessage(Level = LogLevel.Warning, Message = "Pre-warm snapshot at unload failed: {Reason}")]
     private partial void LogSnapshotFailed(string reason);

@@ -38,6 +38,8 @@ public static class PrewarmBuilderExtensions
             sp.GetService<ILogger<LoadDaemon>>(),
             sp.GetRequiredService<PrewarmMetrics>()));
         builder.Services.TryAddEnumerable(ServiceDescriptor.Singleton<IHostedService, LoadDaemon>(sp => sp.GetRequiredService<LoadDaemon>()));
+        // §4 with §3.3: the cache-size voter writes a snapshot before it asks for a scale-out.
+        builder.Services.TryAddSingleton<IScaleOutHandOff>(sp => sp.GetRequiredService<LoadDaemon>());
         return builder;
     }
 }

@@ -96,6 +96,16 @@ public sealed partial class SnapshotStore
         return new SnapshotListing(snapshots, skipped);
     }
 
+    /// <summary>Deletes one snapshot (one superseded by a newer of the same lifetime); false when it was gone.</summary>
+    public Task<bool> DeleteAsync(string key, CancellationToken cancellationToken = default)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(key);
+        string prefix = $"{Container}/{Prefix}";
+        return key.StartsWith(prefix, StringComparison.Ordinal)
+            ? _store.DeleteAsync(key, cancellationToken)
+            : throw new ArgumentException($"'{key}' is not a snapshot of app {AppName} (they start with '{prefix}').", nameof(key));
+    }
+
     /// <summary>Deletes the snapshots taken before <paramref name="before"/>; returns how many.</summary>
     public async Task<int> PruneAsync(DateTimeOffset before, CancellationToken cancellationToken = default)
     {
