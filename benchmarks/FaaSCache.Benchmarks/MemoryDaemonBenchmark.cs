@@ -28,7 +28,8 @@ namespace FaaSCache.Benchmarks;
 /// <c>memoryLimitBytes</c> 1 TiB: the daemon never acts on the app's real limit), <c>daemon</c>
 /// (<c>memoryLimitBytes</c> = the limit, default 10% headroom, <c>scaling.cacheSize</c> off: the app stays at one
 /// instance), <c>daemon-scale-out</c> (the same with <c>scaling.cacheSize</c> on: the vote makes the controller add the
-/// second instance, which then owns and caches about half the blocks). This machine enforces no memory limit
+/// second instance, which pre-warms the blocks it owns from the first instance's hand-off snapshot and keeps them in its own
+/// memory). This machine enforces no memory limit
 /// (cgroup v1), so <c>Allocate</c> charges the app as a cgroup v2 <c>memory.max</c> would (host and worker private RSS
 /// plus the cache's tmpfs pages) and fails the step that would pass the limit: that is <c>allocation_ok</c>.
 /// </summary>
@@ -45,7 +46,7 @@ internal static class MemoryDaemonBenchmark
     private const long ArrayBytes = 350 * MiB;
     private const string Container = "memarray";
     private static readonly CultureInfo Invariant = CultureInfo.InvariantCulture;
-    private static readonly string[] Modes = ["daemon-scale-out"];
+    private static readonly string[] Modes = ["no-daemon", "daemon", "daemon-scale-out"];
     private static readonly JsonSerializerOptions StatusJson = new(JsonSerializerDefaults.Web);
 
     public static async Task RunAsync(BenchmarkContext context)
@@ -146,7 +147,7 @@ internal static class MemoryDaemonBenchmark
             output.WriteLine(string.Create(Invariant,
                 $"{mode}: {instances} instance(s) after the earlier session (earlier allocation {(earlierOk ? "ok" : "failed")}; scale decisions: {(decisions.Length > 0 ? decisions : "none")}); " +
                 $"first sum {firstSum:0} ms ({cached.BytesCached / MiB} MiB cached here); allocation {(ok ? "ok" : "FAILED")} {allocation}; " +
-                $"daemon evicted {between.Memory?.ObjectsEvicted ?? 0} object(s) in all; second sum {second:0} ms: local hits {after.LocalHits - before.LocalHits}, " +
+                $"daemon evicted {between.Memory?.ObjectsEvicted ?? 0} object(s) in all; last snapshot {between.Prewarm?.LastSnapshot ?? "none"}; second sum {second:0} ms: local hits {after.LocalHits - before.LocalHits}, " +
                 $"local misses {after.LocalMisses - before.LocalMisses}, remote hits {after.RemoteHits - before.RemoteHits}, remote misses {after.RemoteMisses - before.RemoteMisses}"));
             foreach (ManagedInstance other in pool.Ready().Where(i => i.Id != first.Id))
             {
@@ -154,7 +155,7 @@ internal static class MemoryDaemonBenchmark
                 HostStatus status = await StatusAsync(peer, cancellation);
                 CacheletCounters c = status.Count;
                 output.WriteLine(string.Create(Invariant,
-                    $"  {other.Id}: {c.BytesCached / MiB} MiB cached, {c.Evictions} eviction(s), daemon evicted {status.Memory?.ObjectsEvicted ?? 0}, peer hits {c.PeerHits}, peer misses {c.PeerMisses}, local misses {c.LocalMisses}, memory evictions {c.MemoryEvictions}"));
+                    $"  {other.Id}: pre-warm {status.Prewarm?.State}: {status.Prewarm?.SnapshotsRead ?? 0} snapshot(s), {status.Prewarm?.Candidates ?? 0} candidate(s), loaded {status.Prewarm?.Loaded ?? 0} of {status.Prewarm?.Owned ?? 0} owned; {c.BytesCached / MiB} MiB cached, {c.Evictions} eviction(s), daemon evicted {status.Memory?.ObjectsEvicted ?? 0}, peer hits {c.PeerHits}, peer misses {c.PeerMisses}, local misses {c.LocalMisses}, memory evictions {c.MemoryEvictions}"));
             }
 
             return (second, ok);
@@ -214,6 +215,22 @@ internal static class MemoryDaemonBenchmark
             }
 
             await Task.Delay(200, cancellation);
+        }
+
+        // The new instance's Load Daemon loads the blocks it owns from the snapshot the vote wrote; the notebook's next
+        // step comes after it (bounded), as a user's next cell would a few seconds later.
+        foreach (ManagedInstance added in pool.Ready().Where(i => i.Process!.HttpEndpoint != first.BaseAddress))
+        {
+            using var http = new HttpClient { BaseAddress = added.Process!.HttpEndpoint, Timeout = TimeSpan.FromMinutes(1) };
+            while ((await StatusAsync(http, cancellation)).Prewarm is { State: "waiting" or "reading" or "loading" or "paused" })
+            {
+                if (clock.Elapsed > TimeSpan.FromMinutes(2))
+                {
+                    throw new TimeoutException($"{added.Id}'s Load Daemon did not finish within two minutes.");
+                }
+
+                await Task.Delay(200, cancellation);
+            }
         }
 
         return expected;

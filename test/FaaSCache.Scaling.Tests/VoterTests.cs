@@ -1,6 +1,5 @@
 using FaaSCache.Caching;
 using FaaSCache.Options;
-using FaaSCache.Prewarm;
 using FaaSCache.Scaling;
 using FaaSCache.Scaling.Voters;
 using FaaSCache.SharedMemory;
@@ -128,8 +127,7 @@ public sealed class VoterTests
         using var shm = new TempShmDirectory();
         var storage = new InMemoryBlobStore();
         await using var cachelet = new Cachelet(new FaaSCacheOptions { CapacityBytes = 4 << 20 }, storage, new SharedMemoryStore("i1", [shm.Path]), time: time);
-        var handOff = new RecordingHandOff();
-        var voter = new CacheSizeScaleMonitor(cachelet, App, time, handOff);
+        var voter = new CacheSizeScaleMonitor(cachelet, App, time);
         storage.Put("votes/model", new byte[400_000]);
         for (int i = 0; i < 20; i++)
         {
@@ -151,8 +149,6 @@ public sealed class VoterTests
         Assert.Equal(ScaleVote.ScaleOut, result.Vote);
         Assert.Equal(1, result.Metrics["readsAfterMemoryEviction"]);
         Assert.Contains("Memory Daemon evicted", result.Reason, StringComparison.Ordinal);
-        // The snapshot for the instance the vote brings is written before the vote leaves, and only for a vote out.
-        Assert.Equal([result.Reason], handOff.Reasons);
 
         // Counted since the last query only.
         for (int i = 0; i < 20; i++)
@@ -162,7 +158,6 @@ public sealed class VoterTests
 
         time.Advance(TimeSpan.FromSeconds(10));
         Assert.Equal(ScaleVote.None, (await voter.VoteAsync(1)).Vote);
-        Assert.Single(handOff.Reasons);
     }
 
     [Fact]
@@ -205,16 +200,5 @@ public sealed class VoterTests
 
         Assert.Equal(["compute", "bandwidth"], votes.Voters.Select(v => v.Voter));
         Assert.Equal((ScaleVote.ScaleOut, (int?)4), (votes.Vote, votes.TargetWorkerCount));
-    }
-
-    private sealed class RecordingHandOff : IScaleOutHandOff
-    {
-        public List<string> Reasons { get; } = [];
-
-        public Task<string?> BeforeScaleOutAsync(string reason, CancellationToken cancellationToken = default)
-        {
-            Reasons.Add(reason);
-            return Task.FromResult<string?>("snapshot");
-        }
     }
 }

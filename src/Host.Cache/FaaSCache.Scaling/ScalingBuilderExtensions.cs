@@ -38,7 +38,7 @@ public static class ScalingBuilderExtensions
         services.TryAddSingleton(sp => new TransferProfiler(sp.GetService<TimeProvider>()));
         services.TryAddSingleton(sp => new BandwidthScaler(sp.GetRequiredService<TransferProfiler>(), CreateRequester(sp), time: sp.GetService<TimeProvider>()));
         services.TryAddSingleton(sp => new ComputeScaleMonitor(sp.GetRequiredService<InvocationMeter>(), sp.GetRequiredService<FaaSCacheOptions>(), AppName(sp), sp.GetService<TimeProvider>()));
-        services.TryAddSingleton(sp => new CacheSizeScaleMonitor(sp.GetRequiredService<ICacheAdmin>(), AppName(sp), sp.GetService<TimeProvider>(), sp.GetService<IScaleOutHandOff>()));
+        services.TryAddSingleton(sp => new CacheSizeScaleMonitor(sp.GetRequiredService<ICacheAdmin>(), AppName(sp), sp.GetService<TimeProvider>()));
         services.TryAddSingleton(sp => new BandwidthScaleMonitor(sp.GetRequiredService<BandwidthScaler>(), AppName(sp), sp.GetService<TimeProvider>()));
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IFaaSCacheVoter, ComputeScaleMonitor>(sp => sp.GetRequiredService<ComputeScaleMonitor>()));
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IFaaSCacheVoter, CacheSizeScaleMonitor>(sp => sp.GetRequiredService<CacheSizeScaleMonitor>()));

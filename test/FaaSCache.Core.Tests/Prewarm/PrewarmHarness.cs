@@ -56,7 +56,8 @@ internal sealed class PrewarmHarness : IAsyncDisposable
         string[]? members = null,
         Action<FaaSCacheOptions>? configure = null,
         IInvocationActivity? invocations = null,
-        Func<IBlobStore, IBlobStore>? wrapStorage = null)
+        Func<IBlobStore, IBlobStore>? wrapStorage = null,
+        TimeSpan handOffWait = default)
     {
         var options = new FaaSCacheOptions { CapacityBytes = 64L << 20, Consistency = ConsistencyPreset.Local };
         configure?.Invoke(options);
@@ -64,7 +65,7 @@ internal sealed class PrewarmHarness : IAsyncDisposable
         IBlobStore storage = wrapStorage?.Invoke(Storage) ?? Storage;
         var owners = new RingOwnerLocator(self, members ?? [self]);
         var cachelet = new Cachelet(options, storage, new SharedMemoryStore(self, [shm.Path]), owners, Time);
-        var daemon = new LoadDaemon(cachelet, new SnapshotStore(storage, App), owners, invocations, Time);
+        var daemon = new LoadDaemon(cachelet, new SnapshotStore(storage, App), owners, invocations, Time) { HandOffWait = handOffWait };
         var instance = new Instance(cachelet, daemon, owners, shm);
         _owned.Add(instance);
         return instance;

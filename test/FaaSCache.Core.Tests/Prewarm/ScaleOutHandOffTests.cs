@@ -3,14 +3,15 @@ using Xunit;
 
 namespace FaaSCache.Core.Tests.Prewarm;
 
-/// <summary>§4 with §3.3: the snapshot a cachelet writes before it asks for a cache-size scale-out.</summary>
+/// <summary>The hand-off when the ring grows: members write their snapshots, the newcomer waits for them and loads its part.</summary>
 [Trait("Category", "Unit")]
 public sealed class ScaleOutHandOffTests
 {
     private const int KiB = 1024;
+    private static readonly TimeSpan Wait = TimeSpan.FromSeconds(5);
 
     [Fact]
-    public async Task TheInstanceAScaleOutBringsLoadsTheKeysItNowOwnsFromTheSnapshotWrittenBeforeTheVote()
+    public async Task ANewcomerWaitsForTheRunningMembersSnapshotAndLoadsTheKeysItNowOwns()
     {
         await using var h = new PrewarmHarness();
         string[] keys = [.. Enumerable.Range(0, 16).Select(i => h.Key($"block-{i}"))];
@@ -29,38 +30,54 @@ public sealed class ScaleOutHandOffTests
             }
         }
 
-        string? written = await first.Daemon.BeforeScaleOutAsync("out: reads after memory evictions");
-        Assert.NotNull(written);
-        Assert.Equal(written, first.Daemon.Status().LastSnapshot);
+        PrewarmHarness.Instance second = h.CreateInstance("i-2", ["i-1", "i-2"], handOffWait: Wait);
+        Task<LoadDaemonStatus> load = second.Daemon.RunAsync();
+        h.Time.Advance(TimeSpan.FromSeconds(1));
+        Assert.False(load.IsCompleted);
 
-        h.Time.Advance(TimeSpan.FromSeconds(5));
-        PrewarmHarness.Instance second = h.CreateInstance("i-2", ["i-1", "i-2"]);
-        LoadDaemonStatus status = await second.Daemon.RunAsync();
+        // The first sees the newcomer at its next membership read and hands off.
+        first.Owners.Update(["i-1", "i-2"]);
+        LoadDaemonStatus status = await AdvanceUntilAsync(h, load);
 
+        Assert.NotNull(first.Daemon.Status().LastSnapshot);
         string[] owned = [.. keys.Where(k => second.Owners.GetOwner(k) == "i-2")];
         Assert.NotEmpty(owned);
         Assert.NotEqual(keys.Length, owned.Length);
+        Assert.Equal(16, status.Candidates);
         Assert.Equal(owned.Order(StringComparer.Ordinal), status.LoadedKeys.Order(StringComparer.Ordinal));
         Assert.All(owned, k => Assert.True(second.Cachelet.Contains(k)));
     }
 
     [Fact]
-    public async Task HandOffSnapshotsAreAtMostOnePerIntervalAndTheUnloadSnapshotSupersedesThem()
+    public async Task ANewcomerWhoseMembersHandNothingOffLoadsAfterItsBoundedWait()
+    {
+        await using var h = new PrewarmHarness();
+        string etag = await h.UploadAsync("in", KiB);
+        await h.WriteMissSnapshotAsync(TimeSpan.FromHours(2), "old-1", (h.Key("in"), KiB, etag));
+        await h.WriteMissSnapshotAsync(TimeSpan.FromHours(1), "old-2", (h.Key("in"), KiB, etag));
+        PrewarmHarness.Instance alone = h.CreateInstance("i-2", ["i-1", "i-2"], handOffWait: Wait);
+
+        Task<LoadDaemonStatus> load = alone.Daemon.RunAsync();
+        LoadDaemonStatus status = await AdvanceUntilAsync(h, load);
+
+        Assert.Equal("done", status.State);
+        Assert.Equal(1, status.Candidates);
+        Assert.True(h.Time.GetUtcNow() - new DateTimeOffset(2026, 11, 25, 12, 0, 0, TimeSpan.Zero) >= Wait);
+    }
+
+    [Fact]
+    public async Task EachSnapshotOfALifetimeSupersedesTheLastSoNoAccessIsCountedTwice()
     {
         await using var h = new PrewarmHarness();
         await h.UploadAsync("in", 2 * KiB);
         PrewarmHarness.Instance i = h.CreateInstance("i-1");
         (await i.Cachelet.ReadAsync(h.Key("in"))).Dispose();
 
-        string? firstKey = await i.Daemon.BeforeScaleOutAsync("out");
+        string? firstKey = await i.Daemon.WriteHandOffSnapshotAsync("i-2 joined");
         Assert.NotNull(firstKey);
-        // The controller polls every few seconds and the vote stays out until the instance arrives: one snapshot.
-        h.Time.Advance(TimeSpan.FromSeconds(2));
-        Assert.Null(await i.Daemon.BeforeScaleOutAsync("out"));
-
-        h.Time.Advance(LoadDaemon.HandOffInterval);
+        h.Time.Advance(TimeSpan.FromMinutes(1));
         (await i.Cachelet.ReadAsync(h.Key("in"))).Dispose();
-        string? secondKey = await i.Daemon.BeforeScaleOutAsync("out");
+        string? secondKey = await i.Daemon.WriteHandOffSnapshotAsync("i-3 joined");
         Assert.NotNull(secondKey);
         Assert.NotEqual(firstKey, secondKey);
 
@@ -68,10 +85,8 @@ public sealed class ScaleOutHandOffTests
         (await i.Cachelet.ReadAsync(h.Key("in"))).Dispose();
         await i.Daemon.StopAsync(CancellationToken.None);
 
-        // Statistics are cumulative: only the last snapshot of the lifetime is kept, so no access is counted twice.
         UnloadSnapshot snapshot = Assert.Single((await h.Snapshots.ReadAsync(DateTimeOffset.MinValue, 10)).Snapshots);
         Assert.Equal(i.Daemon.Status().LastSnapshot, h.Snapshots.KeyOf(snapshot));
-        Assert.NotEqual(secondKey, i.Daemon.Status().LastSnapshot);
         SnapshotEntry entry = Assert.Single(snapshot.Entries);
         Assert.Equal(3, entry.OwnHits + entry.OwnMisses);
     }
@@ -82,11 +97,26 @@ public sealed class ScaleOutHandOffTests
         await using var h = new PrewarmHarness();
         await h.UploadAsync("in", KiB);
         PrewarmHarness.Instance idle = h.CreateInstance("i-1");
-        Assert.Null(await idle.Daemon.BeforeScaleOutAsync("out"));
+        idle.Owners.Update(["i-1", "i-9"]);
+        Assert.Null(await idle.Daemon.WriteHandOffSnapshotAsync("i-9 joined"));
 
         PrewarmHarness.Instance off = h.CreateInstance("i-2", configure: o => o.Prewarm.Enabled = false);
         (await off.Cachelet.ReadAsync(h.Key("in"))).Dispose();
-        Assert.Null(await off.Daemon.BeforeScaleOutAsync("out"));
+        off.Owners.Update(["i-2", "i-9"]);
+        Assert.Null(await off.Daemon.WriteHandOffSnapshotAsync("i-9 joined"));
         Assert.Empty((await h.Snapshots.ReadAsync(DateTimeOffset.MinValue, 10)).Snapshots);
+    }
+
+    // The newcomer polls storage on the fake clock: move it on until the load is done (bounded).
+    private static async Task<LoadDaemonStatus> AdvanceUntilAsync(PrewarmHarness h, Task<LoadDaemonStatus> load)
+    {
+        for (int step = 0; step < 400 && !load.IsCompleted; step++)
+        {
+            h.Time.Advance(TimeSpan.FromMilliseconds(100));
+            await Task.WhenAny(load, Task.Delay(10));
+        }
+
+        Assert.True(load.IsCompleted, "The Load Daemon did not finish within 40 s of fake time.");
+        return await load;
     }
 }

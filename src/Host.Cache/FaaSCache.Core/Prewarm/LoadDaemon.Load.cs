@@ -24,6 +24,7 @@ public sealed partial class LoadDaemon
             }
 
             _startedAt = _time.GetTimestamp();
+            _startedUtc = _time.GetUtcNow();
             _yield = new InvocationYield(_invocations);
         }
 
@@ -55,6 +56,7 @@ public sealed partial class LoadDaemon
 
     private async Task<IReadOnlyList<PrewarmCandidate>> SelectAsync(CancellationToken cancellationToken)
     {
+        await WaitForHandOffsAsync(cancellationToken).ConfigureAwait(false);
         SnapshotListing listing = await WhileIdleAsync(
             token => _snapshots.ReadAsync(_time.GetUtcNow() - PrewarmSelector.MaxLookBack, MaxSnapshots, token), cancellationToken).ConfigureAwait(false);
         DateTimeOffset now = _time.GetUtcNow();

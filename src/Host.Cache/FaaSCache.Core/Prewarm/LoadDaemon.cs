@@ -59,6 +59,7 @@ public sealed partial class LoadDaemon : BackgroundService
         _cache = cache;
         _snapshots = snapshots;
         _owners = owners;
+        _owners.RingChanged += OnRingChanged;
         _invocations = invocations;
         _time = time ?? TimeProvider.System;
         _logger = (ILogger?)logger ?? NullLogger.Instance;
@@ -157,6 +158,7 @@ public sealed partial class LoadDaemon : BackgroundService
     /// <inheritdoc />
     public override void Dispose()
     {
+        _owners.RingChanged -= OnRingChanged;
         _yield?.Dispose();
         if (_ownsMetrics)
         {
@@ -173,6 +175,9 @@ public sealed partial class LoadDaemon : BackgroundService
         await Task.Yield();
         try
         {
+            // The ring is known once the instance joined the membership (after the server listens): owners before that
+            // would be this instance alone, and it would load every key.
+            await WaitForHostStartedAsync(stoppingToken).ConfigureAwait(false);
             await RunAsync(stoppingToken).ConfigureAwait(false);
         }
         catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)
@@ -190,7 +195,7 @@ public sealed partial class LoadDaemon : BackgroundService
         }
     }
 
-    private static string OccasionName(SnapshotOccasion occasion) => occasion == SnapshotOccasion.ScaleOut ? "before a scale-out" : "at unload";
+    private static string OccasionName(SnapshotOccasion occasion) => occasion == SnapshotOccasion.RingGrew ? "for the ring's newcomers" : "at unload";
 
     [LoggerMessage(Level = LogLevel.Information, Message = "Pre-warm snapshot written {Occasion}: {Key}, {Objects} object(s), {Bytes} cached bytes, {Ms:0} ms")]
     private partial void LogSnapshotWritten(string occasion, string key, int objects, long bytes, double ms);

@@ -36,10 +36,12 @@ public static class PrewarmBuilderExtensions
             sp.GetService<IInvocationActivity>(),
             sp.GetService<TimeProvider>(),
             sp.GetService<ILogger<LoadDaemon>>(),
-            sp.GetRequiredService<PrewarmMetrics>()));
+            sp.GetRequiredService<PrewarmMetrics>())
+        {
+            HandOffWait = LoadDaemon.HandOffWaitFor(sp.GetRequiredService<Cachelet>().Options.Membership.HeartbeatInterval),
+            HostStarted = sp.GetService<IHostApplicationLifetime>()?.ApplicationStarted ?? CancellationToken.None,
+        });
         builder.Services.TryAddEnumerable(ServiceDescriptor.Singleton<IHostedService, LoadDaemon>(sp => sp.GetRequiredService<LoadDaemon>()));
-        // §4 with §3.3: the cache-size voter writes a snapshot before it asks for a scale-out.
-        builder.Services.TryAddSingleton<IScaleOutHandOff>(sp => sp.GetRequiredService<LoadDaemon>());
         return builder;
     }
 }

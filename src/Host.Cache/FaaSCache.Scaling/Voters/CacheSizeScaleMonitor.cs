@@ -1,7 +1,6 @@
 using System.Globalization;
 using FaaSCache.Caching;
 using FaaSCache.Options;
-using FaaSCache.Prewarm;
 using Microsoft.Azure.WebJobs.Host.Scale;
 
 namespace FaaSCache.Scaling.Voters;
@@ -42,7 +41,6 @@ public sealed class CacheSizeScaleMonitor : IScaleMonitor<CacheSizeScaleMetrics>
     private readonly ICacheAdmin _cache;
     private readonly ScalingOptions _options;
     private readonly TimeProvider _time;
-    private readonly IScaleOutHandOff? _handOff;
     private readonly Lock _gate = new();
     private Dictionary<string, long> _evictions = new(StringComparer.Ordinal);
     private Dictionary<string, long> _rereads = new(StringComparer.Ordinal);
@@ -50,15 +48,10 @@ public sealed class CacheSizeScaleMonitor : IScaleMonitor<CacheSizeScaleMetrics>
     private DateTimeOffset _previous;
 
     /// <summary>Initializes a new instance of the <see cref="CacheSizeScaleMonitor"/> class.</summary>
-    /// <param name="cache">The cachelet whose statistics it reads.</param>
-    /// <param name="appName">The app name (the monitor's id).</param>
-    /// <param name="time">Clock.</param>
-    /// <param name="handOff">Writes the pre-warm snapshot before a vote out, so the new instance loads its part (null: none).</param>
-    public CacheSizeScaleMonitor(ICacheAdmin cache, string appName, TimeProvider? time = null, IScaleOutHandOff? handOff = null)
+    public CacheSizeScaleMonitor(ICacheAdmin cache, string appName, TimeProvider? time = null)
     {
         ArgumentNullException.ThrowIfNull(cache);
         _cache = cache;
-        _handOff = handOff;
         _options = cache.Options.Scaling;
         _time = time ?? TimeProvider.System;
         _previous = _time.GetUtcNow();
@@ -115,14 +108,14 @@ public sealed class CacheSizeScaleMonitor : IScaleMonitor<CacheSizeScaleMetrics>
     public ScaleStatus GetScaleStatus(ScaleStatusContext<CacheSizeScaleMetrics> context)
     {
         ArgumentNullException.ThrowIfNull(context);
-        return new ScaleStatus { Vote = HandOffInBackground(Decide(context.Metrics?.LastOrDefault())) };
+        return new ScaleStatus { Vote = Decide(context.Metrics?.LastOrDefault()).Vote };
     }
 
     /// <inheritdoc />
     public ScaleStatus GetScaleStatus(ScaleStatusContext context)
     {
         ArgumentNullException.ThrowIfNull(context);
-        return new ScaleStatus { Vote = HandOffInBackground(Decide(context.Metrics?.OfType<CacheSizeScaleMetrics>().LastOrDefault())) };
+        return new ScaleStatus { Vote = Decide(context.Metrics?.OfType<CacheSizeScaleMetrics>().LastOrDefault()).Vote };
     }
 
     /// <inheritdoc />
@@ -130,12 +123,6 @@ public sealed class CacheSizeScaleMonitor : IScaleMonitor<CacheSizeScaleMetrics>
     {
         CacheSizeScaleMetrics m = await GetMetricsAsync().ConfigureAwait(false);
         (ScaleVote vote, string reason) = Decide(m);
-        if (vote == ScaleVote.ScaleOut && _handOff is not null)
-        {
-            // Before the vote leaves: the controller may launch the new instance right after this poll.
-            await _handOff.BeforeScaleOutAsync(reason).ConfigureAwait(false);
-        }
-
         return new VoterResult(VoterName, vote, null, reason, new Dictionary<string, double>(StringComparer.Ordinal)
         {
             ["maxEvictionsOfOneObject"] = m.MaxEvictionsOfOneObject,
@@ -170,17 +157,6 @@ public sealed class CacheSizeScaleMonitor : IScaleMonitor<CacheSizeScaleMetrics>
         return m.AccessesPerSecond < _options.LowAccessRate
             ? (ScaleVote.ScaleIn, $"in: low access frequency, {rate}")
             : (ScaleVote.None, $"none: no object evicted twice; substantial traffic, {rate}");
-    }
-
-    // The WebJobs scale API asks synchronously: the snapshot is written beside the answer (it never throws).
-    private ScaleVote HandOffInBackground((ScaleVote Vote, string Reason) decision)
-    {
-        if (decision.Vote == ScaleVote.ScaleOut && _handOff is not null)
-        {
-            _ = _handOff.BeforeScaleOutAsync(decision.Reason);
-        }
-
-        return decision.Vote;
     }
 
     private void Baseline(IReadOnlyList<ObjectStatistics> all)
