@@ -26,12 +26,12 @@ public sealed class AzuriteServer : IAsyncDisposable
     private string? _lastProbeError;
     private int _disposed;
 
-    private AzuriteServer(ChildProcess process, OwnedDirectory dataDirectory, int port)
+    private AzuriteServer(ChildProcess process, OwnedDirectory dataDirectory, int port, string endpointHost = "127.0.0.1")
     {
         _process = process;
         _dataDirectory = dataDirectory;
         Port = port;
-        BlobEndpoint = new Uri($"http://127.0.0.1:{port}/{AccountName}");
+        BlobEndpoint = new Uri($"http://{endpointHost}:{port}/{AccountName}");
         ConnectionString =
             $"DefaultEndpointsProtocol=http;AccountName={AccountName};AccountKey={AccountKey};BlobEndpoint={BlobEndpoint};";
     }
@@ -57,7 +57,22 @@ public sealed class AzuriteServer : IAsyncDisposable
     /// Starts Azurite listening on <paramref name="blobHost"/> (e.g. 0.0.0.0, so that network namespaces reach it at
     /// their link's root address: <see cref="ConnectionStringAt"/>); <see cref="BlobEndpoint"/> stays on loopback.
     /// </summary>
-    public static async Task<AzuriteServer> StartAsync(string blobHost, CancellationToken cancellationToken = default)
+    public static Task<AzuriteServer> StartAsync(string blobHost, CancellationToken cancellationToken = default) =>
+        StartCoreAsync(blobHost, null, "127.0.0.1", cancellationToken);
+
+    /// <summary>
+    /// Starts Azurite inside network namespace <paramref name="networkNamespace"/>, listening on <paramref name="address"/>
+    /// (the namespace's end of its link): <see cref="BlobEndpoint"/> and <see cref="ConnectionString"/> name that address,
+    /// so every client reaches storage over the namespace's (shaped) link, as an app reaches remote blob storage.
+    /// </summary>
+    public static Task<AzuriteServer> StartInNamespaceAsync(string networkNamespace, System.Net.IPAddress address, CancellationToken cancellationToken = default)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(networkNamespace);
+        ArgumentNullException.ThrowIfNull(address);
+        return StartCoreAsync(address.ToString(), networkNamespace, address.ToString(), cancellationToken);
+    }
+
+    private static async Task<AzuriteServer> StartCoreAsync(string blobHost, string? networkNamespace, string endpointHost, CancellationToken cancellationToken)
     {
         var root = RepositoryRoot.Find();
         var entryPoint = Path.Combine(root, "node_modules", "azurite", "dist", "src", "blob", "main.js");
@@ -75,9 +90,12 @@ public sealed class AzuriteServer : IAsyncDisposable
                 var directory = new OwnedDirectory(Path.GetTempPath(), "faascache-azurite");
                 try
                 {
+                    // `ip netns exec` execs node in place: the child's pid is node's, and killing it stops Azurite.
+                    string[] prefix = networkNamespace is null ? ["node"] : ["ip", "netns", "exec", networkNamespace, "node"];
                     ChildProcess child = ChildProcess.Start(
-                        "node",
+                        prefix[0],
                         [
+                            .. prefix[1..],
                             entryPoint,
                             "--blobHost", blobHost,
                             "--blobPort", port.ToString(System.Globalization.CultureInfo.InvariantCulture),
@@ -85,7 +103,7 @@ public sealed class AzuriteServer : IAsyncDisposable
                             "--silent", "--loose", "--skipApiVersionCheck",
                         ],
                         root);
-                    return new AzuriteServer(child, directory, port);
+                    return new AzuriteServer(child, directory, port, endpointHost);
                 }
                 catch (Win32Exception e)
                 {
@@ -171,7 +189,8 @@ public sealed class AzuriteServer : IAsyncDisposable
     /// <summary>True when a real request succeeds.</summary>
     private async Task<bool> AnswersAsync(CancellationToken cancellationToken)
     {
-        if (!await TcpPorts.IsAcceptingAsync(Port, TimeSpan.FromSeconds(1), cancellationToken))
+        // The cheap port check is for loopback; in a namespace the request below is the check.
+        if (BlobEndpoint.IsLoopback && !await TcpPorts.IsAcceptingAsync(Port, TimeSpan.FromSeconds(1), cancellationToken))
         {
             return false;
         }
