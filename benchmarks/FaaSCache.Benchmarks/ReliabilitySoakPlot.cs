@@ -25,8 +25,8 @@ internal static class ReliabilitySoakPlot
             }
         }
 
-        Line(s => s.HostRssMb, "hosts' memory (MB, sum of 3)", false);
-        Line(s => s.WorkerRssMb, "workers' memory (MB, sum of 3)", false);
+        Line(s => s.HostRssMb, "hosts' private memory (MB, sum of 3)", false);
+        Line(s => s.WorkerRssMb, "workers' private memory (MB, sum of 3)", false);
         Line(s => s.P99Ms / 100, "p99 latency of the window (x100 ms, right axis)", true);
         Line(s => s.HostFds, "hosts' open fds", true);
         Line(s => s.WorkerFds, "workers' open fds", true);
