@@ -21,8 +21,9 @@ cd "$root"
 #   iproute2                              ip and tc: FaaSCache.NetworkEmulation's namespaces and shaped veth links
 #   nftables                              nft: filtering between emulated instances (partitions)
 #   iperf3                                instance-to-instance throughput in the network emulation tests
+#   linux-perf                            perf: kernel and native frames in benchmarks/profile (page faults, copies)
 apt_packages=(redis-server python3 python3-grpcio python3-protobuf python3-pytest python3-flake8 python3-numpy protobuf-compiler
-    protobuf-compiler-grpc libprotobuf-dev g++ make curl iproute2 nftables iperf3)
+    protobuf-compiler-grpc libprotobuf-dev g++ make curl iproute2 nftables iperf3 linux-perf)
 
 say() { printf '[setup] %s\n' "$*"; }
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -57,6 +58,10 @@ install() {
     else
         say "azurite $(node -p "require('./node_modules/azurite/package.json').version") present"
     fi
+
+    # .NET local tools (.config/dotnet-tools.json): dotnet-trace and dotnet-counters for benchmarks/profile.
+    say "dotnet tool restore"
+    dotnet tool restore >/dev/null
 
     local extra
     for extra in scripts/setup.d/*.sh; do

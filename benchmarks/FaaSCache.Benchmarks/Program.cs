@@ -40,6 +40,8 @@ internal static class Program
             root.Subcommands.Add(command);
         }
 
+        root.Subcommands.Add(ProfilePathCommand());
+
         if (args.Length == 0)
         {
             await root.Parse("--help").InvokeAsync();
@@ -49,6 +51,23 @@ internal static class Program
         ParseResult parsed = root.Parse(args);
         int code = await parsed.InvokeAsync();
         return parsed.Errors.Count > 0 ? UsageError : code;
+    }
+
+    /// <summary>profile-path: the target benchmarks/profile runs under dotnet-trace and perf (not a benchmark of its own).</summary>
+    private static Command ProfilePathCommand()
+    {
+        var paths = new Option<string>("--path") { Description = "cachelet-read path(s), comma separated: lm, storage_direct, lh_strong, redis, ...", Required = true };
+        var size = new Option<string>("--size") { Description = "object size: 1KB .. 128MB", DefaultValueFactory = _ => "128MB" };
+        var seconds = new Option<int>("--seconds") { Description = "how long to measure after a 1 s warm-up", DefaultValueFactory = _ => 20 };
+        var command = new Command(ProfilePath.Name, "one or two cachelet-read paths at one size for a fixed time, for a profiler (see benchmarks/profile)") { paths, size, seconds };
+        command.SetAction((result, _) =>
+        {
+            string[] names = result.GetValue(paths)!.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+            long bytes = ProfilePath.ParseSize(result.GetValue(size)!);
+            var duration = TimeSpan.FromSeconds(Math.Max(1, result.GetValue(seconds)));
+            return RunAsync(new BenchmarkDefinition(ProfilePath.Name, command.Description!, c => ProfilePath.RunAsync(c, names, bytes, duration)), quick: false);
+        });
+        return command;
     }
 
     private static async Task<int> RunAsync(BenchmarkDefinition definition, bool quick)
