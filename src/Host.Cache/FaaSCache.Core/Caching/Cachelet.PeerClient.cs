@@ -55,7 +55,9 @@ public sealed partial class Cachelet
     private async Task<ObjectLease> MissAsync(string key, bool forward, CancellationToken cancellationToken)
     {
         ReadSource fromStorage = ReadSource.LocalMiss;
-        if (forward && _peers is not null)
+        long writesBefore = WriteSequence;
+        // Without a membership lease this cachelet's ring may be stale: storage, not whoever it thinks owns the key.
+        if (forward && _peers is not null && (_owners.HoldsLease || !RevalidatesAfterChanges))
         {
             string owner = _owners.GetOwner(key);
             if (owner != _owners.SelfId)
@@ -66,7 +68,7 @@ public sealed partial class Cachelet
                         .ConfigureAwait(false);
                     if (fetched is { } got)
                     {
-                        return Admit(key, got.Version, got.Value, got.OwnerHit ? ReadSource.RemoteHit : ReadSource.RemoteMiss);
+                        return Admit(key, got.Version, got.Value, got.OwnerHit ? ReadSource.RemoteHit : ReadSource.RemoteMiss, writesBefore);
                     }
                 }
                 catch (PeerUnavailableException e)
@@ -84,9 +86,10 @@ public sealed partial class Cachelet
                         .ConfigureAwait(false);
                     if (moved is { } got)
                     {
-                        if (!ChecksStorageVersion || await IsStorageVersionAsync(key, got.Version, got.Value, cancellationToken).ConfigureAwait(false))
+                        // A handed-over copy is checked when reads need storage's version, or the key moved (Cachelet.Trust).
+                        if ((!ChecksStorageVersion && !RevalidatesAfterChanges) || await IsStorageVersionAsync(key, got.Version, got.Value, cancellationToken).ConfigureAwait(false))
                         {
-                            return Admit(key, got.Version, got.Value, ReadSource.RemoteHit);
+                            return Admit(key, got.Version, got.Value, ReadSource.RemoteHit, writesBefore);
                         }
                     }
                 }
@@ -208,6 +211,7 @@ public sealed partial class Cachelet
     private void OnRingChanged(object? sender, RingChangedEventArgs e)
     {
         _previousRing = e.Previous;
+        Unsettle($"the ring changed (joined: [{string.Join(", ", e.Added)}], left: [{string.Join(", ", e.Removed)}])");
         lock (_gate)
         {
             foreach (CacheEntry entry in _index.Values.ToList())
