@@ -30,7 +30,7 @@ public sealed partial class Cachelet
 
     private long TrustEpoch => Interlocked.Read(ref _trustEpoch);
 
-    /// <summary>True when <paramref name="hit"/> must be checked against storage before it is served (under the lock or not: flags only).</summary>
+    /// <summary>True when <paramref name="hit"/> must be checked against storage before it is served (takes the lock).</summary>
     private bool MustRevalidate(CacheEntry hit)
     {
         if (!RevalidatesAfterChanges)
