@@ -78,6 +78,6 @@ internal sealed class InProcessPeers : IPeerClient
 
     private Cachelet Member(string id)
         => _down.Contains(id) || !_members.TryGetValue(id, out Cachelet? c)
-            ? throw new PeerUnavailableException($"member {id} is down") { MemberId = id }
+            ? throw new PeerUnavailableException($"member {id} is down") { MemberId = id, MayHaveArrived = false }
             : c;
 }

@@ -118,11 +118,20 @@ public sealed partial class Cachelet
             await using Stream content = map.OpenRead();
             result = await _peers!.PutAsync(owner, key, content, map.ContentLength, cancellationToken).ConfigureAwait(false);
         }
-        catch (PeerUnavailableException e)
+        catch (PeerUnavailableException e) when (!e.MayHaveArrived)
         {
-            // The owner is gone: commit here with synchronous persistence, so the write is safe in storage.
+            // The owner is gone and never saw the write: commit here with synchronous persistence, so it is safe in storage.
             OwnerUnreachable(owner, key, e);
             return null;
+        }
+        catch (PeerUnavailableException e)
+        {
+            // The owner failed after the write reached it: it may be in storage already, and writing it again here could
+            // land it a second time after a newer write. Its outcome is unknown, as for any write whose answer was lost.
+            OwnerUnreachable(owner, key, e);
+            throw new WriteOutcomeUnknownException(
+                $"The write of {key} reached its owner {owner}, which failed before it answered ({e.Message}): the write may or may not be in storage, and it is not written a second time here. Read the blob to see which, or write it again.",
+                e) { Key = key };
         }
 
         // Keep a local (not owned) copy: the writer reads its own write without a remote hit. The owner copied the
