@@ -14,34 +14,9 @@ namespace FaaSCache.Benchmarks;
 /// </summary>
 internal static class ReliabilityApp
 {
-    public const string HeartbeatInterval = "00:00:01";
-    public const string FailureTimeout = "00:00:03";
-
     /// <summary>Builds the app for <paramref name="container"/> under <paramref name="preset"/>.</summary>
-    public static FunctionAppFolder Build(string container, string preset) => new FunctionAppBuilder { NamePrefix = "faascache-reliability-app" }
-        .WithHostJson($$"""
-            {
-              "version": "2.0",
-              "extensions": {
-                "faasCache": {
-                  "consistency": "{{preset}}",
-                  "membership": { "heartbeatInterval": "{{HeartbeatInterval}}", "failureTimeout": "{{FailureTimeout}}", "virtualNodes": 100 }
-                }
-              }
-            }
-            """)
-        .WithSetting("FUNCTIONS_WORKER_RUNTIME", "python")
-        .WithSetting("AzureWebJobsStorage", "UseDevelopmentStorage=true")
-        .WithFunction("Read", $$"""
-            {
-              "scriptFile": "__init__.py",
-              "bindings": [
-                { "authLevel": "anonymous", "type": "httpTrigger", "direction": "in", "name": "req", "methods": ["get"] },
-                { "type": "blob", "direction": "in", "name": "data", "path": "{{container}}/{name}", "connection": "AzureWebJobsStorage", "dataType": "binary" },
-                { "type": "http", "direction": "out", "name": "$return" }
-              ]
-            }
-            """, ("__init__.py", """
+    public static FunctionAppFolder Build(string container, string preset) => PythonCacheApp.Create("faascache-reliability-app", preset)
+        .WithRead(container, """
             import hashlib
             import json
 
@@ -57,25 +32,8 @@ internal static class ReliabilityApp
                 intact = len(parts) == 3 and parts[1] == str(len(rest)) and parts[2] == hashlib.sha256(rest).hexdigest()
                 answer = {"value": parts[0], "intact": intact, "bytes": len(body)}
                 return func.HttpResponse(json.dumps(answer), mimetype="application/json")
-            """))
-        .WithFunction("Write", $$"""
-            {
-              "scriptFile": "__init__.py",
-              "bindings": [
-                { "authLevel": "anonymous", "type": "httpTrigger", "direction": "in", "name": "req", "methods": ["post"] },
-                { "type": "blob", "direction": "out", "name": "blob", "path": "{{container}}/{name}", "connection": "AzureWebJobsStorage" },
-                { "type": "http", "direction": "out", "name": "$return" }
-              ]
-            }
-            """, ("__init__.py", """
-            import azure.functions as func
-
-
-            def main(req: func.HttpRequest, blob: func.Out[bytes]) -> func.HttpResponse:
-                body = req.get_body()
-                blob.set(body)
-                return func.HttpResponse(str(len(body)))
-            """))
+            """)
+        .WithWrite(container)
         .WithFunction("Slow", """
             {
               "scriptFile": "__init__.py",

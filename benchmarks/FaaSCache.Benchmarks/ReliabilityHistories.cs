@@ -37,6 +37,7 @@ internal static class ReliabilityHistories
         int clients = Instances * ClientsPerInstance;
         int done = 0;
         var killed = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        long killedAt = 0;
 
         async Task ClientAsync(int client)
         {
@@ -63,6 +64,7 @@ internal static class ReliabilityHistories
                 if (Interlocked.Increment(ref done) == clients * opsPerClient / 2)
                 {
                     await rig.TrackProcessesAsync(cancellation);
+                    killedAt = Stopwatch.GetTimestamp();
                     rig.Kill(victim);
                     killed.TrySetResult();
                 }
@@ -99,6 +101,7 @@ internal static class ReliabilityHistories
             if (!check.Linearizable && firstProblems.Count < 3)
             {
                 firstProblems.Add($"{key} ({ops.Count.ToString(CultureInfo.InvariantCulture)} ops) is not linearizable; first stale read: {(stale.Count > 0 ? stale[0].ToString() : "none")}; storage holds {stored ?? "nothing"}");
+                WriteHistory(output, key, ops, history.Ops.Min(o => o.Invoked), killedAt, victim.Id);
             }
         }
 
@@ -121,6 +124,17 @@ internal static class ReliabilityHistories
         await rig.FinishAsync(row, output);
         output.WriteLine($"{row.Scenario}: {row.ToCsv()}");
         return row;
+    }
+
+    /// <summary>Logs a key's whole history (ms from the first operation of the run) so a non-linearizable one can be explained.</summary>
+    private static void WriteHistory(TextWriter output, string key, List<RegisterOp> ops, long origin, long killedAt, string victim)
+    {
+        static string Ms(long ticks, long origin) => Stopwatch.GetElapsedTime(origin, ticks).TotalMilliseconds.ToString("0.0", CultureInfo.InvariantCulture);
+        output.WriteLine($"history of {key} (ms; {victim} SIGKILLed at {(killedAt == 0 ? "-" : Ms(killedAt, origin))}; '?' = no answer):");
+        foreach (RegisterOp op in ops.OrderBy(o => o.Invoked))
+        {
+            output.WriteLine($"  [{Ms(op.Invoked, origin)}, {(op.Completed ? Ms(op.Returned, origin) : "?")}] {op.Client} {(op.IsWrite ? "write" : "read ")} {op.Value ?? "empty"}");
+        }
     }
 
     /// <summary>True when the row's notes say a preset that must be linearizable was not.</summary>

@@ -75,6 +75,9 @@ internal sealed class PeerCluster : IAsyncDisposable
 
     public GrpcPeerClient Client(string id) => _members[id].Client;
 
+    /// <summary>The owner ring of <paramref name="id"/> (what its membership daemon would update).</summary>
+    public RingOwnerLocator Ring(string id) => _members[id].Ring;
+
     public PeerServer Server(string id) => _members[id].Server!;
 
     /// <summary>A client of the cluster's directory with its own key (e.g. another app's).</summary>

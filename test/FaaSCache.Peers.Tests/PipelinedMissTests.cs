@@ -19,8 +19,8 @@ public sealed class PipelinedMissTests(AzuriteFixture azurite)
     [Fact]
     public async Task A_remote_miss_reaches_the_requester_while_the_owner_is_still_downloading_it()
     {
-        var gate = new HalfWayGate(Size / 2, breakThere: false);
-        await using var cluster = await PeerCluster.StartAsync(azurite, wrapStorage: (id, inner) => id == "b" ? new GatedStore(inner, gate) : inner);
+        var gate = DownloadFault.HoldAt(Size / 2);
+        await using var cluster = await PeerCluster.StartAsync(azurite, wrapStorage: (id, inner) => id == "b" ? new FaultyBlobStore(inner, gate) : inner);
         string key = cluster.KeyOwnedBy("b");
         byte[] content = PeerCluster.RandomBytes(Size, seed: 12);
         await cluster.UploadAsync(key, content);
@@ -45,8 +45,8 @@ public sealed class PipelinedMissTests(AzuriteFixture azurite)
     [Fact]
     public async Task A_download_that_breaks_half_way_leaves_nothing_on_the_owner_and_the_requester_reads_storage()
     {
-        var gate = new HalfWayGate(Size / 2, breakThere: true);
-        await using var cluster = await PeerCluster.StartAsync(azurite, wrapStorage: (id, inner) => id == "b" ? new GatedStore(inner, gate) : inner);
+        var gate = DownloadFault.BreakAt(Size / 2);
+        await using var cluster = await PeerCluster.StartAsync(azurite, wrapStorage: (id, inner) => id == "b" ? new FaultyBlobStore(inner, gate) : inner);
         string key = cluster.KeyOwnedBy("b");
         byte[] content = PeerCluster.RandomBytes(Size, seed: 13);
         await cluster.UploadAsync(key, content);
@@ -69,77 +69,5 @@ public sealed class PipelinedMissTests(AzuriteFixture azurite)
             Assert.True(DateTime.UtcNow < deadline, $"Timed out waiting for {what}.");
             await Task.Delay(20);
         }
-    }
-
-    /// <summary>Holds (or breaks) every download of the wrapped store once it has handed out <c>at</c> bytes.</summary>
-    private sealed class HalfWayGate(long at, bool breakThere)
-    {
-        private readonly TaskCompletionSource _reached = new(TaskCreationOptions.RunContinuationsAsynchronously);
-        private readonly TaskCompletionSource _released = new(TaskCreationOptions.RunContinuationsAsynchronously);
-
-        public long At => at;
-
-        public bool Break => breakThere;
-
-        public Task Reached => _reached.Task;
-
-        public Task Released => _released.Task;
-
-        public void Arrive() => _reached.TrySetResult();
-
-        public void Release() => _released.TrySetResult();
-    }
-
-    private sealed class GatedStore(IBlobStore inner, HalfWayGate gate) : DelegatingBlobStore(inner)
-    {
-        public override Task<FetchResult<T>> FetchAsync<T>(string key, string? ifNoneMatch, BlobBodyConsumer<T> consume, CancellationToken cancellationToken = default)
-            => Inner.FetchAsync(key, ifNoneMatch, (length, etag, content, token) => consume(length, etag, new GatedStream(content, gate), token), cancellationToken);
-    }
-
-    private sealed class GatedStream(Stream inner, HalfWayGate gate) : Stream
-    {
-        private long _position;
-
-        public override bool CanRead => true;
-
-        public override bool CanSeek => false;
-
-        public override bool CanWrite => false;
-
-        public override long Length => throw new NotSupportedException();
-
-        public override long Position { get => _position; set => throw new NotSupportedException(); }
-
-        public override async ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
-        {
-            if (_position >= gate.At)
-            {
-                gate.Arrive();
-                if (gate.Break)
-                {
-                    throw new IOException($"The test broke the download at byte {_position}.");
-                }
-
-                await gate.Released.WaitAsync(cancellationToken);
-            }
-
-            // Up to the gate exactly, so that the hold (or the break) happens at the same byte every time.
-            int max = _position < gate.At ? (int)Math.Min(buffer.Length, gate.At - _position) : buffer.Length;
-            int n = await inner.ReadAsync(buffer[..max], cancellationToken);
-            _position += n;
-            return n;
-        }
-
-        public override int Read(byte[] buffer, int offset, int count) => ReadAsync(buffer.AsMemory(offset, count)).AsTask().GetAwaiter().GetResult();
-
-        public override void Flush()
-        {
-        }
-
-        public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException();
-
-        public override void SetLength(long value) => throw new NotSupportedException();
-
-        public override void Write(byte[] buffer, int offset, int count) => throw new NotSupportedException();
     }
 }

@@ -375,7 +375,30 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
         }
 
         _logger.LogDebug(e, "{Message}", message);
-        return new PeerUnavailableException(message, e) { MemberId = memberId };
+        return new PeerUnavailableException(message, e) { MemberId = memberId, MayHaveArrived = !NeverArrived(e) };
+    }
+
+    /// <summary>True when the call provably did nothing at the peer: no connection was made, or the peer refused it.</summary>
+    private static bool NeverArrived(Exception e)
+    {
+        if (e is RpcException { StatusCode: StatusCode.Unauthenticated or StatusCode.PermissionDenied or StatusCode.DataLoss })
+        {
+            return true;
+        }
+
+        for (Exception? inner = e; inner is not null; inner = inner.InnerException)
+        {
+            if (inner is System.Net.Sockets.SocketException
+                {
+                    SocketErrorCode: System.Net.Sockets.SocketError.ConnectionRefused or System.Net.Sockets.SocketError.HostNotFound
+                        or System.Net.Sockets.SocketError.HostUnreachable or System.Net.Sockets.SocketError.NetworkUnreachable,
+                })
+            {
+                return true;
+            }
+        }
+
+        return e is RpcException rpc && rpc.Status.DebugException is { } debug && !ReferenceEquals(debug, e) && NeverArrived(debug);
     }
 
     private DateTime Deadline() => DateTime.UtcNow + _options.CallTimeout;
@@ -388,7 +411,7 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
         ArgumentException.ThrowIfNullOrEmpty(memberId);
         if (!_directory.TryGetEndpoint(memberId, out Uri endpoint))
         {
-            throw new PeerUnavailableException($"Peer {memberId} has no known endpoint (it is not a live member).") { MemberId = memberId };
+            throw new PeerUnavailableException($"Peer {memberId} has no known endpoint (it is not a live member).") { MemberId = memberId, MayHaveArrived = false };
         }
 
         return _channels.GetOrAdd(endpoint, e => new Lazy<PeerChannel>(() => CreateChannel(e))).Value;

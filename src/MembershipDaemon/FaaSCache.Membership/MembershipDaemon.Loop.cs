@@ -147,7 +147,9 @@ public sealed partial class MembershipDaemon
                 SelfId, App, _failureTimeout);
         }
 
+        bool rejoined = _listed && !wasListed;
         _listed = true;
+        RenewLease(writtenAt, rejoined);
         Apply(after.List, removed);
     }
 

@@ -210,6 +210,7 @@ public sealed partial class MembershipDaemon : IHostedService, IPeerDirectory, I
                 cancellationToken).ConfigureAwait(false);
             _last = after;
             _listed = false;
+            StopLeaseTimer();
             _logger.LogInformation("{Self} left the membership of app {App} ({Count} members remain)", SelfId, App, after.List.Count);
             Apply(after.List.WithoutMember(SelfId).WithoutStale(_time.GetUtcNow(), _failureTimeout), failed: null);
         }
@@ -256,6 +257,7 @@ public sealed partial class MembershipDaemon : IHostedService, IPeerDirectory, I
         }
 
         await StopLoopAsync().ConfigureAwait(false);
+        StopLeaseTimer();
         _stopLoop.Dispose();
     }
 

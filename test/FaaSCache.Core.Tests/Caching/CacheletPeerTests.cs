@@ -156,6 +156,22 @@ public sealed class CacheletPeerTests
     }
 
     [Fact]
+    public async Task A_write_whose_owner_failed_after_receiving_it_is_not_written_a_second_time_by_the_writer()
+    {
+        await using var cluster = await Cluster.StartAsync(ConsistencyPreset.Owner);
+        string key = cluster.KeyOwnedBy("b");
+        cluster.Peers.DiesAfterPut = "b";
+
+        // The owner committed it, then failed: the writer cannot know that, so it reports the outcome as unknown rather
+        // than upload it again (a second copy could land after a newer write by someone else).
+        var e = await Assert.ThrowsAsync<WriteOutcomeUnknownException>(() => cluster["a"].WriteAsync(key, new byte[] { 5 }));
+        Assert.Equal(key, e.Key);
+        Assert.Equal([5], await cluster.DownloadAsync(key));
+        Assert.Equal((0L, 1L), (cluster["a"].Metrics.Snapshot().BytesWritten, cluster["b"].Metrics.Snapshot().BytesWritten));
+        Assert.Equal(1, cluster["a"].Metrics.Snapshot().OwnerUnreachable);
+    }
+
+    [Fact]
     public async Task A_new_owner_takes_a_moved_object_from_the_previous_owner_instead_of_storage()
     {
         await using var cluster = await Cluster.StartAsync(ConsistencyPreset.OwnerLocalRead, members: ["a", "b"]);

@@ -213,7 +213,7 @@ public sealed class CacheletReadTests
     [Fact]
     public async Task A_transfer_that_breaks_half_way_leaves_nothing_cached()
     {
-        await using var h = await CacheletHarness.CreateAsync(wrapStorage: s => new BreakingStore(s, breakAfterBytes: 500_000));
+        await using var h = await CacheletHarness.CreateAsync(wrapStorage: s => new FaultyBlobStore(s, DownloadFault.BreakAt(500_000)));
         await h.UploadDirectAsync("fragile", CacheletHarness.RandomBytes(1_000_000));
 
         var e = await Assert.ThrowsAsync<IOException>(() => h.Cachelet.ReadAsync(h.Key("fragile")));
@@ -245,51 +245,5 @@ public sealed class CacheletReadTests
         Assert.True(stats.Owned);
         Assert.True(stats.Cached);
         Assert.Null(h.Cachelet.GetStatistics(h.Key("never")));
-    }
-
-    /// <summary>Fault injection over the real store: the body stream fails after some bytes.</summary>
-    private sealed class BreakingStore(IBlobStore inner, long breakAfterBytes) : DelegatingBlobStore(inner)
-    {
-        public override Task<FetchResult<T>> FetchAsync<T>(string key, string? ifNoneMatch, BlobBodyConsumer<T> consume, CancellationToken cancellationToken = default)
-            => Inner.FetchAsync(key, ifNoneMatch, (length, etag, content, token) => consume(length, etag, new BreakingStream(content, breakAfterBytes), token), cancellationToken);
-    }
-
-    private sealed class BreakingStream(Stream inner, long limit) : Stream
-    {
-        private long _read;
-
-        public override bool CanRead => true;
-
-        public override bool CanSeek => false;
-
-        public override bool CanWrite => false;
-
-        public override long Length => throw new NotSupportedException();
-
-        public override long Position { get => _read; set => throw new NotSupportedException(); }
-
-        public override async ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
-        {
-            if (_read >= limit)
-            {
-                throw new IOException("Connection broken mid-transfer (injected).");
-            }
-
-            int n = await inner.ReadAsync(buffer[..(int)Math.Min(buffer.Length, limit - _read)], cancellationToken);
-            _read += n;
-            return n;
-        }
-
-        public override int Read(byte[] buffer, int offset, int count) => ReadAsync(buffer.AsMemory(offset, count)).AsTask().GetAwaiter().GetResult();
-
-        public override void Flush()
-        {
-        }
-
-        public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException();
-
-        public override void SetLength(long value) => throw new NotSupportedException();
-
-        public override void Write(byte[] buffer, int offset, int count) => throw new NotSupportedException();
     }
 }

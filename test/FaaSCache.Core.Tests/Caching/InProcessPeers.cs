@@ -19,6 +19,9 @@ internal sealed class InProcessPeers : IPeerClient
 
     public int Puts { get; private set; }
 
+    /// <summary>Gets or sets a member that commits every write it is sent and then fails before it answers.</summary>
+    public string? DiesAfterPut { get; set; }
+
     public void Add(string id, Cachelet cachelet) => _members[id] = cachelet;
 
     public void TakeDown(string id) => _down.Add(id);
@@ -41,7 +44,8 @@ internal sealed class InProcessPeers : IPeerClient
     public async Task<PeerWriteResult> PutAsync(string memberId, string key, Stream content, long length, CancellationToken cancellationToken = default)
     {
         Puts++;
-        return await Member(memberId).AcceptPeerWriteAsync(key, content, length, cancellationToken);
+        PeerWriteResult result = await Member(memberId).AcceptPeerWriteAsync(key, content, length, cancellationToken);
+        return memberId == DiesAfterPut ? throw new PeerUnavailableException($"member {memberId} died before it answered the put") { MemberId = memberId } : result;
     }
 
     public int RangeLoads { get; private set; }
@@ -78,6 +82,6 @@ internal sealed class InProcessPeers : IPeerClient
 
     private Cachelet Member(string id)
         => _down.Contains(id) || !_members.TryGetValue(id, out Cachelet? c)
-            ? throw new PeerUnavailableException($"member {id} is down") { MemberId = id }
+            ? throw new PeerUnavailableException($"member {id} is down") { MemberId = id, MayHaveArrived = false }
             : c;
 }

@@ -16,8 +16,8 @@ namespace FaaSCache.Host.Tests.Cluster;
 /// </summary>
 internal sealed class ClusterApp
 {
-    public static readonly TimeSpan HeartbeatInterval = TimeSpan.FromSeconds(1);
-    public static readonly TimeSpan FailureTimeout = TimeSpan.FromSeconds(3);
+    public static readonly TimeSpan HeartbeatInterval = PythonCacheApp.HeartbeatInterval;
+    public static readonly TimeSpan FailureTimeout = PythonCacheApp.FailureTimeout;
 
     private ClusterApp(string suffix, string consistency)
     {
@@ -44,30 +44,9 @@ internal sealed class ClusterApp
     /// <summary>The cache key of blob <paramref name="name"/>.</summary>
     public string Key(string name) => $"{Container}/{name}";
 
-    public FunctionAppFolder Build() => new FunctionAppBuilder { NamePrefix = "faascache-cluster-app" }
-        .WithHostJson($$"""
-            {
-              "version": "2.0",
-              "extensions": {
-                "faasCache": {
-                  "consistency": "{{Consistency}}",
-                  "membership": { "heartbeatInterval": "{{HeartbeatInterval:c}}", "failureTimeout": "{{FailureTimeout:c}}", "virtualNodes": 100 }
-                }
-              }
-            }
-            """)
-        .WithSetting("FUNCTIONS_WORKER_RUNTIME", "python")
-        .WithSetting("AzureWebJobsStorage", "UseDevelopmentStorage=true")
-        .WithFunction("Read", $$"""
-            {
-              "scriptFile": "__init__.py",
-              "bindings": [
-                { "authLevel": "anonymous", "type": "httpTrigger", "direction": "in", "name": "req", "methods": ["get"] },
-                { "type": "blob", "direction": "in", "name": "data", "path": "{{Container}}/{name}", "connection": "AzureWebJobsStorage", "dataType": "binary" },
-                { "type": "http", "direction": "out", "name": "$return" }
-              ]
-            }
-            """, ("__init__.py", """
+    /// <summary>Writes the app; <paramref name="bandwidthScaling"/> false pins §4's scaled loads off (one instance fetches each miss).</summary>
+    public FunctionAppFolder Build(bool bandwidthScaling = true) => PythonCacheApp.Create("faascache-cluster-app", Consistency, bandwidthScaling)
+        .WithRead(Container, """
             import hashlib
             import json
 
@@ -78,7 +57,8 @@ internal sealed class ClusterApp
                 body = bytes(data)
                 answer = {"bytes": len(body), "sha256": hashlib.sha256(body).hexdigest(), "head": body[:64].decode("latin-1")}
                 return func.HttpResponse(json.dumps(answer), mimetype="application/json")
-            """))
+            """)
+        .WithWrite(Container)
         .WithFunction("Increment", $$"""
             {
               "scriptFile": "__init__.py",
@@ -97,24 +77,6 @@ internal sealed class ClusterApp
                 value = int(bytes(current).decode()) + 1 if current is not None else 1
                 next.set(str(value).encode())
                 return func.HttpResponse(str(value))
-            """))
-        .WithFunction("Write", $$"""
-            {
-              "scriptFile": "__init__.py",
-              "bindings": [
-                { "authLevel": "anonymous", "type": "httpTrigger", "direction": "in", "name": "req", "methods": ["post"] },
-                { "type": "blob", "direction": "out", "name": "blob", "path": "{{Container}}/{name}", "connection": "AzureWebJobsStorage" },
-                { "type": "http", "direction": "out", "name": "$return" }
-              ]
-            }
-            """, ("__init__.py", """
-            import azure.functions as func
-
-
-            def main(req: func.HttpRequest, blob: func.Out[bytes]) -> func.HttpResponse:
-                body = req.get_body()
-                blob.set(body)
-                return func.HttpResponse(str(len(body)))
             """))
         .WithFunction("Emit", $$"""
             {

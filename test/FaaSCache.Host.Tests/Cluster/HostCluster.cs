@@ -45,11 +45,14 @@ internal sealed class HostCluster : IAsyncDisposable
 
     public ClusterInstance this[int index] => _processes[index];
 
-    /// <summary>Starts <paramref name="count"/> instances of a new app under <paramref name="consistency"/> and waits until they form one cache.</summary>
-    public static async Task<HostCluster> StartAsync(AzuriteFixture azurite, string consistency, ITestOutputHelper output, int count = 3)
+    /// <summary>
+    /// Starts <paramref name="count"/> instances of a new app under <paramref name="consistency"/> and waits until they
+    /// form one cache; <paramref name="bandwidthScaling"/> false pins §4's scaled loads off.
+    /// </summary>
+    public static async Task<HostCluster> StartAsync(AzuriteFixture azurite, string consistency, ITestOutputHelper output, int count = 3, bool bandwidthScaling = true)
     {
         var app = ClusterApp.Create(consistency);
-        FunctionAppFolder _folder = app.Build();
+        FunctionAppFolder _folder = app.Build(bandwidthScaling);
         try
         {
             HostProcessCluster _processes = await HostProcessCluster.StartAsync(_folder.Path, azurite.ConnectionString, app.Name, count, output.WriteLine);

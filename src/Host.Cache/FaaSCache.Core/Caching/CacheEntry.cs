@@ -36,5 +36,11 @@ internal sealed class CacheEntry(string key, string version, SharedMemoryMap map
 
     public LinkedListNode<CacheEntry>? Node { get; set; }
 
+    /// <summary>Gets or sets whether the copy must be checked against storage before it is served (writes may have gone elsewhere).</summary>
+    public bool Suspect { get; set; }
+
+    /// <summary>Gets or sets the cachelet's write sequence when a write put this copy in (0: a read did).</summary>
+    public long WriteSequence { get; set; }
+
     public bool Pinned => RefCount > 0 || Dirty;
 }

@@ -79,6 +79,7 @@ public sealed partial class Cachelet
 
         entry.LastTouch = ++_touchClock;
         entry.Node = ListOf(entry).AddLast(entry);
+        MarkIfUnsettledLocked(entry);
     }
 
     private void TouchLocked(CacheEntry entry)

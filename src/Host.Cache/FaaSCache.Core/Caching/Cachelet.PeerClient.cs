@@ -55,7 +55,9 @@ public sealed partial class Cachelet
     private async Task<ObjectLease> MissAsync(string key, bool forward, CancellationToken cancellationToken)
     {
         ReadSource fromStorage = ReadSource.LocalMiss;
-        if (forward && _peers is not null)
+        long writesBefore = WriteSequence;
+        // Without a membership lease this cachelet's ring may be stale: storage, not whoever it thinks owns the key.
+        if (forward && _peers is not null && (_owners.HoldsLease || !RevalidatesAfterChanges))
         {
             string owner = _owners.GetOwner(key);
             if (owner != _owners.SelfId)
@@ -66,7 +68,7 @@ public sealed partial class Cachelet
                         .ConfigureAwait(false);
                     if (fetched is { } got)
                     {
-                        return Admit(key, got.Version, got.Value, got.OwnerHit ? ReadSource.RemoteHit : ReadSource.RemoteMiss);
+                        return Admit(key, got.Version, got.Value, got.OwnerHit ? ReadSource.RemoteHit : ReadSource.RemoteMiss, writesBefore);
                     }
                 }
                 catch (PeerUnavailableException e)
@@ -84,9 +86,10 @@ public sealed partial class Cachelet
                         .ConfigureAwait(false);
                     if (moved is { } got)
                     {
-                        if (!ChecksStorageVersion || await IsStorageVersionAsync(key, got.Version, got.Value, cancellationToken).ConfigureAwait(false))
+                        // A handed-over copy is checked when reads need storage's version, or the key moved (Cachelet.Trust).
+                        if ((!ChecksStorageVersion && !RevalidatesAfterChanges) || await IsStorageVersionAsync(key, got.Version, got.Value, cancellationToken).ConfigureAwait(false))
                         {
-                            return Admit(key, got.Version, got.Value, ReadSource.RemoteHit);
+                            return Admit(key, got.Version, got.Value, ReadSource.RemoteHit, writesBefore);
                         }
                     }
                 }
@@ -115,11 +118,20 @@ public sealed partial class Cachelet
             await using Stream content = map.OpenRead();
             result = await _peers!.PutAsync(owner, key, content, map.ContentLength, cancellationToken).ConfigureAwait(false);
         }
-        catch (PeerUnavailableException e)
+        catch (PeerUnavailableException e) when (!e.MayHaveArrived)
         {
-            // The owner is gone: commit here with synchronous persistence, so the write is safe in storage.
+            // The owner is gone and never saw the write: commit here with synchronous persistence, so it is safe in storage.
             OwnerUnreachable(owner, key, e);
             return null;
+        }
+        catch (PeerUnavailableException e)
+        {
+            // The owner failed after the write reached it: it may be in storage already, and writing it again here could
+            // land it a second time after a newer write. Its outcome is unknown, as for any write whose answer was lost.
+            OwnerUnreachable(owner, key, e);
+            throw new WriteOutcomeUnknownException(
+                $"The write of {key} reached its owner {owner}, which failed before it answered ({e.Message}): the write may or may not be in storage, and it is not written a second time here. Read the blob to see which, or write it again.",
+                e) { Key = key };
         }
 
         // Keep a local (not owned) copy: the writer reads its own write without a remote hit. The owner copied the
@@ -208,6 +220,7 @@ public sealed partial class Cachelet
     private void OnRingChanged(object? sender, RingChangedEventArgs e)
     {
         _previousRing = e.Previous;
+        Unsettle($"the ring changed (joined: [{string.Join(", ", e.Added)}], left: [{string.Join(", ", e.Removed)}])");
         lock (_gate)
         {
             foreach (CacheEntry entry in _index.Values.ToList())

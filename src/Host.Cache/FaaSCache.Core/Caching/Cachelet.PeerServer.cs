@@ -61,7 +61,9 @@ public sealed partial class Cachelet
     {
         lock (_gate)
         {
-            if (_index.TryGetValue(key, out CacheEntry? entry) && !IsExpiredLocked(entry))
+            // A suspect copy (Cachelet.Trust) answers nothing: storage's version is the truth then.
+            if (_index.TryGetValue(key, out CacheEntry? entry) && !IsExpiredLocked(entry)
+                && !(RevalidatesAfterChanges && !entry.Dirty && (entry.Suspect || Unsettled)))
             {
                 return entry.Version;
             }

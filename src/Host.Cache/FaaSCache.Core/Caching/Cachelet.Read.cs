@@ -66,8 +66,9 @@ public sealed partial class Cachelet
 
             if (hit is not null)
             {
-                if (ChecksStorageVersion)
+                if (ChecksStorageVersion || MustRevalidate(hit))
                 {
+                    // Strong reads, and owner reads right after a membership change (Cachelet.Trust): storage decides.
                     return await ValidateAsync(hit, forPeer, cancellationToken).ConfigureAwait(false);
                 }
 
@@ -143,6 +144,9 @@ public sealed partial class Cachelet
     private async Task<ObjectLease> ValidateAsync(CacheEntry hit, bool forPeer, CancellationToken cancellationToken)
     {
         Metrics.VersionCheck();
+        long writesBefore = WriteSequence;
+        long epoch = TrustEpoch;
+        bool settled = Settled;
         FetchResult<Received> result;
         try
         {
@@ -163,17 +167,19 @@ public sealed partial class Cachelet
 
         if (result.Status == FetchStatus.NotModified)
         {
+            Confirmed(hit, epoch, settled);
             return HitLease(hit, forPeer);
         }
 
         Release(hit);
-        return Admit(hit.Key, result.ETag!, result.Value!, ReadSource.LocalMiss, forPeer);
+        return Admit(hit.Key, result.ETag!, result.Value!, ReadSource.LocalMiss, writesBefore, forPeer);
     }
 
     private async Task<ObjectLease> FetchAsync(string key, ReadSource source, bool cache, bool forPeer, CancellationToken cancellationToken)
     {
+        long writesBefore = WriteSequence;
         FetchResult<Received> result = await FetchFromStorageAsync(key, null, cache, cancellationToken).ConfigureAwait(false);
-        return Admit(key, result.ETag!, result.Value!, source, forPeer);
+        return Admit(key, result.ETag!, result.Value!, source, writesBefore, forPeer);
     }
 
     /// <summary>
@@ -232,14 +238,23 @@ public sealed partial class Cachelet
         }
     }
 
-    private ObjectLease Admit(string key, string etag, Received received, ReadSource source, bool forPeer = false)
+    /// <summary>
+    /// Caches what a read received, unless a write to <paramref name="key"/> landed here after <paramref name="writesBefore"/>
+    /// (the read's start): the read may have got the older version, which must not replace the newer one.
+    /// </summary>
+    private ObjectLease Admit(string key, string etag, Received received, ReadSource source, long writesBefore, bool forPeer = false)
     {
         CacheEntry? entry = null;
         var dead = new List<CacheEntry>();
         bool owned = _owners.IsLocalOwner(key);
         lock (_gate)
         {
-            if (received.Reserved)
+            if (received.Reserved && _index.TryGetValue(key, out CacheEntry? current) && current.WriteSequence > writesBefore)
+            {
+                // Served to this reader (it overlapped the write), never cached.
+                UnreserveLocked(received.Map.ContentLength);
+            }
+            else if (received.Reserved)
             {
                 entry = new CacheEntry(key, etag, received.Map, owned, IsLarge(received.Map.ContentLength)) { RefCount = 1 };
                 InsertLocked(entry, dead);

@@ -17,6 +17,21 @@ public sealed partial class Cachelet
     /// <summary>Raised when storage got a write: at once for sync persistence, after the background write for async.</summary>
     public event EventHandler<BlobWrittenEventArgs>? Persisted;
 
+    private readonly KeyedAsyncLock _keyWrites = new();
+    private long _writeSequence;
+
+    /// <summary>Gets the count of writes that changed this cachelet's index (a read started before one must not cache over it).</summary>
+    private long WriteSequence
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _writeSequence;
+            }
+        }
+    }
+
     /// <summary>Writes <paramref name="data"/> to <paramref name="key"/>.</summary>
     public async Task<WriteReceipt> WriteAsync(string key, ReadOnlyMemory<byte> data, CancellationToken cancellationToken = default)
     {
@@ -129,19 +144,26 @@ public sealed partial class Cachelet
         PersistMode mode = _options.EffectivePersist;
         if (mode == PersistMode.Sync)
         {
-            // Owner, then storage: the cache shows the new version only once storage has it.
+            // Owner, then storage: the cache shows the new version only once storage has it. One write per key at a time,
+            // so the copy kept is the one storage kept (two concurrent uploads could otherwise land in one order and be
+            // cached in the other, leaving an older copy served in front of a newer stored write).
             string etag;
-            try
+            bool cached;
+            using (await _keyWrites.LockAsync(key, cancellationToken).ConfigureAwait(false))
             {
-                etag = await UploadAsync(key, map, cancellationToken).ConfigureAwait(false);
-            }
-            catch
-            {
-                _shm.Delete(map);
-                throw;
+                try
+                {
+                    etag = await UploadAsync(key, map, cancellationToken).ConfigureAwait(false);
+                }
+                catch
+                {
+                    _shm.Delete(map);
+                    throw;
+                }
+
+                cached = TryInsertWritten(key, etag, map, dirty: false, access);
             }
 
-            bool cached = TryInsertWritten(key, etag, map, dirty: false, access);
             if (!cached)
             {
                 _shm.Delete(map);
@@ -185,11 +207,12 @@ public sealed partial class Cachelet
             if (map.IsShared && TryReserveLocked(map.ContentLength, dead))
             {
                 // A pending write-back holds a reference, so the object stays until storage has it.
-                entry = new CacheEntry(key, version, map, owned, IsLarge(map.ContentLength)) { Dirty = dirty, RefCount = dirty ? 1 : 0 };
+                entry = new CacheEntry(key, version, map, owned, IsLarge(map.ContentLength)) { Dirty = dirty, RefCount = dirty ? 1 : 0, WriteSequence = ++_writeSequence };
                 InsertLocked(entry, dead);
             }
             else if (_index.TryGetValue(key, out CacheEntry? stale) && !stale.Dirty)
             {
+                ++_writeSequence;
                 // The new version is not cached: an older cached one must not be served either.
                 DetachLocked(stale, dead);
             }

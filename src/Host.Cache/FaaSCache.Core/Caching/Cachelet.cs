@@ -69,6 +69,7 @@ public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersion
         _peers = peers;
         _bandwidth = bandwidth;
         _owners.RingChanged += OnRingChanged;
+        _owners.LeaseChanged += OnLeaseChanged;
 
         CapacityBytes = options.EffectiveCapacityBytes;
         Metrics = new CacheletMetrics(sharedMemory.InstanceId, () => Interlocked.Read(ref _bytesCached), () => Count);
@@ -227,6 +228,7 @@ public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersion
         }
 
         _owners.RingChanged -= OnRingChanged;
+        _owners.LeaseChanged -= OnLeaseChanged;
         await StopWriteBackAsync().ConfigureAwait(false);
         _deletions.Writer.TryComplete();
         await _deleter.ConfigureAwait(false);

@@ -14,6 +14,7 @@ public sealed class RingOwnerLocator : IOwnerLocator
 {
     private readonly Lock _updateGate = new();
     private volatile ConsistentHashRing _ring;
+    private volatile bool _holdsLease = true;
 
     /// <summary>Creates a locator over a ring of <paramref name="members"/>.</summary>
     /// <param name="selfId">Id of the local cachelet.</param>
@@ -39,7 +40,14 @@ public sealed class RingOwnerLocator : IOwnerLocator
     public event EventHandler<RingChangedEventArgs>? RingChanged;
 
     /// <inheritdoc />
+    public event EventHandler<LeaseChangedEventArgs>? LeaseChanged;
+
+    /// <inheritdoc />
     public string SelfId { get; }
+
+    /// <inheritdoc />
+    /// <remarks>True until a membership daemon says otherwise: a single instance always holds it.</remarks>
+    public bool HoldsLease => _holdsLease;
 
     /// <inheritdoc />
     public ConsistentHashRing Current => _ring;
@@ -51,6 +59,23 @@ public sealed class RingOwnerLocator : IOwnerLocator
     /// <inheritdoc />
     /// <exception cref="InvalidOperationException">The current ring has no members.</exception>
     public string GetOwner(string key) => _ring.GetOwner(key);
+
+    /// <summary>Sets <see cref="HoldsLease"/> (the membership daemon's job) and raises <see cref="LeaseChanged"/> when it changed.</summary>
+    /// <returns>True when the value changed.</returns>
+    public bool SetLease(bool held)
+    {
+        lock (_updateGate)
+        {
+            if (_holdsLease == held)
+            {
+                return false;
+            }
+
+            _holdsLease = held;
+            LeaseChanged?.Invoke(this, new LeaseChangedEventArgs(held));
+            return true;
+        }
+    }
 
     /// <summary>
     /// Replaces the ring with one over <paramref name="members"/> (same virtual-node count) and

@@ -22,4 +22,11 @@ public sealed class PeerUnavailableException : Exception
 
     /// <summary>Gets the member that failed.</summary>
     public string? MemberId { get; init; }
+
+    /// <summary>
+    /// Gets a value indicating whether the request may have reached the member before it failed (true unless it provably
+    /// did not: no endpoint, connection refused, or refused by the member). A write that may have arrived may have been
+    /// committed there, so it must not be applied a second time elsewhere.
+    /// </summary>
+    public bool MayHaveArrived { get; init; } = true;
 }

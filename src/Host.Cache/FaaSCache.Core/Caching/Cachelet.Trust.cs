@@ -1,0 +1,109 @@
+using FaaSCache.Options;
+using FaaSCache.Ownership;
+using Microsoft.Extensions.Logging;
+
+namespace FaaSCache.Caching;
+
+/// <summary>
+/// Owner reads that stay right across membership changes (Table 3's <c>owner</c>: strong while the owner lives). The
+/// ring changes, or this instance loses its membership lease (it could not heartbeat: storage frozen, a partition): then
+/// writes may have gone to another owner that this cachelet never heard of, so every copy it holds is checked against
+/// storage (one conditional request) before it is served again, and while the lease is lost or the members' views may
+/// still differ (two heartbeat intervals) every copy is checked on every read. Sync persistence makes storage the
+/// truth: an acknowledged write is there.
+/// </summary>
+public sealed partial class Cachelet
+{
+    private long _unsettledUntilTicks;
+    private long _trustEpoch;
+
+    /// <summary>Gets a value indicating whether this cachelet's copies may be served as the owner's without a storage check.</summary>
+    public bool Settled => !Unsettled;
+
+    /// <summary>The presets whose reads trust the owner's copy and whose writes are in storage before they are acknowledged.</summary>
+    private bool RevalidatesAfterChanges => _peers is not null && ReadsFromOwner && _options.EffectivePersist == PersistMode.Sync;
+
+    private bool Unsettled => !_owners.HoldsLease || _time.GetUtcNow().UtcTicks < Interlocked.Read(ref _unsettledUntilTicks);
+
+    /// <summary>How long the members' views of the ring may differ after a change: each sees it at its next heartbeat or watch.</summary>
+    private TimeSpan SettlePeriod => _options.Membership.HeartbeatInterval * 2;
+
+    private long TrustEpoch => Interlocked.Read(ref _trustEpoch);
+
+    /// <summary>True when <paramref name="hit"/> must be checked against storage before it is served (takes the lock).</summary>
+    private bool MustRevalidate(CacheEntry hit)
+    {
+        if (!RevalidatesAfterChanges)
+        {
+            return false;
+        }
+
+        lock (_gate)
+        {
+            return !hit.Dirty && (hit.Suspect || Unsettled);
+        }
+    }
+
+    /// <summary>A copy entering the index while views may differ is suspect until a check after they settled.</summary>
+    private void MarkIfUnsettledLocked(CacheEntry entry)
+    {
+        if (RevalidatesAfterChanges && !entry.Dirty && Unsettled)
+        {
+            entry.Suspect = true;
+        }
+    }
+
+    /// <summary>Storage confirmed <paramref name="hit"/> in a check begun at <paramref name="epoch"/>: trusted again if nothing changed since and views had settled.</summary>
+    private void Confirmed(CacheEntry hit, long epoch, bool settledAtStart)
+    {
+        if (!settledAtStart)
+        {
+            return;
+        }
+
+        lock (_gate)
+        {
+            if (TrustEpoch == epoch && !hit.Detached)
+            {
+                hit.Suspect = false;
+            }
+        }
+    }
+
+    private void OnLeaseChanged(object? sender, LeaseChangedEventArgs e) =>
+        Unsettle(e.Held ? "it holds its membership lease again" : "it lost its membership lease (no heartbeat in time)");
+
+    /// <summary>Every copy becomes suspect and every read checks storage for the settle period.</summary>
+    private void Unsettle(string reason)
+    {
+        if (!RevalidatesAfterChanges)
+        {
+            return;
+        }
+
+        long until = (_time.GetUtcNow() + SettlePeriod).UtcTicks;
+        long seen = Interlocked.Read(ref _unsettledUntilTicks);
+        while (seen < until && Interlocked.CompareExchange(ref _unsettledUntilTicks, until, seen) is long now && now != seen)
+        {
+            seen = now;
+        }
+
+        int marked = 0;
+        lock (_gate)
+        {
+            Interlocked.Increment(ref _trustEpoch);
+            foreach (CacheEntry entry in _index.Values)
+            {
+                if (!entry.Dirty)
+                {
+                    entry.Suspect = true;
+                    marked++;
+                }
+            }
+        }
+
+        _logger.LogInformation(
+            "{Self}: {Reason}; its {Count} cached copies are checked against storage before they are served again",
+            _owners.SelfId, reason, marked);
+    }
+}
