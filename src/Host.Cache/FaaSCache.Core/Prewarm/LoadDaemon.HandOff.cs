@@ -151,13 +151,3 @@ public sealed partial class LoadDaemon
     [LoggerMessage(Level = LogLevel.Warning, Message = "Pre-warm could not delete its superseded snapshot {Key}: {Reason}; the Load Daemon may count its accesses twice")]
     private partial void LogSupersededNotDeleted(string key, string reason);
 }
-
-/// <summary>When a snapshot is written.</summary>
-public enum SnapshotOccasion
-{
-    /// <summary>At unload (scale-in, scale to zero, shutdown).</summary>
-    Unload,
-
-    /// <summary>When new members joined the ring, for their Load Daemons.</summary>
-    RingGrew,
-}
