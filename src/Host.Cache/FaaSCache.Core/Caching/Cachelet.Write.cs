@@ -80,11 +80,11 @@ public sealed partial class Cachelet
     }
 
     /// <summary>Writes the content of a map another process created (a worker's output) without copying it: the cache adopts the file.</summary>
-    public async Task<WriteReceipt> WriteMapAsync(string key, string mapName, CancellationToken cancellationToken = default)
+    public async Task<WriteReceipt> WriteMapAsync(string key, string mapName, long? count = null, CancellationToken cancellationToken = default)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
         BlobKey.Parse(key);
-        SharedMemoryMap map = _shm.Adopt(mapName);
+        SharedMemoryMap map = _shm.AdoptHandedOver(mapName, count);
         return await CommitAsync(key, map, forward: true, copiedIn: 0, cancellationToken).ConfigureAwait(false);
     }
 

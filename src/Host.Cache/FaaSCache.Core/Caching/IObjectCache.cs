@@ -21,8 +21,12 @@ public interface IObjectCache
     /// <summary>Writes the rest of <paramref name="data"/> to <paramref name="key"/>.</summary>
     Task<WriteReceipt> WriteAsync(string key, Stream data, CancellationToken cancellationToken = default);
 
-    /// <summary>Writes a map another process created (a worker's output) by adopting it, without a copy.</summary>
-    Task<WriteReceipt> WriteMapAsync(string key, string mapName, CancellationToken cancellationToken = default);
+    /// <summary>
+    /// Writes a map another process created (a worker's output) by adopting it, without a copy. The map must not be this
+    /// cache's own nor held open by another process, and must hold <paramref name="count"/> bytes when given
+    /// (<see cref="SharedMemory.SharedMemoryException"/> naming what is wrong otherwise).
+    /// </summary>
+    Task<WriteReceipt> WriteMapAsync(string key, string mapName, long? count = null, CancellationToken cancellationToken = default);
 
     /// <summary>Waits until every asynchronous write made so far is in storage.</summary>
     Task FlushAsync(CancellationToken cancellationToken = default);

@@ -132,41 +132,19 @@ public sealed unsafe partial class SharedMemoryMap : IDisposable
         }
     }
 
-    /// <summary>Opens a map another process wrote (a worker's output, a caller's TryPut) and validates its header.</summary>
+    /// <summary>Opens a map another process wrote (a caller's TryPut) and validates its header.</summary>
     internal static SharedMemoryMap Open(string directory, string name)
     {
         string path = Path.Combine(directory, name);
-        FileStream fs;
+        return FromOpenFile(OpenExisting(path, name, directory, FileAccess.ReadWrite), name, path);
+    }
+
+    /// <summary>Validates the header of <paramref name="fs"/> (read with pread) and maps it; disposes it on failure.</summary>
+    private static SharedMemoryMap FromOpenFile(FileStream fs, string name, string path)
+    {
         try
         {
-            fs = new FileStream(path, FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite);
-        }
-        catch (FileNotFoundException)
-        {
-            throw new SharedMemoryException($"Shared-memory map '{name}' does not exist in '{directory}'.");
-        }
-
-        try
-        {
-            long fileLength = fs.Length;
-            if (fileLength < HeaderSize)
-            {
-                throw new SharedMemoryException($"Shared-memory map '{name}' is {fileLength} bytes long, shorter than its {HeaderSize}-byte header.");
-            }
-
-            Span<byte> header = stackalloc byte[HeaderSize];
-            fs.ReadExactly(header);
-            long contentLength = BinaryPrimitives.ReadInt64LittleEndian(header[1..]);
-            if (header[0] != 1)
-            {
-                throw new SharedMemoryException($"Shared-memory map '{name}' is not initialized (byte 0 is 0x{header[0]:x2}, expected 0x01).");
-            }
-
-            if (contentLength < 0 || contentLength > fileLength - HeaderSize)
-            {
-                throw new SharedMemoryException($"Shared-memory map '{name}' declares {contentLength} content bytes but the file holds {fileLength - HeaderSize}.");
-            }
-
+            long contentLength = ReadContentLength(fs.SafeFileHandle, name);
             File.SetUnixFileMode(fs.SafeFileHandle, UnixFileMode.UserRead | UnixFileMode.UserWrite);
             var mmf = MemoryMappedFile.CreateFromFile(fs, null, 0, MemoryMappedFileAccess.ReadWrite, HandleInheritability.None, leaveOpen: false);
             return new SharedMemoryMap(name, path, fs, mmf, contentLength, writable: true);

@@ -26,6 +26,7 @@ public sealed partial class SharedMemoryStore : IDisposable
     private readonly ILogger _logger;
     private StreamWriter _journal;
     private int _journalLines;
+    private int _unprovenWarned;
     private bool _disposed;
 
     /// <summary>
@@ -117,19 +118,75 @@ public sealed partial class SharedMemoryStore : IDisposable
     }
 
     /// <summary>
+    /// Takes ownership of a map a worker created for an output and handed over (FunctionRpc <c>RpcSharedMemory</c>): not
+    /// one of this instance's own maps, held open by no other process (so nobody can shrink it under the mapping), and
+    /// holding exactly <paramref name="expectedContentLength"/> bytes when given. A refused map is never deleted unless
+    /// no other process held it.
+    /// </summary>
+    public SharedMemoryMap AdoptHandedOver(string mapName, long? expectedContentLength = null)
+    {
+        ValidateName(mapName);
+        if (Owns(mapName))
+        {
+            throw new SharedMemoryException(
+                $"Shared-memory map '{mapName}' is one of this host's own cache maps, not one the worker created: only a map a worker wrote for its output can be handed over.");
+        }
+
+        (SharedMemoryMap map, bool proven) = SharedMemoryMap.OpenHandedOver(DirectoryOf(mapName), mapName);
+        if (expectedContentLength is long expected && expected != map.ContentLength)
+        {
+            map.Dispose();
+            SharedMemoryMap.TryDeleteFile(map.FilePath);
+            throw new SharedMemoryException(
+                $"Shared-memory map '{mapName}' holds {map.ContentLength} content bytes but the output says count {expected}; it was not taken over (deleted).");
+        }
+
+        if (!proven && Interlocked.Exchange(ref _unprovenWarned, 1) == 0)
+        {
+            _logger.LogWarning(
+                "File leases are not available in {Directory}: a worker's output map is taken over without proof that the worker closed it (a worker that keeps it open could shrink it under the host)",
+                map.FilePath);
+        }
+
+        Record('+', mapName);
+        return map;
+    }
+
+    /// <summary>
     /// Copies a region of a map another process wrote into <see cref="MapDirectory"/> (a worker's output when nothing
-    /// adopts it), without taking the file over: it stays the writer's to delete.
+    /// adopts it), without taking the file over: it stays the writer's to delete. Read with pread, not a mapping, so a
+    /// writer that shrinks the file meanwhile causes a clear error, not a SIGBUS.
     /// </summary>
     public byte[] ReadForeign(string mapName, long offset, long count)
     {
         ValidateName(mapName);
-        using SharedMemoryMap map = SharedMemoryMap.Open(DirectoryOf(mapName), mapName);
-        if (offset < 0 || count < 0 || offset + count > map.ContentLength)
+        string directory = DirectoryOf(mapName);
+        using FileStream file = SharedMemoryMap.OpenExisting(Path.Combine(directory, mapName), mapName, directory, FileAccess.Read);
+        long contentLength = SharedMemoryMap.ReadContentLength(file.SafeFileHandle, mapName);
+        if (offset < 0 || count < 0 || offset > contentLength || count > contentLength - offset)
         {
-            throw new SharedMemoryException($"Map '{mapName}' holds {map.ContentLength} bytes; the region at {offset} of {count} bytes is outside it.");
+            throw new SharedMemoryException($"Map '{mapName}' holds {contentLength} bytes; the region at {offset} of {count} bytes is outside it.");
         }
 
-        return map.Content.Slice(checked((int)offset), checked((int)count)).ToArray();
+        if (count > Array.MaxLength)
+        {
+            throw new SharedMemoryException($"Map '{mapName}': a region of {count} bytes is larger than one copy can hold ({Array.MaxLength}).");
+        }
+
+        var bytes = new byte[count];
+        int done = 0;
+        while (done < bytes.Length)
+        {
+            int read = RandomAccess.Read(file.SafeFileHandle, bytes.AsSpan(done), SharedMemoryMap.HeaderSize + offset + done);
+            if (read == 0)
+            {
+                throw new SharedMemoryException($"Map '{mapName}' shrank while it was read: only {done} of the {count} bytes at offset {offset} were there.");
+            }
+
+            done += read;
+        }
+
+        return bytes;
     }
 
     /// <summary>Unmaps <paramref name="map"/> and deletes its file.</summary>

@@ -1,6 +1,7 @@
 using FaaSCache.Caching;
 using FaaSCache.Host.AppModel;
 using FaaSCache.Host.Invocation;
+using FaaSCache.SharedMemory;
 using Google.Protobuf;
 using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
 
@@ -55,7 +56,17 @@ public sealed class CachedBlobBinder(IObjectCache cache) : IBlobBinder
                 throw new BindingException($"Output '{binding.Name}': a shared-memory region at offset {shm.Offset} cannot be adopted (only whole maps).");
             }
 
-            WriteReceipt adopted = await cache.WriteMapAsync(key, shm.Name, cancellationToken).ConfigureAwait(false);
+            OutputValues.CheckRegion(binding, key, shm);
+            WriteReceipt adopted;
+            try
+            {
+                adopted = await cache.WriteMapAsync(key, shm.Name, shm.Count, cancellationToken).ConfigureAwait(false);
+            }
+            catch (SharedMemoryException e)
+            {
+                throw new BindingException($"Output '{binding.Name}' ({key}): {e.Message}", e);
+            }
+
             return new OutputRecord(binding.Name, key, shm.Name, shm.Count, adopted.Cached, adopted.Persisted, adopted.BytesCopied);
         }
 

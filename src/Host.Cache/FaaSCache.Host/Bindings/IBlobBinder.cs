@@ -40,5 +40,16 @@ internal static class OutputValues
         _ => throw new BindingException($"Output '{binding.Name}' ({key}): a {data.DataCase} value cannot be written to a blob (use bytes or a string)."),
     };
 
+    /// <summary>Refuses a region no blob can come from: a negative count, or a type that is not one blob's content.</summary>
+    public static void CheckRegion(BindingDefinition binding, string key, RpcSharedMemory shm)
+    {
+        if (shm.Count < 0 || shm.Offset < 0 || shm.Type is not (RpcDataType.Unknown or RpcDataType.Bytes or RpcDataType.String or RpcDataType.Json or RpcDataType.Stream))
+        {
+            throw new BindingException(
+                $"Output '{binding.Name}' ({key}): shared-memory map '{shm.Name}' at offset {shm.Offset}, count {shm.Count}, type {shm.Type} " +
+                "(offset and count must be >= 0; type bytes, string, json or stream: the content of one blob).");
+        }
+    }
+
     public static bool AsString(BindingDefinition binding) => string.Equals(binding.DataType, "string", StringComparison.OrdinalIgnoreCase);
 }

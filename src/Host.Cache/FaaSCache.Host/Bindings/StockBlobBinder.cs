@@ -28,9 +28,24 @@ public sealed class StockBlobBinder(IBlobStore storage, SharedMemoryStore shared
     public async Task<OutputRecord> StoreOutputAsync(BindingDefinition binding, string key, ParameterBinding value, CancellationToken cancellationToken)
     {
         // The worker deletes its own map when the host closes it.
-        ReadOnlyMemory<byte> bytes = value.RpcSharedMemory is { } shm
-            ? sharedMemory.ReadForeign(shm.Name, shm.Offset, shm.Count)
-            : OutputValues.Bytes(binding, key, value.Data);
+        ReadOnlyMemory<byte> bytes;
+        try
+        {
+            if (value.RpcSharedMemory is { } shm)
+            {
+                OutputValues.CheckRegion(binding, key, shm);
+                bytes = sharedMemory.ReadForeign(shm.Name, shm.Offset, shm.Count);
+            }
+            else
+            {
+                bytes = OutputValues.Bytes(binding, key, value.Data);
+            }
+        }
+        catch (SharedMemoryException e)
+        {
+            throw new BindingException($"Output '{binding.Name}' ({key}): {e.Message}", e);
+        }
+
         await storage.UploadAsync(key, new MemoryStream(bytes.ToArray(), writable: false), cancellationToken).ConfigureAwait(false);
         return new OutputRecord(binding.Name, key, value.RpcSharedMemory?.Name, bytes.Length, false, true, bytes.Length);
     }

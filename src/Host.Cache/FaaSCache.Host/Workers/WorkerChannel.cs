@@ -16,6 +16,8 @@ public sealed class WorkerChannel
     private readonly Channel<StreamingMessage> _outbound = Channel.CreateUnbounded<StreamingMessage>(new UnboundedChannelOptions { SingleReader = true });
     private readonly ConcurrentDictionary<string, (TaskCompletionSource<InvocationResponse> Done, FunctionDefinition Function)> _inflight = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, string> _loadErrors = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<string, byte> _closing = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<string, byte> _loaded = new(StringComparer.Ordinal);
     private readonly TaskCompletionSource _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly IReadOnlyList<FunctionDefinition> _functions;
     private readonly WorkerDescription _worker;
@@ -24,6 +26,7 @@ public sealed class WorkerChannel
     private readonly ILogger _logger;
     private readonly ILoggerFactory _loggers;
     private int _pendingLoads;
+    private int _initialized;
     private string _requestId = string.Empty;
 
     /// <summary>Initializes a new instance of the <see cref="WorkerChannel"/> class.</summary>
@@ -136,6 +139,16 @@ public sealed class WorkerChannel
         request.MapNames.Add(mapNames);
         if (request.MapNames.Count > 0)
         {
+            if (_closing.Count > 4096)
+            {
+                _closing.Clear(); // a worker that never answers closes must not grow this without bound
+            }
+
+            foreach (string name in request.MapNames)
+            {
+                _closing[name] = 0;
+            }
+
             Send(new StreamingMessage { CloseSharedMemoryResourcesRequest = request });
         }
     }
@@ -188,30 +201,68 @@ public sealed class WorkerChannel
                 OnLoaded(message.FunctionLoadResponse);
                 break;
             case StreamingMessage.ContentOneofCase.InvocationResponse:
-                if (_inflight.TryGetValue(message.InvocationResponse.InvocationId, out var call))
-                {
-                    call.Done.TrySetResult(message.InvocationResponse);
-                }
-
+                OnResponse(message.InvocationResponse);
                 break;
             case StreamingMessage.ContentOneofCase.RpcLog:
                 OnLog(message.RpcLog);
                 break;
             case StreamingMessage.ContentOneofCase.CloseSharedMemoryResourcesResponse:
-                foreach ((string map, bool closed) in message.CloseSharedMemoryResourcesResponse.CloseMapResults.Where(r => !r.Value))
-                {
-                    _logger.LogWarning("Worker {WorkerId} could not close shared-memory map {Map}", WorkerId, map);
-                }
-
+                OnMapsClosed(message.CloseSharedMemoryResourcesResponse);
                 break;
-            default:
+            case StreamingMessage.ContentOneofCase.WorkerStatusResponse or StreamingMessage.ContentOneofCase.FunctionEnvironmentReloadResponse
+                or StreamingMessage.ContentOneofCase.FunctionMetadataResponse:
                 _logger.LogDebug("Ignoring {Message} from worker {WorkerId}", message.ContentCase, WorkerId);
                 break;
+            case StreamingMessage.ContentOneofCase.None:
+                _logger.LogWarning("Worker {WorkerId} (pid {Pid}) sent an empty message or one of a kind this host does not know; ignored", WorkerId, ProcessId);
+                break;
+            default:
+                // Requests only the host sends (a close of maps, an invocation, a terminate): a worker is never obeyed.
+                string maps = message.ContentCase == StreamingMessage.ContentOneofCase.CloseSharedMemoryResourcesRequest
+                    ? $" naming maps [{string.Join(", ", message.CloseSharedMemoryResourcesRequest.MapNames)}]"
+                    : string.Empty;
+                _logger.LogWarning("Worker {WorkerId} (pid {Pid}) sent {Message}{Maps}, which only the host sends; ignored, nothing was done", WorkerId, ProcessId, message.ContentCase, maps);
+                break;
+        }
+    }
+
+    private void OnResponse(InvocationResponse response)
+    {
+        if (!_inflight.TryGetValue(response.InvocationId, out var call))
+        {
+            _logger.LogWarning(
+                "Worker {WorkerId} (pid {Pid}) sent a response for invocation '{InvocationId}', which is not in flight on it (unknown or already completed); ignored",
+                WorkerId, ProcessId, response.InvocationId);
+        }
+        else if (!call.Done.TrySetResult(response))
+        {
+            _logger.LogWarning("Worker {WorkerId} (pid {Pid}) sent a second response for invocation '{InvocationId}'; ignored", WorkerId, ProcessId, response.InvocationId);
+        }
+    }
+
+    private void OnMapsClosed(CloseSharedMemoryResourcesResponse response)
+    {
+        foreach ((string map, bool closed) in response.CloseMapResults)
+        {
+            if (!_closing.TryRemove(map, out _))
+            {
+                _logger.LogWarning("Worker {WorkerId} (pid {Pid}) reported closing shared-memory map '{Map}', which the host never asked it to close; ignored", WorkerId, ProcessId, map);
+            }
+            else if (!closed)
+            {
+                _logger.LogWarning("Worker {WorkerId} could not close shared-memory map {Map}", WorkerId, map);
+            }
         }
     }
 
     private void OnInit(WorkerInitResponse response)
     {
+        if (Interlocked.Exchange(ref _initialized, 1) != 0)
+        {
+            _logger.LogWarning("Worker {WorkerId} (pid {Pid}) sent a second WorkerInitResponse; ignored", WorkerId, ProcessId);
+            return;
+        }
+
         if (response.Result?.Status == StatusResult.Types.Status.Failure)
         {
             Fail($"The {_worker.Language} worker (pid {ProcessId}) failed to initialize: {Describe(response.Result)}");
@@ -241,6 +292,14 @@ public sealed class WorkerChannel
 
     private void OnLoaded(FunctionLoadResponse response)
     {
+        if (!_functions.Any(f => f.FunctionId == response.FunctionId) || !_loaded.TryAdd(response.FunctionId, 0))
+        {
+            _logger.LogWarning(
+                "Worker {WorkerId} (pid {Pid}) answered a load of function id '{FunctionId}', which the host did not ask for or already had an answer for; ignored",
+                WorkerId, ProcessId, response.FunctionId);
+            return;
+        }
+
         if (response.Result?.Status == StatusResult.Types.Status.Failure)
         {
             string error = Describe(response.Result);
