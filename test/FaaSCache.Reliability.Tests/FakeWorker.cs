@@ -122,6 +122,19 @@ internal sealed class FakeWorker : IAsyncDisposable
         return await _invocations.Reader.ReadAsync(cancel.Token);
     }
 
+    /// <summary>Completes when an invocation is waiting (without taking it).</summary>
+    public async Task<bool> InvocationWaitingAsync(CancellationToken cancellationToken)
+    {
+        try
+        {
+            return await _invocations.Reader.WaitToReadAsync(cancellationToken);
+        }
+        catch (OperationCanceledException)
+        {
+            return false;
+        }
+    }
+
     /// <summary>Closes the stream and ends the shim (the host then sees its worker exit).</summary>
     public async ValueTask DisposeAsync()
     {

@@ -65,6 +65,13 @@ public sealed partial class BindingTemplate
 
             if (values.TryGetValue(name, out string? value))
             {
+                // A URL collapses "." and ".." segments (and reads '\' as '/'): such a value would leave the binding's container.
+                if (value.Split('/', '\\').Any(segment => segment is "." or ".."))
+                {
+                    throw new BindingException(
+                        $"Binding '{bindingName}' path '{_template}': the value '{value}' of {{{name}}} has a '.' or '..' path segment, which would leave the binding's container.");
+                }
+
                 return value;
             }
 
