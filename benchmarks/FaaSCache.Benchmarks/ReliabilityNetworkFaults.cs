@@ -10,7 +10,9 @@ namespace FaaSCache.Benchmarks;
 /// an Azurite of their own on 0.0.0.0. <c>partition</c>: instance 3's link goes down (cut from storage, peers and clients)
 /// while clients on 1 and 2 write and read keys 3 owned, then the link comes back; the whole history (including reads
 /// through 3 after the heal) must be linearizable per key. <c>slow-peer-link</c>: instance 3's link is rate-limited
-/// (tbf) while its keys are read and written through the others. Delay and loss need netem, which this kernel lacks.
+/// (tbf) while its keys are read and written through the others. <c>lossy-peer-link</c>: the same rate and 5% of instance
+/// 3's packets dropped each way by nftables in its namespace (netem, which this kernel lacks, would be the usual tool);
+/// delay is not emulated.
 /// </summary>
 internal static class ReliabilityNetworkFaults
 {
@@ -20,18 +22,21 @@ internal static class ReliabilityNetworkFaults
     private const int LastIndex = 150;
     private const int Keys = 3;
     private const int PayloadBytes = 1024;
+    private const int LossPercent = 5;
 
     /// <summary>Runs both scenarios on one set of namespaces; returns their rows (a row with 0 runs when namespaces are not supported).</summary>
     public static async Task<IReadOnlyList<ReliabilityRow>> RunAsync(int opsPerPhase, TextWriter output, CancellationToken cancellation)
     {
         var partition = new ReliabilityRow("partition-and-heal (owner)");
         var slow = new ReliabilityRow("slow-peer-link (owner, tbf 4 MB/s)");
+        var lossy = new ReliabilityRow($"lossy-peer-link (owner, tbf 4 MB/s, {LossPercent.ToString(CultureInfo.InvariantCulture)}% loss)");
         if (!NetworkNamespace.IsSupported(out string why))
         {
-            partition.Runs = slow.Runs = 0;
+            partition.Runs = slow.Runs = lossy.Runs = 0;
             partition.Note($"not run: {why}");
             slow.Note($"not run: {why}");
-            return [partition, slow];
+            lossy.Note($"not run: {why}");
+            return [partition, slow, lossy];
         }
 
         await NetworkNamespace.CleanupAsync(Prefix);
@@ -86,6 +91,25 @@ internal static class ReliabilityNetworkFaults
             slow.Note($"{slow.Ops.ToString(CultureInfo.InvariantCulture)} ops of 1 MB over the shaped link in {clock.Elapsed.TotalSeconds:0.0} s; " +
                 $"{(NetworkNamespace.IsDelayAndLossSupported(out string noNetem) ? "delay/loss available but not used" : $"delay and loss not run: {noNetem}")}");
             await CheckAsync(rig, slowKeys, slowHistory, slow, cancellation);
+
+            // Lossy link: the same rate limit, and nftables in 3's namespace drops LossPercent % of its packets each way
+            // (netem's loss without netem); 256 KB values it owns, read and written through all three.
+            await namespaces[2].SetPacketLossAsync(LossPercent);
+            var lossyHistory = new RegisterHistory();
+            string[] lossyKeys = [.. Enumerable.Range(0, 2).Select(k => ReliabilityFaults.NameOwnedBy(rig, isolated.Id, $"l{k.ToString(CultureInfo.InvariantCulture)}"))];
+            clock.Restart();
+            try
+            {
+                await PhaseAsync(rig, [.. rig.Cluster.Instances], lossyKeys, opsPerPhase, "l", lossy, lossyHistory, cancellation, payloadBytes: 256 << 10);
+            }
+            finally
+            {
+                await namespaces[2].SetPacketLossAsync(0);
+            }
+
+            lossy.Note($"{lossy.Ops.ToString(CultureInfo.InvariantCulture)} ops of 256 KB with {LossPercent.ToString(CultureInfo.InvariantCulture)}% of 3's packets dropped each way (nftables numgen) over tbf 4 MB/s in {clock.Elapsed.TotalSeconds:0.0} s");
+            await CheckAsync(rig, lossyKeys, lossyHistory, lossy, cancellation);
+            await ReliabilityFaults.StillServesAsync(rig, rig.Cluster.Instances, lossy, cancellation);
             await rig.FinishAsync(partition, output);
         }
         finally
@@ -96,7 +120,7 @@ internal static class ReliabilityNetworkFaults
             }
         }
 
-        return [partition, slow];
+        return [partition, slow, lossy];
     }
 
     private static async Task PhaseAsync(

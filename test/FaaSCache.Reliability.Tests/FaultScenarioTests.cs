@@ -53,7 +53,7 @@ public sealed class FaultScenarioTests(AzuriteFixture azurite, ITestOutputHelper
     }
 
     [Fact]
-    public async Task A_partitioned_owner_that_heals_and_a_slow_peer_link_keep_owner_linearizable()
+    public async Task A_partitioned_owner_that_heals_and_a_slow_or_lossy_peer_link_keep_owner_linearizable()
     {
         IReadOnlyList<ReliabilityRow> rows = await ReliabilityNetworkFaults.RunAsync(ReliabilityBenchmark.Quick.NetworkOpsPerPhase, _log, CancellationToken.None);
         foreach (ReliabilityRow row in rows)
