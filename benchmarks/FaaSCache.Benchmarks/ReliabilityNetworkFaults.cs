@@ -89,7 +89,7 @@ internal static class ReliabilityNetworkFaults
             clock.Restart();
             await PhaseAsync(rig, [.. rig.Cluster.Instances], slowKeys, opsPerPhase, "s", slow, slowHistory, cancellation, payloadBytes: 1 << 20);
             slow.Note($"{slow.Ops.ToString(CultureInfo.InvariantCulture)} ops of 1 MB over the shaped link in {clock.Elapsed.TotalSeconds:0.0} s; " +
-                $"{(NetworkNamespace.IsDelayAndLossSupported(out string noNetem) ? "delay/loss available but not used" : $"delay and loss not run: {noNetem}")}");
+                $"{(NetworkNamespace.IsDelayAndLossSupported(out string noNetem) ? "netem delay available but not used" : $"delay not run: {noNetem}")}; loss: the lossy-peer-link row");
             await CheckAsync(rig, slowKeys, slowHistory, slow, cancellation);
 
             // Lossy link: the same rate limit, and nftables in 3's namespace drops LossPercent % of its packets each way
