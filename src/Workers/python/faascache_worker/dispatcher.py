@@ -27,6 +27,7 @@ from . import __version__, azure_functions, bindings, loader, protos
 from .cli import WorkerArgs
 from .invocation import InvocationRunner
 from .logging_bridge import RpcLogHandler
+from .memory_trim import IdleTrimmer, libc_trim, period_seconds
 from .shared_memory import SharedMemoryManager, roots
 
 log = logging.getLogger("faascache_worker")
@@ -116,6 +117,7 @@ class Dispatcher(InvocationRunner):
         self._terminating = False
         self._exit_code = 0
         self._log_handler: RpcLogHandler | None = None
+        self._trimmer = IdleTrimmer(libc_trim(), period_seconds())
 
     @property
     def busy_threads(self) -> int:
@@ -188,7 +190,9 @@ class Dispatcher(InvocationRunner):
             call = stub.EventStream(self._outgoing(), wait_for_ready=True)
             self._install_log_handler()
             reader = asyncio.create_task(self._read(call))
+            trimmer = asyncio.create_task(self._trimmer.run(lambda: bool(self._invocations) or self._sync_running > 0))
             await self._stop.wait()
+            trimmer.cancel()
             if not reader.done():
                 # Give the host a moment to end the stream after our half-close, then hang up.
                 try:

@@ -19,6 +19,7 @@ from . import azure_functions, bindings, loader
 from .context import RetryContext, TraceContext, context_class
 from .input_stream import MemoryViewStream
 from .logging_bridge import current_invocation
+from .memory_trim import IdleTrimmer
 
 log = logging.getLogger("faascache_worker")
 
@@ -54,6 +55,7 @@ class InvocationRunner:
     _sync_lock: Any
     _sync_running: int
     _terminating: bool
+    _trimmer: IdleTrimmer
     send: Callable[[Any], None]
     _message: Callable[..., Any]
     _success: Callable[..., Any]
@@ -76,6 +78,7 @@ class InvocationRunner:
 
     def _invocation_done(self, invocation_id: str, task: asyncio.Task[None]) -> None:
         self._invocations.pop(invocation_id, None)
+        self._trimmer.activity()
         if task.cancelled():  # cancelled before it started: _invoke never ran, so answer here
             self._shm.release_invocation(invocation_id)
             self._respond(invocation_id, self.pb.StatusResult(status=self.pb.StatusResult.Cancelled, result="cancelled"))
