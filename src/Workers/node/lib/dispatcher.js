@@ -10,9 +10,8 @@ const grpc = require('@grpc/grpc-js');
 const bindings = require('./bindings');
 const loader = require('./loader');
 const protos = require('./protos');
-const { Invocation } = require('./context');
-const { HttpRequest } = require('./http');
-const { RpcLogger, invocationStore, contextLog, bridgeConsole, rpcException } = require('./logging');
+const invocationArgs = require('./invocation');
+const { RpcLogger, invocationStore, bridgeConsole } = require('./logging');
 const { SharedMemoryManager, roots } = require('./sharedMemory');
 
 const WORKER_VERSION = require('../package.json').version;
@@ -30,63 +29,9 @@ const WORKER_CAPABILITIES = Object.freeze({
 const CONNECT_TIMEOUT_SECONDS = Number(process.env.FAASCACHE_WORKER_CONNECT_TIMEOUT || 30);
 const SIGNAL_GRACE_SECONDS = 5;
 
-/** Wraps an exception thrown by the user's function, to tell it from a worker or binding failure. */
-class UserError extends Error {
-  /** @param {unknown} cause */
-  constructor(cause) {
-    super(cause instanceof Error ? cause.message : String(cause));
-    this.cause = cause;
-  }
-}
-
 /** @param {number} ms */
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
-/**
- * loader.FunctionMetadata from a FunctionLoadRequest; bindings keep function.json's order (raw_bindings),
- * and raw_bindings fill in a missing dataType.
- * @param {any} request
- * @returns {import('./loader').FunctionMetadata}
- */
-function metadataFromProto(request) {
-  const meta = request.metadata || {};
-  /** @type {Record<string, any>} */
-  const infos = meta.bindings || {};
-  /** @type {Map<string, any>} */
-  const raw = new Map();
-  for (const text of meta.raw_bindings || []) {
-    try {
-      const item = JSON.parse(text);
-      if (item && typeof item === 'object' && item.name) raw.set(String(item.name), item);
-    } catch {
-      // not JSON: the typed map is enough
-    }
-  }
-  const names = [...raw.keys()].filter((n) => n in infos || Object.keys(infos).length === 0);
-  for (const n of Object.keys(infos)) if (!names.includes(n)) names.push(n);
-  const specs = names.map((name) => {
-    const info = infos[name];
-    const r = raw.get(name) || {};
-    const direction = info ? info.direction : String(r.direction || 'in').toLowerCase();
-    let dataType = info && info.data_type && info.data_type !== 'undefined' ? info.data_type : String(r.dataType || 'undefined').toLowerCase();
-    if (!['string', 'binary', 'stream'].includes(dataType)) dataType = 'undefined';
-    return /** @type {import('./bindings').BindingSpec} */ ({
-      name,
-      type: (info && info.type) || String(r.type || ''),
-      direction: ['in', 'out', 'inout'].includes(direction) ? direction : 'in',
-      dataType,
-      properties: { ...((info && info.properties) || {}) },
-    });
-  });
-  return {
-    functionId: request.function_id || meta.function_id,
-    name: meta.name,
-    directory: meta.directory,
-    scriptFile: meta.script_file,
-    entryPoint: meta.entry_point,
-    bindings: specs,
-  };
-}
 
 class Dispatcher {
   /**
@@ -375,7 +320,7 @@ class Dispatcher {
     let result;
     const name = (request.metadata && request.metadata.name) || request.function_id;
     try {
-      const meta = metadataFromProto(request);
+      const meta = loader.metadataFromProto(request);
       const loaded = await loader.loadFunction(meta);
       this.functions.set(request.function_id, loaded);
       this.logger.system('Information', `loaded function ${meta.name} (${loaded.scriptPath}, ${loaded.moduleKind})`);
@@ -443,124 +388,10 @@ class Dispatcher {
   }
 
   /** @param {any} request */
-  async _invoke(request) {
-    const id = request.invocation_id;
-    try {
-      const pendingLoad = this.loading.get(request.function_id);
-      if (pendingLoad) await pendingLoad;
-      const fn = this.functions.get(request.function_id);
-      if (!fn) throw new Error(`function id ${request.function_id} is not loaded in this worker`);
-      const { context, invocation, args } = await this._prepare(fn, request);
-      let result;
-      try {
-        result = await invocationStore.run({ invocationId: id, category: `Function.${fn.metadata.name}.User` }, () => invocation.call(fn.fn, args));
-      } catch (e) {
-        throw new UserError(e);
-      }
-      const { outputData, returnValue } = await this._encode(fn, context, result, id);
-      try {
-        this._respond(id, this.success(), outputData, returnValue);
-      } catch (e) { // the message could not be serialized: report it instead of leaving the host waiting
-        throw new bindings.BindingError(`the response cannot be sent: ${e instanceof Error ? e.message : e}`);
-      }
-    } catch (e) {
-      this.shm.discardCreated(this.shm.createdNamesFor(id));
-      if (e instanceof UserError) {
-        const exc = rpcException(e.cause, true);
-        this._respond(id, this.failure(exc.message, { stack: exc.stack_trace, type: exc.type, user: true }));
-      } else {
-        const err = e instanceof Error ? e : new Error(String(e));
-        this.logger.system('Error', `invocation ${id} failed: ${err.name}: ${err.message}`);
-        this._respond(id, this.failure(`${err.name}: ${err.message}`, { stack: err.stack, type: err.name }));
-      }
-    } finally {
-      this.shm.releaseInvocation(id);
-    }
-  }
-
-  /**
-   * The context and the arguments: trigger and input values in function.json order.
-   * @param {import('./loader').LoadedFunction} fn
-   * @param {any} request
-   */
-  async _prepare(fn, request) {
-    const id = request.invocation_id;
-    const triggerMetadata = request.trigger_metadata || {};
-    /** @type {Map<string, any>} */
-    const byName = new Map((request.input_data || []).map((/** @type {any} */ b) => [b.name, b]));
-    /** @type {Record<string, unknown>} */
-    const values = {};
-    const args = [];
-    /** @type {HttpRequest | undefined} */
-    let req;
-    const options = { invocationId: id, shm: this.shm, triggerMetadata };
-    for (const spec of fn.inputs) {
-      const binding = byName.get(spec.name);
-      const value = binding ? await bindings.decodeInput(spec, binding, options) : undefined;
-      values[spec.name] = value;
-      args.push(value);
-      if (!req && value instanceof HttpRequest) req = value;
-    }
-    for (const [name, binding] of byName) { // sent by the host without a function.json binding: still visible
-      if (!(name in values)) values[name] = await bindings.decodeInput(undefined, binding, options);
-    }
-    const trace = request.trace_context || {};
-    const retry = request.retry_context;
-    const invocation = new Invocation({
-      invocationId: id,
-      functionName: fn.metadata.name,
-      functionDirectory: fn.metadata.directory,
-      bindingDefinitions: fn.metadata.bindings.map((b) => ({ name: b.name, type: b.type, direction: b.direction })),
-      bindings: values,
-      bindingData: bindings.bindingData(id, triggerMetadata, req, fn.metadata.name),
-      traceContext: { traceparent: trace.trace_parent || '', tracestate: trace.trace_state || '', attributes: { ...(trace.attributes || {}) } },
-      retryContext: retry ? { retryCount: retry.retry_count, maxRetryCount: retry.max_retry_count, exception: retry.exception || undefined } : null,
-      log: contextLog(this.logger, id, `Function.${fn.metadata.name}.User`),
-      req,
-    });
-    return { context: invocation.context, invocation, args };
-  }
-
-  /**
-   * output_data and return_value from `context.bindings`, `context.res` and the result.
-   * @param {import('./loader').LoadedFunction} fn
-   * @param {any} context
-   * @param {unknown} result
-   * @param {string} invocationId
-   */
-  async _encode(fn, context, result, invocationId) {
-    const options = { policy: this.policy, shm: this.shm, invocationId };
-    const values = context.bindings;
-    if (!fn.returnBinding && result !== undefined && result !== null) {
-      // Without "$return", a returned object's properties are output values by binding name (classic).
-      const outputNames = fn.outputs.map((b) => b.name);
-      const matched = typeof result === 'object' ? outputNames.filter((n) => n in /** @type {object} */ (result)) : [];
-      for (const n of matched) values[n] = /** @type {any} */ (result)[n];
-      if (!matched.length) {
-        context.log.warn(`function '${fn.metadata.name}' returned a value but function.json has no "$return" binding; the value is ignored`);
-      }
-    }
-    const outputData = [];
-    for (const spec of fn.outputs) {
-      let value = values[spec.name];
-      if (value === undefined && bindings.isHttp(spec)) value = context.res;
-      const encoded = await bindings.encodeOutput(spec.name, spec, value, options);
-      if (encoded) outputData.push(bindings.toParameterBinding(spec.name, encoded));
-    }
-    let returnValue;
-    if (fn.returnBinding) {
-      let value = result;
-      if (value === undefined && bindings.isHttp(fn.returnBinding)) value = context.res;
-      const encoded = await bindings.encodeOutput(loader.RETURN, fn.returnBinding, value, options);
-      if (encoded && 'rpc_shared_memory' in encoded) {
-        // return_value cannot carry shared memory: the region travels as output "$return" instead.
-        outputData.push(bindings.toParameterBinding(loader.RETURN, encoded));
-      } else if (encoded) {
-        returnValue = encoded.data;
-      }
-    }
-    return { outputData, returnValue };
+  _invoke(request) {
+    return invocationArgs.invoke(this, request);
   }
 }
 
-module.exports = { Dispatcher, WORKER_CAPABILITIES, WORKER_VERSION, metadataFromProto };
+
+module.exports = { Dispatcher, WORKER_CAPABILITIES, WORKER_VERSION, metadataFromProto: loader.metadataFromProto };

@@ -205,4 +205,50 @@ async function loadFunction(meta) {
   };
 }
 
-module.exports = { loadFunction, scriptPath, FunctionLoadError, DEFAULT_SCRIPT, RETURN, EXTENSIONS };
+/**
+ * loader.FunctionMetadata from a FunctionLoadRequest; bindings keep function.json's order (raw_bindings),
+ * and raw_bindings fill in a missing dataType.
+ * @param {any} request
+ * @returns {FunctionMetadata}
+ */
+function metadataFromProto(request) {
+  const meta = request.metadata || {};
+  /** @type {Record<string, any>} */
+  const infos = meta.bindings || {};
+  /** @type {Map<string, any>} */
+  const raw = new Map();
+  for (const text of meta.raw_bindings || []) {
+    try {
+      const item = JSON.parse(text);
+      if (item && typeof item === 'object' && item.name) raw.set(String(item.name), item);
+    } catch {
+      // not JSON: the typed map is enough
+    }
+  }
+  const names = [...raw.keys()].filter((n) => n in infos || Object.keys(infos).length === 0);
+  for (const n of Object.keys(infos)) if (!names.includes(n)) names.push(n);
+  const specs = names.map((name) => {
+    const info = infos[name];
+    const r = raw.get(name) || {};
+    const direction = info ? info.direction : String(r.direction || 'in').toLowerCase();
+    let dataType = info && info.data_type && info.data_type !== 'undefined' ? info.data_type : String(r.dataType || 'undefined').toLowerCase();
+    if (!['string', 'binary', 'stream'].includes(dataType)) dataType = 'undefined';
+    return /** @type {import('./bindings').BindingSpec} */ ({
+      name,
+      type: (info && info.type) || String(r.type || ''),
+      direction: ['in', 'out', 'inout'].includes(direction) ? direction : 'in',
+      dataType,
+      properties: { ...((info && info.properties) || {}) },
+    });
+  });
+  return {
+    functionId: request.function_id || meta.function_id,
+    name: meta.name,
+    directory: meta.directory,
+    scriptFile: meta.script_file,
+    entryPoint: meta.entry_point,
+    bindings: specs,
+  };
+}
+
+module.exports = { metadataFromProto, loadFunction, scriptPath, FunctionLoadError, DEFAULT_SCRIPT, RETURN, EXTENSIONS };
