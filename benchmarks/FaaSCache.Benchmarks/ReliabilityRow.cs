@@ -80,10 +80,13 @@ internal sealed class ReliabilityRow(string scenario)
         }
     }
 
-    /// <summary>The CSV line.</summary>
+    /// <summary>The CSV line; a scenario with a comma or a quote is quoted (RFC 4180), so every line has ten fields.</summary>
     public string ToCsv() => string.Create(
         CultureInfo.InvariantCulture,
-        $"{Scenario},{Runs},{Ops},{WritesAcked},{WritesLost},{StaleReads},{PartialReads},{LeakedMaps},{LeakedProcesses},{Errors}");
+        $"{QuoteCsv(Scenario)},{Runs},{Ops},{WritesAcked},{WritesLost},{StaleReads},{PartialReads},{LeakedMaps},{LeakedProcesses},{Errors}");
+
+    private static string QuoteCsv(string field) =>
+        field.AsSpan().IndexOfAny(",\"\n") < 0 ? field : $"\"{field.Replace("\"", "\"\"", StringComparison.Ordinal)}\"";
 
     /// <summary>Writes <paramref name="rows"/> as <c>reliability.csv</c> under <paramref name="directory"/>; returns the path.</summary>
     public static string WriteCsv(string directory, IEnumerable<ReliabilityRow> rows)
