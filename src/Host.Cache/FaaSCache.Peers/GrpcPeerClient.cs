@@ -30,7 +30,7 @@ public readonly record struct PeerRangeResult<T>(string Version, long Offset, lo
 /// body returns. Unreachable, refusing, slow or corrupting peers surface as <see cref="PeerUnavailableException"/>
 /// (the caller falls back to storage); a blob that does not exist as <see cref="BlobNotFoundException"/>.
 /// </summary>
-public sealed class GrpcPeerClient : IPeerClient, IDisposable
+public sealed partial class GrpcPeerClient : IPeerClient, IDisposable
 {
     private const string PutMethod = "/" + PeerWire.ServiceName + "/Put";
     private const string VersionMethod = "/" + PeerWire.ServiceName + "/GetVersion";
@@ -44,6 +44,7 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
     private readonly ConcurrentDictionary<Uri, Lazy<PeerChannel>> _channels = new();
     private long _directChunks;
     private long _bufferedChunks;
+    private long _bulkGets;
     private int _disposed;
 
     /// <summary>Initializes a new instance of the <see cref="GrpcPeerClient"/> class.</summary>
@@ -70,6 +71,9 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
 
     /// <summary>Gets the number of get chunks that went through a pooled buffer.</summary>
     internal long BufferedChunks => Interlocked.Read(ref _bufferedChunks);
+
+    /// <summary>Gets the number of gets whose body came over the owner's bulk connection.</summary>
+    internal long BulkGets => Interlocked.Read(ref _bulkGets);
 
     /// <summary>Gets or sets a value indicating whether get chunks may be copied straight into the consumer's buffer (off: always through a pooled buffer; for measurements).</summary>
     internal bool CopyIntoDestination { get; set; } = true;
@@ -232,7 +236,7 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
         _channels.Clear();
     }
 
-    private static bool IsPeerFailure(Exception e) => e is RpcException or PeerTransferException or OperationCanceledException or HttpRequestException;
+    private static bool IsPeerFailure(Exception e) => e is RpcException or PeerTransferException or PeerBulkUnreachableException or OperationCanceledException or HttpRequestException;
 
     private static async Task SendPutAsync(IClientStreamWriter<PutRequest> requests, string key, Stream content, long length, byte[] buffer, CancellationTokenSource timeout, TimeSpan idleTimeout, CancellationToken cancellationToken)
     {
@@ -259,8 +263,21 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
         await requests.CompleteAsync().ConfigureAwait(false);
     }
 
-    private Task<PeerRangeResult<T>?> GetCoreAsync<T>(string memberId, string key, bool fetchIfMissing, ByteRange? range, PeerBodyConsumer<T> consume, CancellationToken cancellationToken)
-        => CallGetAsync(memberId, key, new GetRequest { Key = key, FetchIfMissing = fetchIfMissing, Range = range }, fetchIfMissing ? _options.FetchTimeout : _options.CallTimeout, "get", consume, cancellationToken);
+    private async Task<PeerRangeResult<T>?> GetCoreAsync<T>(string memberId, string key, bool fetchIfMissing, ByteRange? range, PeerBodyConsumer<T> consume, CancellationToken cancellationToken)
+    {
+        var request = new GetRequest { Key = key, FetchIfMissing = fetchIfMissing, Range = range, Bulk = range is null && _options.UseBulkTransfers };
+        TimeSpan callTimeout = fetchIfMissing ? _options.FetchTimeout : _options.CallTimeout;
+        try
+        {
+            return await CallGetAsync(memberId, key, request, callTimeout, "get", consume, cancellationToken).ConfigureAwait(false);
+        }
+        catch (PeerUnavailableException e) when (e.InnerException is PeerBulkUnreachableException)
+        {
+            // The owner's bulk port is out of reach (nothing was received): the same get with the body over gRPC.
+            request.Bulk = false;
+            return await CallGetAsync(memberId, key, request, callTimeout, "get", consume, cancellationToken).ConfigureAwait(false);
+        }
+    }
 
     private async Task<PeerRangeResult<T>?> CallGetAsync<T>(string memberId, string key, GetRequest request, TimeSpan callTimeout, string operation, PeerBodyConsumer<T> consume, CancellationToken cancellationToken)
     {
@@ -269,6 +286,7 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         timeout.CancelAfter(callTimeout);
         ByteRange? range = request.Range;
+        request.Bulk &= BulkReachable(peer);
         AsyncServerStreamingCall<GetReplyFrame>? call = null;
         try
         {
@@ -286,7 +304,9 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
             }
 
             CheckHeader(header, range);
-            await using var body = new PeerGetBodyStream(call.ResponseStream, header.Length, timeout, _options.IdleTimeout, CopyIntoDestination);
+            await using ChecksummedBodyStream body = header.BulkPort != 0
+                ? await OpenBulkAsync(peer, request, header, call.ResponseStream, timeout).ConfigureAwait(false)
+                : new PeerGetBodyStream(call.ResponseStream, header.Length, timeout, _options.IdleTimeout, CopyIntoDestination);
             try
             {
                 if (header.Length == 0)
@@ -313,8 +333,11 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
             }
             finally
             {
-                Interlocked.Add(ref _directChunks, body.DirectChunks);
-                Interlocked.Add(ref _bufferedChunks, body.BufferedChunks);
+                if (body is PeerGetBodyStream chunked)
+                {
+                    Interlocked.Add(ref _directChunks, chunked.DirectChunks);
+                    Interlocked.Add(ref _bufferedChunks, chunked.BufferedChunks);
+                }
             }
         }
         catch (RpcException e) when (e.StatusCode == StatusCode.OutOfRange)
@@ -362,6 +385,9 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
                 break;
             case PeerTransferException { Failure: PeerTransferFailure.Corrupted } transfer:
                 message = $"The {operation} of {key} from peer {memberId} arrived corrupted; nothing was kept: {transfer.Message}";
+                break;
+            case PeerTransferException { Failure: PeerTransferFailure.Refused } transfer:
+                message = $"Peer {memberId} refused the {operation} of {key}: {transfer.Message}";
                 break;
             case PeerTransferException { Failure: PeerTransferFailure.Protocol } transfer:
                 message = $"Peer {memberId} broke the protocol in the {operation} of {key}: {transfer.Message}";
@@ -440,8 +466,6 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
             MaxSendMessageSize = PeerWire.MaxMessageSize,
         });
         CallInvoker invoker = channel.CreateCallInvoker();
-        return new PeerChannel(channel, invoker, new CacheletPeer.CacheletPeerClient(invoker));
+        return new PeerChannel(endpoint, channel, invoker, new CacheletPeer.CacheletPeerClient(invoker));
     }
-
-    private sealed record PeerChannel(GrpcChannel Channel, CallInvoker Invoker, CacheletPeer.CacheletPeerClient Client);
 }

@@ -37,6 +37,10 @@ public static class PeerServiceCollectionExtensions
             o.Key ??= key;
             configure?.Invoke(o);
         });
+        services.TryAddSingleton(sp => new PeerBulkServer(
+            sp.GetRequiredService<IOptions<PeerServerOptions>>(),
+            sp.GetService<TimeProvider>(),
+            sp.GetService<ILogger<PeerBulkServer>>()));
         services.TryAddSingleton(sp => new PeerAuthInterceptor(
             sp.GetRequiredService<IOptions<PeerServerOptions>>(),
             sp.GetService<TimeProvider>(),
