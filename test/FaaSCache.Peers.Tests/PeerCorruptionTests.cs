@@ -102,7 +102,7 @@ public sealed class PeerCorruptionTests(AzuriteFixture azurite)
     {
         services.AddSingleton<CorruptingInterceptor>();
         services.AddGrpc().AddServiceOptions<CacheletPeerService>(o => o.Interceptors.Add<CorruptingInterceptor>());
-        services.AddSingleton(sp => new PeerBulkServer(sp.GetRequiredService<IOptions<PeerServerOptions>>()) { Tamper = CorruptingInterceptor.CorruptBulkSliceAsync });
+        services.AddSingleton(sp => new PeerBulkServer(sp.GetRequiredService<IOptions<PeerServerOptions>>(), cache: sp.GetRequiredService<IPeerServingCache>()) { Tamper = CorruptingInterceptor.CorruptBulkSliceAsync });
     }
 
     private sealed class SwitchableStorage(IBlobStore inner, SwitchableStorage.Switch state) : DelegatingBlobStore(inner)

@@ -11,10 +11,16 @@ namespace FaaSCache.Peers;
 /// <summary>§3.2, large whole-object gets over the bulk connection (<see cref="PeerBulkServer"/>) instead of gRPC chunks.</summary>
 public sealed partial class CacheletPeerService
 {
-    /// <summary>The bulk port to offer this get's body on, or null: gRPC chunks (small, ranged, not asked for, or no listener).</summary>
-    private int? BulkPort(GetRequest request, long length, ServerCallContext context)
+    /// <summary>Whether a body of <paramref name="length"/> goes over the bulk connection (with a ticket) rather than in gRPC chunks.</summary>
+    private static bool OffersBulkBody(GetRequest request, long length) => request.Range is null && length >= PeerWire.BulkThreshold && length <= int.MaxValue;
+
+    /// <summary>
+    /// The bulk port of this call's local address when the caller can use it (its header tells the caller, who sends later
+    /// whole gets there directly), or null: no listener, or not asked for.
+    /// </summary>
+    private int? BulkPort(GetRequest request, ServerCallContext context)
     {
-        if (_bulk is null || !request.Bulk || request.Range is not null || length < PeerWire.BulkThreshold || length > int.MaxValue)
+        if (_bulk is null || !request.Bulk)
         {
             return null;
         }

@@ -77,9 +77,10 @@ public sealed partial class CacheletPeerService : CacheletPeer.CacheletPeerBase
             return;
         }
 
+        int? bulkPort = BulkPort(request, context);
         if (served.Progress is { } progress)
         {
-            if (BulkPort(request, progress.Length, context) is int fillPort)
+            if (bulkPort is int fillPort && OffersBulkBody(request, progress.Length))
             {
                 await SendWhileFillingBulkAsync(request.Key, fillPort, progress, served.Completion!, responseStream, cancellationToken).ConfigureAwait(false);
                 return;
@@ -91,8 +92,8 @@ public sealed partial class CacheletPeerService : CacheletPeer.CacheletPeerBase
 
         using ObjectLease lease = served.Lease!;
         (long offset, long length) = Range(request.Range, lease.Count);
-        var header = new GetHeader { Found = true, Version = lease.Version, TotalLength = lease.Count, Offset = offset, Length = length, Hit = served.Hit };
-        if (BulkPort(request, length, context) is int port)
+        var header = new GetHeader { Found = true, Version = lease.Version, TotalLength = lease.Count, Offset = offset, Length = length, Hit = served.Hit, BulkPort = bulkPort ?? 0 };
+        if (bulkPort is int port && OffersBulkBody(request, length))
         {
             await SendBulkAsync(request.Key, port, header, lease.Memory.Slice((int)offset, (int)length), null, null, responseStream, cancellationToken).ConfigureAwait(false);
             return;

@@ -230,6 +230,10 @@ public sealed partial class GrpcPeerClient : IPeerClient, IDisposable
             if (channel.IsValueCreated)
             {
                 channel.Value.Channel.Dispose();
+                while (channel.Value.IdleBulk.TryDequeue(out System.Net.Sockets.Socket? idle))
+                {
+                    idle.Dispose();
+                }
             }
         }
 
@@ -266,6 +270,11 @@ public sealed partial class GrpcPeerClient : IPeerClient, IDisposable
     private async Task<PeerRangeResult<T>?> GetCoreAsync<T>(string memberId, string key, bool fetchIfMissing, ByteRange? range, PeerBodyConsumer<T> consume, CancellationToken cancellationToken)
     {
         var request = new GetRequest { Key = key, FetchIfMissing = fetchIfMissing, Range = range, Bulk = range is null && _options.UseBulkTransfers };
+        if (request.Bulk && await TryRawGetAsync(memberId, key, fetchIfMissing, consume, cancellationToken).ConfigureAwait(false) is { Served: true } raw)
+        {
+            return raw.Result;
+        }
+
         TimeSpan callTimeout = fetchIfMissing ? _options.FetchTimeout : _options.CallTimeout;
         try
         {
@@ -304,7 +313,8 @@ public sealed partial class GrpcPeerClient : IPeerClient, IDisposable
             }
 
             CheckHeader(header, range);
-            await using ChecksummedBodyStream body = header.BulkPort != 0
+            LearnBulkPort(peer, request, header);
+            await using ChecksummedBodyStream body = header.BulkTicket.Length > 0
                 ? await OpenBulkAsync(peer, request, header, call.ResponseStream, timeout).ConfigureAwait(false)
                 : new PeerGetBodyStream(call.ResponseStream, header.Length, timeout, _options.IdleTimeout, CopyIntoDestination);
             try

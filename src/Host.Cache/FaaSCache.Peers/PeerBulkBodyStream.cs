@@ -8,23 +8,27 @@ namespace FaaSCache.Peers;
 /// <summary>
 /// The body of a get that the owner sends over its bulk connection (<see cref="PeerBulkServer"/>): each read lands
 /// straight from the socket in the consumer's buffer (no framing, no intermediate buffer), the XxHash3 that follows the
-/// bytes is checked in the read that completes the body, and the get's gRPC call is read to its end afterwards.
+/// bytes is checked in the read that completes the body, and the get's gRPC call (when there is one) is read to its end
+/// afterwards. A body of a <c>G</c> request leaves the connection open for the next request.
 /// </summary>
 internal sealed class PeerBulkBodyStream : ChecksummedBodyStream
 {
     private readonly Socket _socket;
-    private readonly IAsyncStreamReader<GetReplyFrame> _replies;
+    private readonly IAsyncStreamReader<GetReplyFrame>? _replies;
     private readonly CancellationTokenSource _timeout;
     private readonly TimeSpan _idleTimeout;
+    private readonly bool _ownsSocket;
     private readonly byte[] _trailer = new byte[sizeof(ulong)];
 
-    private PeerBulkBodyStream(Socket socket, long length, IAsyncStreamReader<GetReplyFrame> replies, CancellationTokenSource timeout, TimeSpan idleTimeout)
+    /// <summary>Initializes a new instance of the <see cref="PeerBulkBodyStream"/> class over a connection whose next bytes are the body.</summary>
+    public PeerBulkBodyStream(Socket socket, long length, IAsyncStreamReader<GetReplyFrame>? replies, CancellationTokenSource timeout, TimeSpan idleTimeout, bool ownsSocket)
         : base(length)
     {
         _socket = socket;
         _replies = replies;
         _timeout = timeout;
         _idleTimeout = idleTimeout;
+        _ownsSocket = ownsSocket;
     }
 
     /// <summary>
@@ -50,12 +54,8 @@ internal sealed class PeerBulkBodyStream : ChecksummedBodyStream
                 }
             }
 
-            byte[] tokenBytes = Encoding.ASCII.GetBytes(token);
-            byte[] request = new byte[PeerBulkServer.Magic.Length + 2 + tokenBytes.Length + ticket.Length];
-            PeerBulkServer.Magic.CopyTo(request, 0);
-            BinaryPrimitives.WriteUInt16BigEndian(request.AsSpan(PeerBulkServer.Magic.Length), checked((ushort)tokenBytes.Length));
-            tokenBytes.CopyTo(request, PeerBulkServer.Magic.Length + 2);
-            ticket.CopyTo(request.AsMemory(PeerBulkServer.Magic.Length + 2 + tokenBytes.Length));
+            byte[] request = Request(token, PeerBulkServer.KindTicket, ticket.Length, out int at);
+            ticket.CopyTo(request.AsMemory(at));
             byte[] status = new byte[1];
             timeout.CancelAfter(idleTimeout);
             try
@@ -70,7 +70,7 @@ internal sealed class PeerBulkBodyStream : ChecksummedBodyStream
 
             return status[0] switch
             {
-                PeerBulkServer.StatusOk => new PeerBulkBodyStream(socket, length, replies, timeout, idleTimeout),
+                PeerBulkServer.StatusOk => new PeerBulkBodyStream(socket, length, replies, timeout, idleTimeout, ownsSocket: true),
                 PeerBulkServer.StatusRefused => throw new PeerTransferException(PeerTransferFailure.Refused, "the bulk connection's token was refused"),
                 PeerBulkServer.StatusUnknownTicket => throw new PeerTransferException(PeerTransferFailure.Protocol, "The owner does not know the bulk ticket it issued."),
                 _ => throw new PeerTransferException(PeerTransferFailure.Protocol, $"The owner answered the bulk request with status {status[0]}."),
@@ -81,6 +81,19 @@ internal sealed class PeerBulkBodyStream : ChecksummedBodyStream
             socket.Dispose();
             throw;
         }
+    }
+
+    /// <summary>A request's bytes: magic, token, kind, then <paramref name="extra"/> bytes the caller fills from <paramref name="at"/>.</summary>
+    public static byte[] Request(string token, byte kind, int extra, out int at)
+    {
+        byte[] tokenBytes = Encoding.ASCII.GetBytes(token);
+        byte[] request = new byte[PeerBulkServer.Magic.Length + 2 + tokenBytes.Length + 1 + extra];
+        PeerBulkServer.Magic.CopyTo(request, 0);
+        BinaryPrimitives.WriteUInt16BigEndian(request.AsSpan(PeerBulkServer.Magic.Length), checked((ushort)tokenBytes.Length));
+        tokenBytes.CopyTo(request, PeerBulkServer.Magic.Length + 2);
+        at = PeerBulkServer.Magic.Length + 2 + tokenBytes.Length;
+        request[at++] = kind;
+        return request;
     }
 
     protected override async ValueTask<BodyChunk> ReceiveChunkAsync(Memory<byte> destination, CancellationToken cancellationToken)
@@ -118,6 +131,11 @@ internal sealed class PeerBulkBodyStream : ChecksummedBodyStream
     protected override async ValueTask OnVerifiedAsync(CancellationToken cancellationToken)
     {
         // The owner ends the call once it has sent everything: read that end, so the call completes cleanly.
+        if (_replies is null)
+        {
+            return;
+        }
+
         try
         {
             _timeout.CancelAfter(_idleTimeout);
@@ -135,7 +153,7 @@ internal sealed class PeerBulkBodyStream : ChecksummedBodyStream
 
     protected override void Dispose(bool disposing)
     {
-        if (disposing)
+        if (disposing && _ownsSocket)
         {
             _socket.Dispose();
         }

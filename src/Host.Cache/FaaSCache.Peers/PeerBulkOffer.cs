@@ -1,5 +1,4 @@
 using System.Buffers.Binary;
-using System.IO.Hashing;
 using System.Net.Sockets;
 using System.Security.Cryptography;
 
@@ -12,8 +11,7 @@ namespace FaaSCache.Peers;
 /// </summary>
 internal sealed class PeerBulkOffer
 {
-    /// <summary>Bytes per send: hashed just before they go, so they are still in the core's cache.</summary>
-    public const int SliceSize = 1 << 20;
+    private static readonly byte[] StatusOk = [PeerBulkServer.StatusOk];
 
     private readonly ReadOnlyMemory<byte> _content;
     private readonly Func<long, CancellationToken, ValueTask<long>>? _waitFor;
@@ -49,35 +47,9 @@ internal sealed class PeerBulkOffer
     public async Task SendAsync(Socket connection, Func<long, ReadOnlyMemory<byte>, CancellationToken, ValueTask<ReadOnlyMemory<byte>>>? tamper, CancellationToken stopping)
     {
         using var aborted = CancellationTokenSource.CreateLinkedTokenSource(_callAborted, stopping);
-        CancellationToken cancellationToken = aborted.Token;
         try
         {
-            await connection.SendAsync(new[] { PeerBulkServer.StatusOk }, SocketFlags.None, cancellationToken).ConfigureAwait(false);
-            var hash = new XxHash3();
-            long total = _content.Length;
-            long sent = 0;
-            while (sent < total)
-            {
-                // A download in progress: wait for a quarter slice at least (or the end), as the gRPC path does.
-                long available = _waitFor is null ? total : await _waitFor(Math.Min(sent + (SliceSize / 4), total) - 1, cancellationToken).ConfigureAwait(false);
-                while (sent < available)
-                {
-                    ReadOnlyMemory<byte> slice = _content.Slice((int)sent, (int)Math.Min(SliceSize, available - sent));
-                    hash.Append(slice.Span);
-                    ReadOnlyMemory<byte> wire = tamper is null ? slice : await tamper(sent, slice, cancellationToken).ConfigureAwait(false);
-                    await PeerBulkServer.SendAllAsync(connection, wire, cancellationToken).ConfigureAwait(false);
-                    sent += slice.Length;
-                }
-            }
-
-            if (_beforeTrailer is not null)
-            {
-                await _beforeTrailer().ConfigureAwait(false);
-            }
-
-            byte[] trailer = new byte[sizeof(ulong)];
-            BinaryPrimitives.WriteUInt64LittleEndian(trailer, hash.GetCurrentHashAsUInt64());
-            await PeerBulkServer.SendAllAsync(connection, trailer, cancellationToken).ConfigureAwait(false);
+            await PeerBulkBody.SendAsync(connection, StatusOk, _content, _waitFor, _beforeTrailer, tamper, aborted.Token).ConfigureAwait(false);
             _done.TrySetResult();
         }
         catch (Exception e)

@@ -3,6 +3,7 @@ using System.Collections.Concurrent;
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
+using FaaSCache.Caching;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Options;
@@ -10,32 +11,40 @@ using Microsoft.Extensions.Options;
 namespace FaaSCache.Peers;
 
 /// <summary>
-/// §3.2, large bodies beside gRPC: a raw TCP listener (one per local address the peer service is called on, on a free
-/// port) that sends a whole object's bytes straight from the owner's map into the socket, hashing them in the same pass,
-/// then their XxHash3. A get's gRPC call hands the caller a one-time ticket (<see cref="Offer"/>); the caller connects,
-/// presents a fresh <see cref="PeerKey"/> token for <see cref="PeerWire.BulkMethod"/> and the ticket, and reads. Against
-/// gRPC this saves the HTTP/2 framing and most copies (map → Kestrel pipe → frames → kernel → HttpClient buffers → gRPC
-/// message → map); what is left is the kernel's copy on each side and the requester's pwrite into its map.
+/// §3.2, whole-object bodies beside gRPC: a raw TCP listener (one per local address the peer service is called on, on a
+/// free port) that sends an object's bytes straight from the owner's map into the socket, hashing them in the same pass,
+/// then their XxHash3. Two kinds of request, each with a fresh <see cref="PeerKey"/> token for
+/// <see cref="PeerWire.BulkMethod"/>: <c>T</c> claims a body a gRPC get offered with a one-time ticket (<see cref="Offer"/>);
+/// <c>G</c> is a whole get in one round trip on a kept-open connection (the caller learned the port from an earlier
+/// gRPC get's header). Against gRPC this saves the HTTP/2 framing, the per-call stream set-up and most copies
+/// (map → Kestrel pipe → frames → kernel → HttpClient buffers → gRPC message → map); what is left is the kernel's copy
+/// on each side and the requester's pwrite into its map.
 /// </summary>
 /// <remarks>
-/// Wire (request): "FCB1", token length (uint16, big-endian), the token (ASCII), the 16-byte ticket. Reply: one status
-/// byte (<see cref="StatusOk"/>, <see cref="StatusRefused"/>, <see cref="StatusUnknownTicket"/>); after OK the body's
-/// bytes and their XxHash3 (uint64, little-endian). One transfer per connection.
+/// Wire (request): "FCB1", token length (uint16, big-endian), the token (ASCII), the kind; <c>T</c>: the 16-byte ticket;
+/// <c>G</c>: flags (1 = fetch if missing), key length (uint16, big-endian), the key (UTF-8). Reply: a status byte;
+/// <c>T</c>, after OK: the bytes and their XxHash3 (uint64, little-endian); <c>G</c>: see <see cref="ServeGetAsync"/>.
+/// A connection serves requests one after the other until it is closed or idle for <see cref="IdleTimeout"/>.
 /// </remarks>
-public sealed class PeerBulkServer : IAsyncDisposable
+public sealed partial class PeerBulkServer : IAsyncDisposable
 {
     internal const byte StatusOk = 0;
     internal const byte StatusRefused = 1;
     internal const byte StatusUnknownTicket = 2;
+    internal const byte KindTicket = (byte)'T';
+    internal const byte KindGet = (byte)'G';
     internal const int MaxTokenLength = 512;
+    internal const int MaxKeyLength = 2048;
     internal static readonly byte[] Magic = "FCB1"u8.ToArray();
 
     private static readonly TimeSpan RequestTimeout = TimeSpan.FromSeconds(10);
+    private static readonly TimeSpan IdleTimeout = TimeSpan.FromMinutes(2);
 
     private readonly PeerKey _key;
     private readonly TimeSpan _skew;
     private readonly TimeProvider _time;
     private readonly ILogger _logger;
+    private readonly IPeerServingCache? _cache;
     private readonly PeerReplayGuard _replays = new();
     private readonly ConcurrentDictionary<IPAddress, Lazy<Socket>> _listeners = new();
     private readonly ConcurrentDictionary<UInt128, PeerBulkOffer> _offers = new();
@@ -46,7 +55,8 @@ public sealed class PeerBulkServer : IAsyncDisposable
     /// <param name="options">The peer service's options (key, clock skew).</param>
     /// <param name="time">Clock for tokens.</param>
     /// <param name="logger">Logger.</param>
-    public PeerBulkServer(IOptions<PeerServerOptions> options, TimeProvider? time = null, ILogger<PeerBulkServer>? logger = null)
+    /// <param name="cache">The cachelet that serves <c>G</c> requests; null: they are answered "use gRPC".</param>
+    public PeerBulkServer(IOptions<PeerServerOptions> options, TimeProvider? time = null, ILogger<PeerBulkServer>? logger = null, IPeerServingCache? cache = null)
     {
         ArgumentNullException.ThrowIfNull(options);
         PeerServerOptions o = options.Value;
@@ -55,6 +65,7 @@ public sealed class PeerBulkServer : IAsyncDisposable
         _skew = o.MaxClockSkew;
         _time = time ?? TimeProvider.System;
         _logger = (ILogger?)logger ?? NullLogger.Instance;
+        _cache = cache;
     }
 
     /// <summary>Gets the number of transfers offered and not yet claimed or withdrawn.</summary>
@@ -187,78 +198,83 @@ public sealed class PeerBulkServer : IAsyncDisposable
             try
             {
                 connection.NoDelay = true;
-                PeerBulkOffer? offer = await ReadRequestAsync(connection, stopping).ConfigureAwait(false);
-                if (offer is not null)
+                while (await ServeRequestAsync(connection, stopping).ConfigureAwait(false))
                 {
-                    await offer.SendAsync(connection, Tamper, stopping).ConfigureAwait(false);
-                    connection.Shutdown(SocketShutdown.Send);
                 }
             }
             catch (Exception e) when (e is SocketException or IOException or OperationCanceledException or ObjectDisposedException)
             {
-                _logger.LogDebug(e, "A bulk transfer to {Peer} ended early", SafeRemote(connection));
+                _logger.LogDebug(e, "A bulk connection from {Peer} ended", SafeRemote(connection));
             }
         }
     }
 
-    /// <summary>Reads and checks a request; answers a refusal itself and returns null, else returns the claimed offer.</summary>
-    private async Task<PeerBulkOffer?> ReadRequestAsync(Socket connection, CancellationToken stopping)
+    /// <summary>Serves one request; false when the connection is done (closed by the caller, refused, or broken off).</summary>
+    private async Task<bool> ServeRequestAsync(Socket connection, CancellationToken stopping)
     {
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping);
-        timeout.CancelAfter(RequestTimeout);
+        timeout.CancelAfter(IdleTimeout);
         byte[] head = new byte[Magic.Length + 2];
-        await ReceiveExactlyAsync(connection, head, timeout.Token).ConfigureAwait(false);
+        int first = await connection.ReceiveAsync(head, SocketFlags.None, timeout.Token).ConfigureAwait(false);
+        if (first == 0)
+        {
+            return false;
+        }
+
+        timeout.CancelAfter(RequestTimeout);
+        await ReceiveExactlyAsync(connection, head.AsMemory(first), timeout.Token).ConfigureAwait(false);
         int tokenLength = BinaryPrimitives.ReadUInt16BigEndian(head.AsSpan(Magic.Length));
         if (!head.AsSpan(0, Magic.Length).SequenceEqual(Magic) || tokenLength > MaxTokenLength)
         {
             _logger.LogWarning("Refused a bulk connection from {Peer}: not a bulk request", SafeRemote(connection));
-            return null;
+            return false;
         }
 
-        byte[] rest = new byte[tokenLength + 16];
-        await ReceiveExactlyAsync(connection, rest, timeout.Token).ConfigureAwait(false);
-        string token = Encoding.ASCII.GetString(rest, 0, tokenLength);
-        UInt128 ticket = BinaryPrimitives.ReadUInt128LittleEndian(rest.AsSpan(tokenLength));
+        byte[] request = new byte[tokenLength + 1];
+        await ReceiveExactlyAsync(connection, request, timeout.Token).ConfigureAwait(false);
         DateTimeOffset now = _time.GetUtcNow();
-        PeerTokenCheck check = _key.Verify(token, PeerWire.BulkMethod, now, _skew, out UInt128 nonce, out DateTimeOffset issued);
+        PeerTokenCheck check = _key.Verify(Encoding.ASCII.GetString(request, 0, tokenLength), PeerWire.BulkMethod, now, _skew, out UInt128 nonce, out DateTimeOffset issued);
         if (check != PeerTokenCheck.Valid || !_replays.TryAccept(nonce, issued + _skew, now))
         {
-            _logger.LogWarning("Refused a bulk transfer to {Peer}: token {Check}", SafeRemote(connection), check == PeerTokenCheck.Valid ? "replayed" : check.ToString());
+            _logger.LogWarning("Refused a bulk request from {Peer}: token {Check}", SafeRemote(connection), check == PeerTokenCheck.Valid ? "replayed" : check.ToString());
             await connection.SendAsync(new[] { StatusRefused }, SocketFlags.None, timeout.Token).ConfigureAwait(false);
-            return null;
+            return false;
         }
 
-        if (!_offers.TryRemove(ticket, out PeerBulkOffer? offer))
+        switch (request[tokenLength])
         {
-            await connection.SendAsync(new[] { StatusUnknownTicket }, SocketFlags.None, timeout.Token).ConfigureAwait(false);
-            return null;
-        }
+            case KindTicket:
+                byte[] ticket = new byte[16];
+                await ReceiveExactlyAsync(connection, ticket, timeout.Token).ConfigureAwait(false);
+                if (!_offers.TryRemove(BinaryPrimitives.ReadUInt128LittleEndian(ticket), out PeerBulkOffer? offer))
+                {
+                    await connection.SendAsync(new[] { StatusUnknownTicket }, SocketFlags.None, timeout.Token).ConfigureAwait(false);
+                    return false;
+                }
 
-        return offer;
+                await offer.SendAsync(connection, Tamper, stopping).ConfigureAwait(false);
+                return true;
+            case KindGet:
+                byte[] get = new byte[3];
+                await ReceiveExactlyAsync(connection, get, timeout.Token).ConfigureAwait(false);
+                int keyLength = BinaryPrimitives.ReadUInt16BigEndian(get.AsSpan(1));
+                if (keyLength > MaxKeyLength)
+                {
+                    return false;
+                }
+
+                byte[] key = new byte[keyLength];
+                await ReceiveExactlyAsync(connection, key, timeout.Token).ConfigureAwait(false);
+                return await ServeGetAsync(connection, Encoding.UTF8.GetString(key), (get[0] & 1) != 0, stopping).ConfigureAwait(false);
+            default:
+                _logger.LogWarning("Refused a bulk request from {Peer}: unknown kind {Kind}", SafeRemote(connection), request[tokenLength]);
+                return false;
+        }
     }
 
-    internal static async ValueTask ReceiveExactlyAsync(Socket socket, Memory<byte> buffer, CancellationToken cancellationToken)
-    {
-        while (!buffer.IsEmpty)
-        {
-            int n = await socket.ReceiveAsync(buffer, SocketFlags.None, cancellationToken).ConfigureAwait(false);
-            if (n == 0)
-            {
-                throw new IOException($"The connection closed with {buffer.Length} bytes still expected.");
-            }
+    internal static ValueTask ReceiveExactlyAsync(Socket socket, Memory<byte> buffer, CancellationToken cancellationToken) => PeerBulkBody.ReceiveExactlyAsync(socket, buffer, cancellationToken);
 
-            buffer = buffer[n..];
-        }
-    }
-
-    internal static async ValueTask SendAllAsync(Socket socket, ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken)
-    {
-        while (!buffer.IsEmpty)
-        {
-            int n = await socket.SendAsync(buffer, SocketFlags.None, cancellationToken).ConfigureAwait(false);
-            buffer = buffer[n..];
-        }
-    }
+    internal static ValueTask SendAllAsync(Socket socket, ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken) => PeerBulkBody.SendAllAsync(socket, buffer, cancellationToken);
 
     private static string SafeRemote(Socket socket)
     {
