@@ -41,9 +41,9 @@ public sealed partial class CacheletPeerService
     /// Answers the header with a ticket and waits until the caller has fetched the body with it over the bulk
     /// connection (or the call ends); the bytes stay valid until then, since the caller of this method holds their lease.
     /// </summary>
-    private async Task SendBulkAsync(string key, int port, GetHeader header, ReadOnlyMemory<byte> content, Func<long, CancellationToken, ValueTask<long>>? waitFor, Func<Task>? beforeTrailer, IServerStreamWriter<GetReply> responseStream, CancellationToken cancellationToken)
+    private async Task SendBulkAsync(string key, int port, GetHeader header, ReadOnlyMemory<byte> content, Func<long, CancellationToken, ValueTask<long>>? waitFor, Func<Task>? beforeTrailer, IServerStreamWriter<GetReply> responseStream, CancellationToken cancellationToken, string? filePath = null)
     {
-        PeerBulkOffer offer = _bulk!.Offer(content, waitFor, beforeTrailer, cancellationToken);
+        PeerBulkOffer offer = _bulk!.Offer(content, waitFor, beforeTrailer, cancellationToken, filePath);
         try
         {
             header.BulkPort = port;
@@ -86,7 +86,8 @@ public sealed partial class CacheletPeerService
                     lease = await completion.ConfigureAwait(false);
                 },
                 responseStream,
-                cancellationToken).ConfigureAwait(false);
+                cancellationToken,
+                progress.FilePath).ConfigureAwait(false);
         }
         finally
         {

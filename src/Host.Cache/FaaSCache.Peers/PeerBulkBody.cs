@@ -18,6 +18,11 @@ internal static class PeerBulkBody
     /// <summary>Bodies up to this size are copied into one buffer with their prefix and checksum: one send.</summary>
     private const int OneSendSize = 64 << 10;
 
+    /// <summary>
+    /// Sends the body. With <paramref name="file"/> the bytes are read from the map's file (pread into a pooled buffer,
+    /// from <paramref name="fileOffset"/>) instead of through <paramref name="content"/>, this process's mapping: for a map
+    /// this process just filled through its file, whose mapped pages would each fault on first touch.
+    /// </summary>
     public static async Task SendAsync(
         Socket connection,
         ReadOnlyMemory<byte> prefix,
@@ -25,7 +30,9 @@ internal static class PeerBulkBody
         Func<long, CancellationToken, ValueTask<long>>? waitFor,
         Func<Task>? beforeTrailer,
         Func<long, ReadOnlyMemory<byte>, CancellationToken, ValueTask<ReadOnlyMemory<byte>>>? tamper,
-        CancellationToken cancellationToken)
+        CancellationToken cancellationToken,
+        Microsoft.Win32.SafeHandles.SafeFileHandle? file = null,
+        long fileOffset = 0)
     {
         var hash = new XxHash3();
         long total = content.Length;
@@ -51,18 +58,30 @@ internal static class PeerBulkBody
         }
 
         await SendAllAsync(connection, prefix, cancellationToken).ConfigureAwait(false);
-        long sent = 0;
-        while (sent < total)
+        byte[]? staging = file is null ? null : ArrayPool<byte>.Shared.Rent(SliceSize);
+        try
         {
-            // A download in progress: wait for a quarter slice at least (or the end), as the gRPC path does.
-            long available = waitFor is null ? total : await waitFor(Math.Min(sent + (SliceSize / 4), total) - 1, cancellationToken).ConfigureAwait(false);
-            while (sent < available)
+            long sent = 0;
+            while (sent < total)
             {
-                ReadOnlyMemory<byte> slice = content.Slice((int)sent, (int)Math.Min(SliceSize, available - sent));
-                hash.Append(slice.Span);
-                ReadOnlyMemory<byte> wire = tamper is null ? slice : await tamper(sent, slice, cancellationToken).ConfigureAwait(false);
-                await SendAllAsync(connection, wire, cancellationToken).ConfigureAwait(false);
-                sent += slice.Length;
+                // A download in progress: wait for a quarter slice at least (or the end), as the gRPC path does.
+                long available = waitFor is null ? total : await waitFor(Math.Min(sent + (SliceSize / 4), total) - 1, cancellationToken).ConfigureAwait(false);
+                while (sent < available)
+                {
+                    int n = (int)Math.Min(SliceSize, available - sent);
+                    ReadOnlyMemory<byte> slice = staging is null ? content.Slice((int)sent, n) : ReadFile(file!, staging, fileOffset + sent, n);
+                    hash.Append(slice.Span);
+                    ReadOnlyMemory<byte> wire = tamper is null ? slice : await tamper(sent, slice, cancellationToken).ConfigureAwait(false);
+                    await SendAllAsync(connection, wire, cancellationToken).ConfigureAwait(false);
+                    sent += n;
+                }
+            }
+        }
+        finally
+        {
+            if (staging is not null)
+            {
+                ArrayPool<byte>.Shared.Return(staging);
             }
         }
 
@@ -74,6 +93,22 @@ internal static class PeerBulkBody
         byte[] trailer = new byte[sizeof(ulong)];
         BinaryPrimitives.WriteUInt64LittleEndian(trailer, hash.GetCurrentHashAsUInt64());
         await SendAllAsync(connection, trailer, cancellationToken).ConfigureAwait(false);
+    }
+
+    private static ReadOnlyMemory<byte> ReadFile(Microsoft.Win32.SafeHandles.SafeFileHandle file, byte[] staging, long offset, int count)
+    {
+        for (int read = 0; read < count;)
+        {
+            int n = RandomAccess.Read(file, staging.AsSpan(read, count - read), offset + read);
+            if (n == 0)
+            {
+                throw new IOException($"The map's file ended at {offset + read}, before the {count} bytes to send.");
+            }
+
+            read += n;
+        }
+
+        return staging.AsMemory(0, count);
     }
 
     public static async ValueTask ReceiveExactlyAsync(Socket socket, Memory<byte> buffer, CancellationToken cancellationToken)

@@ -1,6 +1,7 @@
 using System.Buffers.Binary;
 using System.Net.Sockets;
 using System.Security.Cryptography;
+using FaaSCache.Caching;
 
 namespace FaaSCache.Peers;
 
@@ -17,10 +18,12 @@ internal sealed class PeerBulkOffer
     private readonly Func<long, CancellationToken, ValueTask<long>>? _waitFor;
     private readonly Func<Task>? _beforeTrailer;
     private readonly CancellationToken _callAborted;
+    private readonly string? _filePath;
     private readonly TaskCompletionSource _done = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
-    public PeerBulkOffer(ReadOnlyMemory<byte> content, Func<long, CancellationToken, ValueTask<long>>? waitFor, Func<Task>? beforeTrailer, CancellationToken callAborted)
+    public PeerBulkOffer(ReadOnlyMemory<byte> content, Func<long, CancellationToken, ValueTask<long>>? waitFor, Func<Task>? beforeTrailer, CancellationToken callAborted, string? filePath = null)
     {
+        _filePath = filePath;
         _content = content;
         _waitFor = waitFor;
         _beforeTrailer = beforeTrailer;
@@ -49,7 +52,9 @@ internal sealed class PeerBulkOffer
         using var aborted = CancellationTokenSource.CreateLinkedTokenSource(_callAborted, stopping);
         try
         {
-            await PeerBulkBody.SendAsync(connection, StatusOk, _content, _waitFor, _beforeTrailer, tamper, aborted.Token).ConfigureAwait(false);
+            // A map being filled is read from its file (its pages were never touched through this process's mapping).
+            using Microsoft.Win32.SafeHandles.SafeFileHandle? file = _filePath is null ? null : File.OpenHandle(_filePath, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete);
+            await PeerBulkBody.SendAsync(connection, StatusOk, _content, _waitFor, _beforeTrailer, tamper, aborted.Token, file, FillProgress.ContentOffset).ConfigureAwait(false);
             _done.TrySetResult();
         }
         catch (Exception e)

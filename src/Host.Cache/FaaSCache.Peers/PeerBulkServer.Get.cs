@@ -104,6 +104,7 @@ public sealed partial class PeerBulkServer
         bool completionTaken = false;
         try
         {
+            using Microsoft.Win32.SafeHandles.SafeFileHandle file = File.OpenHandle(progress.FilePath, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete);
             await PeerBulkBody.SendAsync(
                 connection,
                 Prefix(progress.Version, progress.Length, hit: false),
@@ -115,7 +116,9 @@ public sealed partial class PeerBulkServer
                     lease = await completion.ConfigureAwait(false);
                 },
                 Tamper,
-                stopping).ConfigureAwait(false);
+                stopping,
+                file,
+                FillProgress.ContentOffset).ConfigureAwait(false);
         }
         finally
         {

@@ -96,12 +96,12 @@ public sealed partial class PeerBulkServer : IAsyncDisposable
     }
 
     /// <summary>Registers a transfer for the caller of one get; it ends when the caller has been sent everything, or fails.</summary>
-    internal PeerBulkOffer Offer(ReadOnlyMemory<byte> content, Func<long, CancellationToken, ValueTask<long>>? waitFor, Func<Task>? beforeTrailer, CancellationToken callAborted)
+    internal PeerBulkOffer Offer(ReadOnlyMemory<byte> content, Func<long, CancellationToken, ValueTask<long>>? waitFor, Func<Task>? beforeTrailer, CancellationToken callAborted, string? filePath = null)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
         while (true)
         {
-            var offer = new PeerBulkOffer(content, waitFor, beforeTrailer, callAborted);
+            var offer = new PeerBulkOffer(content, waitFor, beforeTrailer, callAborted, filePath);
             if (_offers.TryAdd(offer.Ticket, offer))
             {
                 return offer;
