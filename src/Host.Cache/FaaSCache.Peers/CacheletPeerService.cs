@@ -95,7 +95,7 @@ public sealed partial class CacheletPeerService : CacheletPeer.CacheletPeerBase
         var header = new GetHeader { Found = true, Version = lease.Version, TotalLength = lease.Count, Offset = offset, Length = length, Hit = served.Hit, BulkPort = bulkPort ?? 0 };
         if (bulkPort is int port && OffersBulkBody(request, length))
         {
-            await SendBulkAsync(request.Key, port, header, lease.Memory.Slice((int)offset, (int)length), null, null, responseStream, cancellationToken).ConfigureAwait(false);
+            await SendBulkAsync(request.Key, port, header, lease.Memory.Slice((int)offset, (int)length), null, null, responseStream, cancellationToken, lease.MapPath).ConfigureAwait(false);
             return;
         }
 

@@ -16,7 +16,7 @@ internal static class PeerBulkBody
     public const int SliceSize = 1 << 20;
 
     /// <summary>Bodies up to this size are copied into one buffer with their prefix and checksum: one send.</summary>
-    private const int OneSendSize = 64 << 10;
+    public const int OneSendSize = 64 << 10;
 
     /// <summary>
     /// Sends the body. With <paramref name="file"/> the bytes are read from the map's file (pread into a pooled buffer,
@@ -36,7 +36,7 @@ internal static class PeerBulkBody
     {
         var hash = new XxHash3();
         long total = content.Length;
-        if (waitFor is null && beforeTrailer is null && total <= OneSendSize)
+        if (waitFor is null && beforeTrailer is null && file is null && total <= OneSendSize)
         {
             hash.Append(content.Span);
             ReadOnlyMemory<byte> wire = tamper is null ? content : await tamper(0, content, cancellationToken).ConfigureAwait(false);

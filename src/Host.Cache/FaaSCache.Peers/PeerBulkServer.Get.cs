@@ -67,7 +67,9 @@ public sealed partial class PeerBulkServer
             return true;
         }
 
-        await PeerBulkBody.SendAsync(connection, Prefix(lease.Version, lease.Count, served.Hit), lease.Memory, null, null, Tamper, stopping).ConfigureAwait(false);
+        // Large bodies are read from the map's file: its pages in this process's mapping may never have been touched.
+        using Microsoft.Win32.SafeHandles.SafeFileHandle? file = lease.Count > PeerBulkBody.OneSendSize ? File.OpenHandle(lease.MapPath, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete) : null;
+        await PeerBulkBody.SendAsync(connection, Prefix(lease.Version, lease.Count, served.Hit), lease.Memory, null, null, Tamper, stopping, file, FillProgress.ContentOffset).ConfigureAwait(false);
         return true;
     }
 
