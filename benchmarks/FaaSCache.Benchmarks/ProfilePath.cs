@@ -13,13 +13,25 @@ internal static class ProfilePath
 {
     public const string Name = "profile-path";
 
-    /// <summary>Runs <paramref name="pathNames"/> (cachelet-read names: lm, storage_direct, lh_strong, ...) on an object of <paramref name="size"/> bytes.</summary>
+    /// <summary>The remote-read paths profile-path can run (an owner host process, this process the reader).</summary>
+    private static readonly string[] RemotePaths = ["rh", "rm", "tcp_raw"];
+
+    /// <summary>
+    /// Runs <paramref name="pathNames"/> (cachelet-read names: lm, storage_direct, lh_strong, ...; or remote-read names: rh,
+    /// rm, tcp_raw) on an object of <paramref name="size"/> bytes.
+    /// </summary>
     public static async Task RunAsync(BenchmarkContext context, IReadOnlyList<string> pathNames, long size, TimeSpan duration)
     {
         CancellationToken ct = context.Cancellation;
         TextWriter output = context.Output;
         context.WriteHeader(Name);
         await using AzuriteServer azurite = await context.StartAzuriteAsync();
+        if (pathNames.Any(RemotePaths.Contains))
+        {
+            await RunRemoteAsync(context, azurite, pathNames, size, duration);
+            return;
+        }
+
         await using RedisServer redis = await RedisServer.StartAsync(ct);
         using var shm = new TempShmDirectory("faascache-bench");
         await using CacheletReadRig rig = await CacheletReadRig.CreateAsync(azurite, redis, shm.Path, ct);
@@ -29,6 +41,40 @@ internal static class ProfilePath
                 ?? throw new ArgumentException($"--path '{n}' is not a cachelet-read path (allowed: {string.Join(", ", all.Select(p => p.Name))})."))
             .ToList();
 
+        await MeasureAsync(output, paths, pathNames, size, duration, ct);
+        output.WriteLine(rig.Counters());
+        await rig.UnloadAsync(size, ct);
+    }
+
+    /// <summary>Remote paths: the remote-read rig on loopback (an owner host process that owns every key, this process reads).</summary>
+    private static async Task RunRemoteAsync(BenchmarkContext context, AzuriteServer azurite, IReadOnlyList<string> pathNames, long size, TimeSpan duration)
+    {
+        CancellationToken ct = context.Cancellation;
+        string? unknown = pathNames.FirstOrDefault(n => !RemotePaths.Contains(n));
+        if (unknown is not null)
+        {
+            throw new ArgumentException($"--path '{unknown}' cannot be profiled beside remote paths (allowed together: {string.Join(", ", RemotePaths)}).");
+        }
+
+        var container = new Azure.Storage.Blobs.BlobContainerClient(azurite.ConnectionString, "profile-remote", FaaSCache.Storage.AzureBlobStore.CreateClientOptions());
+        await container.CreateIfNotExistsAsync(cancellationToken: ct);
+        var data = new byte[size];
+        new Random(20211101).NextBytes(data);
+        await container.GetBlobClient("object").UploadAsync(BinaryData.FromBytes(data), overwrite: true, ct);
+        using FunctionAppFolder app = BenchAppFolder.Copy("counter", json => BenchAppFolder.SetFaaSCache(json, "consistency", "owner"));
+        await using RemoteReadRig rig = await RemoteReadRig.StartAsync(azurite, app.Path, string.Empty, null, size, context.Output, ct);
+        string key = "profile-remote/object";
+        await rig.FillOwnerAsync(key, size, ct);
+        List<ITimedPath> paths = rig.Paths(key, size, data).Where(p => pathNames.Contains(p.Name)).ToList();
+        await MeasureAsync(context.Output, paths, pathNames, size, duration, ct);
+        context.Output.WriteLine($"reader counters: {System.Text.Json.JsonSerializer.Serialize(rig.Reader.Metrics.Snapshot())}");
+        await rig.ForgetAsync(key, ct);
+        context.Output.WriteLine($"owner stopped: {string.Join("; ", await rig.StopAsync())}");
+    }
+
+    private static async Task MeasureAsync<TPath>(TextWriter output, List<TPath> paths, IReadOnlyList<string> pathNames, long size, TimeSpan duration, CancellationToken ct)
+        where TPath : ITimedPath
+    {
         var warmup = Stopwatch.StartNew();
         while (warmup.Elapsed < TimeSpan.FromSeconds(1))
         {
@@ -45,7 +91,7 @@ internal static class ProfilePath
             await Interleaved.RunAsync(paths, _ => 1, samples, ct);
         }
 
-        foreach (ReadPath p in paths)
+        foreach (TPath p in paths)
         {
             LatencySamples s = samples[p.Name];
             output.WriteLine(string.Create(
@@ -58,9 +104,6 @@ internal static class ProfilePath
             double ratio = samples[paths[0].Name].PercentileMicroseconds(50) / samples[paths[1].Name].PercentileMicroseconds(50);
             output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{paths[0].Name} / {paths[1].Name} p50: {ratio:0.00}x"));
         }
-
-        output.WriteLine(rig.Counters());
-        await rig.UnloadAsync(size, ct);
     }
 
     /// <summary>Parses 1KB, 64KB, 1MB, 128MB (binary units) or a byte count.</summary>

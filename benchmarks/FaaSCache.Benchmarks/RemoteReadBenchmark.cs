@@ -7,6 +7,7 @@ using Azure.Storage.Blobs.Models;
 using FaaSCache.NetworkEmulation;
 using FaaSCache.Storage;
 using FaaSCache.TestSupport;
+using StackExchange.Redis;
 
 namespace FaaSCache.Benchmarks;
 
@@ -16,14 +17,15 @@ namespace FaaSCache.Benchmarks;
 /// storage first, streaming it on as it arrives), next to a plain download from Azurite (<c>storage_direct</c>) and the
 /// same bytes over one raw TCP connection between two processes (<c>tcp_raw</c>, the floor), for 1 KB .. 128 MB. Once on
 /// loopback and once with the owner and the TCP sender in a network namespace behind a 1 Gbit/s tc-shaped link (the
-/// <c>_shaped</c> rows), where the network rather than the CPU is the limit. See <see cref="RemoteReadRig"/>.
+/// <c>_shaped</c> rows), where the network rather than the CPU is the limit; and a Redis GET of the same bytes from a
+/// redis-server on loopback (<c>redis_get</c>), the floor of a small remote hit. See <see cref="RemoteReadRig"/>.
 /// </summary>
 internal static class RemoteReadBenchmark
 {
     public const string CsvFileName = "remote-read.csv";
     public const string CsvHeader = "path,size_bytes,p50_us,p99_us,n";
 
-    public static readonly string[] PathNames = ["rh", "rm", "storage_direct", "tcp_raw", "rh_shaped", "rm_shaped", "tcp_raw_shaped"];
+    public static readonly string[] PathNames = ["rh", "rm", "storage_direct", "tcp_raw", "redis_get", "rh_shaped", "rm_shaped", "tcp_raw_shaped"];
 
     private const string ContainerName = "remote-read";
     private const string NamespacePrefix = "rrbench";
@@ -31,6 +33,8 @@ internal static class RemoteReadBenchmark
     private const long ThroughputFrom = 1L << 20;
     private const long TcpAimFrom = 16L << 20;
     private const double TcpAim = 0.5;
+    private const long RedisAimUpTo = 1L << 10;
+    private const double RedisAim = 2.0;
     private static readonly long[] Sizes = [1L << 10, 1L << 20, 16L << 20, 128L << 20];
     private static readonly CultureInfo Invariant = CultureInfo.InvariantCulture;
     private static int _sink;
@@ -55,6 +59,14 @@ internal static class RemoteReadBenchmark
         await using AzuriteServer azurite = await AzuriteServer.StartAsync(shaped ? "0.0.0.0" : "127.0.0.1", cancellation);
         BlobContainerClient container = new BlobServiceClient(azurite.ConnectionString, AzureBlobStore.CreateClientOptions()).GetBlobContainerClient(ContainerName);
         await container.CreateIfNotExistsAsync(cancellationToken: cancellation);
+        await using RedisServer redisServer = await RedisServer.StartAsync(cancellation);
+        var redisOptions = ConfigurationOptions.Parse(redisServer.Endpoint);
+        redisOptions.AbortOnConnectFail = true;
+        // A 128 MB GET takes a good fraction of a second here; the 5 s defaults are too tight under load.
+        redisOptions.SyncTimeout = 120_000;
+        redisOptions.AsyncTimeout = 120_000;
+        await using ConnectionMultiplexer redis = await ConnectionMultiplexer.ConnectAsync(redisOptions);
+        output.WriteLine($"redis_get: redis-server pid {redisServer.ProcessId.ToString(Invariant)} on {redisServer.Endpoint} (no persistence), StackExchange.Redis StringGetAsync as byte[]");
         using FunctionAppFolder app = BenchAppFolder.Copy("counter", json => BenchAppFolder.SetFaaSCache(json, "consistency", "owner"));
         var rigs = new List<RemoteReadRig>();
         try
@@ -70,7 +82,7 @@ internal static class RemoteReadBenchmark
                 $"iterations per path: {string.Join(", ", Sizes.Select(s => $"{ReportFormat.SizeLabel(s)} {Iterations(s, context.Quick).ToString(Invariant)}"))}" +
                 $"{(context.Quick ? " (quick: a fifth of the full run's)" : string.Empty)}");
             output.WriteLine();
-            List<RemoteReadResult> results = await MeasureAsync(context, container, rigs);
+            List<RemoteReadResult> results = await MeasureAsync(context, container, redis.GetDatabase(), rigs);
             output.WriteLine($"reader counters (loopback): {JsonSerializer.Serialize(rigs[0].Reader.Metrics.Snapshot())}");
             output.WriteLine();
             Print(output, results, context.Quick);
@@ -93,7 +105,7 @@ internal static class RemoteReadBenchmark
         output.WriteLine($"wall time {wall.Elapsed.TotalSeconds:0} s; load average at the end {ReportFormat.LoadAverage()}");
     }
 
-    private static async Task<List<RemoteReadResult>> MeasureAsync(BenchmarkContext context, BlobContainerClient container, List<RemoteReadRig> rigs)
+    private static async Task<List<RemoteReadResult>> MeasureAsync(BenchmarkContext context, BlobContainerClient container, IDatabase redis, List<RemoteReadRig> rigs)
     {
         CancellationToken cancellation = context.Cancellation;
         var results = new List<RemoteReadResult>();
@@ -107,6 +119,7 @@ internal static class RemoteReadBenchmark
             string key = $"{ContainerName}/{blobName}";
             BlobClient blob = container.GetBlobClient(blobName);
             await blob.UploadAsync(BinaryData.FromBytes(data), overwrite: true, cancellation);
+            await redis.StringSetAsync(key, data);
             data = null;
             byte[] buffer = new byte[size];
             buffer.AsSpan().Fill(1); // touched before it is measured, as the floor should be
@@ -129,6 +142,15 @@ internal static class RemoteReadBenchmark
 
                 _sink += buffer[0] + buffer[^1];
                 return Stopwatch.GetTimestamp() - t0;
+            }));
+
+            paths.Insert(4, new RemoteReadRig.RemotePath("redis_get", async ct =>
+            {
+                long t0 = Stopwatch.GetTimestamp();
+                byte[] value = (byte[]?)await redis.StringGetAsync(key) ?? throw new InvalidOperationException($"redis has no '{key}'.");
+                _sink += value[0] + value[^1];
+                long ticks = Stopwatch.GetTimestamp() - t0;
+                return value.LongLength == size ? ticks : throw new InvalidOperationException($"redis returned {value.LongLength} bytes of {key}, not {size}.");
             }));
 
             if (!warm)
@@ -163,6 +185,8 @@ internal static class RemoteReadBenchmark
             {
                 await rig.ForgetAsync(key, cancellation);
             }
+
+            await redis.KeyDeleteAsync(key);
         }
 
         return results;
@@ -195,8 +219,9 @@ internal static class RemoteReadBenchmark
         output.WriteLine();
         output.WriteLine("Ratios (p50)");
         output.WriteLine();
-        output.WriteLine("| size | rh / tcp_raw throughput | storage_direct / rh latency | rm / rh latency | rm / storage_direct latency |");
-        output.WriteLine("|---:|---:|---:|---:|---:|");
+        output.WriteLine("| size | rh / tcp_raw throughput | rh / redis_get latency | storage_direct / rh latency | rm / rh latency | rm / storage_direct latency | rm / max(storage_direct, rh) latency |");
+        output.WriteLine("|---:|---:|---:|---:|---:|---:|---:|");
+        var redisShort = new List<string>();
         var tcpShort = new List<string>();
         var shaped = new List<string>();
         var storageWins = new List<string>();
@@ -213,10 +238,17 @@ internal static class RemoteReadBenchmark
             }
 
             double tcpRatio = P50(results, "tcp_raw", size) / rh;
+            double redisRatio = rh / P50(results, "redis_get", size);
             double storageRatio = P50(results, "storage_direct", size) / rh;
+            double rm = P50(results, "rm", size);
+            double storage = P50(results, "storage_direct", size);
             output.WriteLine(
-                $"| {ReportFormat.SizeLabel(size)} | {ReportFormat.Ratio(tcpRatio)} | {ReportFormat.Ratio(storageRatio)} " +
-                $"| {ReportFormat.Ratio(P50(results, "rm", size) / rh)} | {ReportFormat.Ratio(P50(results, "rm", size) / P50(results, "storage_direct", size))} |");
+                $"| {ReportFormat.SizeLabel(size)} | {ReportFormat.Ratio(tcpRatio)} | {ReportFormat.Ratio(redisRatio)} | {ReportFormat.Ratio(storageRatio)} " +
+                $"| {ReportFormat.Ratio(rm / rh)} | {ReportFormat.Ratio(rm / storage)} | {ReportFormat.Ratio(rm / Math.Max(storage, rh))} |");
+            if (size <= RedisAimUpTo && redisRatio > RedisAim)
+            {
+                redisShort.Add($"{ReportFormat.SizeLabel(size)} ({ReportFormat.Ratio(redisRatio)})");
+            }
             if (size >= TcpAimFrom && tcpRatio < TcpAim)
             {
                 tcpShort.Add($"{ReportFormat.SizeLabel(size)} ({ReportFormat.Ratio(tcpRatio)})");
@@ -247,6 +279,9 @@ internal static class RemoteReadBenchmark
         output.WriteLine(
             $"aim: rh at least {TcpAim:0.0}x raw TCP throughput at >= {ReportFormat.SizeLabel(TcpAimFrom)}: " +
             (tcpShort.Count == 0 ? "met" : "NOT met at " + string.Join(", ", tcpShort)));
+        output.WriteLine(
+            $"aim: rh at most {RedisAim:0.0}x a Redis GET (redis_get) at {ReportFormat.SizeLabel(RedisAimUpTo)}: " +
+            (redisShort.Count == 0 ? "met" : "NOT met at " + string.Join(", ", redisShort)));
         output.WriteLine(
             "aim: rh faster than storage_direct at every size: " +
             (storageWins.Count == 0 ? "met" : "NOT met at " + string.Join(", ", storageWins)));

@@ -8,11 +8,28 @@ namespace FaaSCache.Peers.Tests;
 /// <summary>
 /// A test-only server interceptor that flips one byte in the <see cref="ChunkToCorrupt"/>-th data chunk of every
 /// get it serves and of every put it receives: the damage a bad NIC, a bit flip in memory or a buggy proxy does
-/// after the sender computed its checksum.
+/// after the sender computed its checksum. Bodies sent over the bulk connection get the same damage from
+/// <see cref="CorruptBulkSliceAsync"/>.
 /// </summary>
 internal sealed class CorruptingInterceptor : Interceptor
 {
     public const int ChunkToCorrupt = 2;
+
+    /// <summary>The byte a bulk transfer (<see cref="PeerBulkServer.Tamper"/>) flips: inside the second MiB, like the second chunk.</summary>
+    public const long BulkByteToCorrupt = PeerWire.DefaultChunkSize + 1000;
+
+    /// <summary>Flips <see cref="BulkByteToCorrupt"/> on the wire of a bulk transfer (after the sender hashed it).</summary>
+    public static ValueTask<ReadOnlyMemory<byte>> CorruptBulkSliceAsync(long offset, ReadOnlyMemory<byte> slice, CancellationToken cancellationToken)
+    {
+        if (offset > BulkByteToCorrupt || offset + slice.Length <= BulkByteToCorrupt)
+        {
+            return ValueTask.FromResult(slice);
+        }
+
+        byte[] copy = slice.ToArray();
+        copy[BulkByteToCorrupt - offset] ^= 0x5a;
+        return ValueTask.FromResult<ReadOnlyMemory<byte>>(copy);
+    }
 
     public override Task ServerStreamingServerHandler<TRequest, TResponse>(TRequest request, IServerStreamWriter<TResponse> responseStream, ServerCallContext context, ServerStreamingServerMethod<TRequest, TResponse> continuation)
         => continuation(request, new Writer<TResponse>(responseStream), context);

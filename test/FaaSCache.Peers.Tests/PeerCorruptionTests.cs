@@ -4,6 +4,7 @@ using FaaSCache.Storage;
 using FaaSCache.TestSupport;
 using Grpc.AspNetCore.Server;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Options;
 using Xunit;
 
 namespace FaaSCache.Peers.Tests;
@@ -39,6 +40,8 @@ public sealed class PeerCorruptionTests(AzuriteFixture azurite)
         Assert.Contains("corrupted", e.Message, StringComparison.Ordinal);
         Assert.Equal("b", e.MemberId);
         Assert.True(delivered < Size, $"the consumer saw all {delivered} bytes as good");
+        // The body came over the bulk connection (5 MB): its damage was caught there, by the same checksum.
+        Assert.Equal(1, cluster.Client("a").BulkGets);
     }
 
     [Fact]
@@ -99,6 +102,7 @@ public sealed class PeerCorruptionTests(AzuriteFixture azurite)
     {
         services.AddSingleton<CorruptingInterceptor>();
         services.AddGrpc().AddServiceOptions<CacheletPeerService>(o => o.Interceptors.Add<CorruptingInterceptor>());
+        services.AddSingleton(sp => new PeerBulkServer(sp.GetRequiredService<IOptions<PeerServerOptions>>(), cache: sp.GetRequiredService<IPeerServingCache>()) { Tamper = CorruptingInterceptor.CorruptBulkSliceAsync });
     }
 
     private sealed class SwitchableStorage(IBlobStore inner, SwitchableStorage.Switch state) : DelegatingBlobStore(inner)

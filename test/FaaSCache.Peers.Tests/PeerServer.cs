@@ -25,6 +25,9 @@ internal sealed class PeerServer : IAsyncDisposable
 
     public Uri Endpoint { get; }
 
+    /// <summary>Gets the server's services (its bulk listener, for instance).</summary>
+    public IServiceProvider Services => _app.Services;
+
     public static async Task<PeerServer> StartAsync(Cachelet cachelet, PeerKey key, Action<IServiceCollection>? configureServices = null, Action<PeerServerOptions>? configure = null)
     {
         for (int attempt = 0; ; attempt++)

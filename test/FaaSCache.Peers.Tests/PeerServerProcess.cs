@@ -20,7 +20,8 @@ namespace FaaSCache.Peers.Tests;
 /// <summary>
 /// One cachelet and its peer service in a process of its own (<c>dotnet FaaSCache.Peers.Tests.dll serve-peer ...</c>),
 /// so a test can kill it with SIGKILL in the middle of a transfer. After <c>--slow-after</c> bytes of a get it prints
-/// <c>HALFWAY</c> and sends the rest slowly, so the kill lands mid-stream. It exits when its stdin closes.
+/// <c>HALFWAY</c> and sends the rest slowly (gRPC chunks or bulk slices alike), so the kill lands mid-stream. It exits
+/// when its stdin closes.
 /// </summary>
 internal static class PeerServerProcess
 {
@@ -53,6 +54,7 @@ internal static class PeerServerProcess
                 services.AddGrpc().AddServiceOptions<CacheletPeerService>(o => o.Interceptors.Add<PacingInterceptor>());
             },
             configure: null);
+        web.Services.GetRequiredService<PeerBulkServer>().Tamper = pacing.PaceBulkAsync;
         await web.StartAsync();
         Console.WriteLine($"{ListeningLine} {port}");
         await Task.Run(() => Console.In.ReadToEnd());
@@ -193,6 +195,24 @@ internal static class PeerServerProcess
     /// <summary>After <c>slowAfter</c> bytes of a get, announces HALFWAY on stdout and then sends one chunk per <c>delay</c>.</summary>
     private sealed class PacingInterceptor(long slowAfter, TimeSpan delay) : Interceptor
     {
+        private int _bulkAnnounced;
+
+        /// <summary>The same pacing for a body sent over the bulk connection, slice by slice.</summary>
+        public async ValueTask<ReadOnlyMemory<byte>> PaceBulkAsync(long offset, ReadOnlyMemory<byte> slice, CancellationToken cancellationToken)
+        {
+            if (slowAfter >= 0 && offset >= slowAfter)
+            {
+                if (Interlocked.Exchange(ref _bulkAnnounced, 1) == 0)
+                {
+                    Console.WriteLine($"{HalfwayLine} {offset}");
+                }
+
+                await Task.Delay(delay, cancellationToken);
+            }
+
+            return slice;
+        }
+
         public override Task ServerStreamingServerHandler<TRequest, TResponse>(TRequest request, IServerStreamWriter<TResponse> responseStream, ServerCallContext context, ServerStreamingServerMethod<TRequest, TResponse> continuation)
             => slowAfter < 0 ? continuation(request, responseStream, context) : continuation(request, new Writer<TResponse>(responseStream, slowAfter, delay), context);
 

@@ -22,18 +22,21 @@ public sealed partial class CacheletPeerService : CacheletPeer.CacheletPeerBase
     private readonly IPeerServingCache _cachelet;
     private readonly int _chunkSize;
     private readonly ILogger _logger;
+    private readonly PeerBulkServer? _bulk;
 
     /// <summary>Initializes a new instance of the <see cref="CacheletPeerService"/> class.</summary>
     /// <param name="cachelet">This instance's cachelet (from DI).</param>
     /// <param name="options">Peer options.</param>
     /// <param name="logger">Logger.</param>
-    public CacheletPeerService(IPeerServingCache cachelet, IOptions<PeerServerOptions> options, ILogger<CacheletPeerService>? logger = null)
+    /// <param name="bulk">The bulk listener for large gets; null: every body goes over gRPC.</param>
+    public CacheletPeerService(IPeerServingCache cachelet, IOptions<PeerServerOptions> options, ILogger<CacheletPeerService>? logger = null, PeerBulkServer? bulk = null)
     {
         ArgumentNullException.ThrowIfNull(cachelet);
         options.Value.Validate();
         _cachelet = cachelet;
         _chunkSize = options.Value.ChunkSize;
         _logger = (ILogger?)logger ?? NullLogger.Instance;
+        _bulk = bulk;
     }
 
     /// <inheritdoc />
@@ -74,20 +77,35 @@ public sealed partial class CacheletPeerService : CacheletPeer.CacheletPeerBase
             return;
         }
 
+        int? bulkPort = BulkPort(request, context);
         if (served.Progress is { } progress)
         {
+            if (bulkPort is int fillPort && OffersBulkBody(request, progress.Length))
+            {
+                await SendWhileFillingBulkAsync(request.Key, fillPort, progress, served.Completion!, responseStream, cancellationToken).ConfigureAwait(false);
+                return;
+            }
+
             await SendWhileFillingAsync(request.Key, progress, served.Completion!, responseStream, cancellationToken).ConfigureAwait(false);
             return;
         }
 
         using ObjectLease lease = served.Lease!;
         (long offset, long length) = Range(request.Range, lease.Count);
-        await responseStream.WriteAsync(
-            new GetReply
-            {
-                Header = new GetHeader { Found = true, Version = lease.Version, TotalLength = lease.Count, Offset = offset, Length = length, Hit = served.Hit },
-            },
-            cancellationToken).ConfigureAwait(false);
+        var header = new GetHeader { Found = true, Version = lease.Version, TotalLength = lease.Count, Offset = offset, Length = length, Hit = served.Hit, BulkPort = bulkPort ?? 0 };
+        if (bulkPort is int port && OffersBulkBody(request, length))
+        {
+            await SendBulkAsync(request.Key, port, header, lease.Memory.Slice((int)offset, (int)length), null, null, responseStream, cancellationToken, lease.MapPath).ConfigureAwait(false);
+            return;
+        }
+
+        if (length <= PeerWire.SmallObjectSize)
+        {
+            // Header, chunk and trailer leave in one flush with the call's end: one round trip's worth of writes, not four.
+            responseStream.WriteOptions = new WriteOptions(WriteFlags.BufferHint);
+        }
+
+        await responseStream.WriteAsync(new GetReply { Header = header }, cancellationToken).ConfigureAwait(false);
 
         ulong checksum = lease.Count <= int.MaxValue
             ? await SendFromMemoryAsync(lease.Memory.Slice((int)offset, (int)length), responseStream, cancellationToken).ConfigureAwait(false)

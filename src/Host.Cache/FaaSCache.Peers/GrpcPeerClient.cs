@@ -30,7 +30,7 @@ public readonly record struct PeerRangeResult<T>(string Version, long Offset, lo
 /// body returns. Unreachable, refusing, slow or corrupting peers surface as <see cref="PeerUnavailableException"/>
 /// (the caller falls back to storage); a blob that does not exist as <see cref="BlobNotFoundException"/>.
 /// </summary>
-public sealed class GrpcPeerClient : IPeerClient, IDisposable
+public sealed partial class GrpcPeerClient : IPeerClient, IDisposable
 {
     private const string PutMethod = "/" + PeerWire.ServiceName + "/Put";
     private const string VersionMethod = "/" + PeerWire.ServiceName + "/GetVersion";
@@ -44,6 +44,7 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
     private readonly ConcurrentDictionary<Uri, Lazy<PeerChannel>> _channels = new();
     private long _directChunks;
     private long _bufferedChunks;
+    private long _bulkGets;
     private int _disposed;
 
     /// <summary>Initializes a new instance of the <see cref="GrpcPeerClient"/> class.</summary>
@@ -70,6 +71,9 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
 
     /// <summary>Gets the number of get chunks that went through a pooled buffer.</summary>
     internal long BufferedChunks => Interlocked.Read(ref _bufferedChunks);
+
+    /// <summary>Gets the number of gets whose body came over the owner's bulk connection.</summary>
+    internal long BulkGets => Interlocked.Read(ref _bulkGets);
 
     /// <summary>Gets or sets a value indicating whether get chunks may be copied straight into the consumer's buffer (off: always through a pooled buffer; for measurements).</summary>
     internal bool CopyIntoDestination { get; set; } = true;
@@ -226,13 +230,17 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
             if (channel.IsValueCreated)
             {
                 channel.Value.Channel.Dispose();
+                while (channel.Value.IdleBulk.TryDequeue(out System.Net.Sockets.Socket? idle))
+                {
+                    idle.Dispose();
+                }
             }
         }
 
         _channels.Clear();
     }
 
-    private static bool IsPeerFailure(Exception e) => e is RpcException or PeerTransferException or OperationCanceledException or HttpRequestException;
+    private static bool IsPeerFailure(Exception e) => e is RpcException or PeerTransferException or PeerBulkUnreachableException or OperationCanceledException or HttpRequestException;
 
     private static async Task SendPutAsync(IClientStreamWriter<PutRequest> requests, string key, Stream content, long length, byte[] buffer, CancellationTokenSource timeout, TimeSpan idleTimeout, CancellationToken cancellationToken)
     {
@@ -259,8 +267,26 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
         await requests.CompleteAsync().ConfigureAwait(false);
     }
 
-    private Task<PeerRangeResult<T>?> GetCoreAsync<T>(string memberId, string key, bool fetchIfMissing, ByteRange? range, PeerBodyConsumer<T> consume, CancellationToken cancellationToken)
-        => CallGetAsync(memberId, key, new GetRequest { Key = key, FetchIfMissing = fetchIfMissing, Range = range }, fetchIfMissing ? _options.FetchTimeout : _options.CallTimeout, "get", consume, cancellationToken);
+    private async Task<PeerRangeResult<T>?> GetCoreAsync<T>(string memberId, string key, bool fetchIfMissing, ByteRange? range, PeerBodyConsumer<T> consume, CancellationToken cancellationToken)
+    {
+        var request = new GetRequest { Key = key, FetchIfMissing = fetchIfMissing, Range = range, Bulk = range is null && _options.UseBulkTransfers };
+        if (request.Bulk && await TryRawGetAsync(memberId, key, fetchIfMissing, consume, cancellationToken).ConfigureAwait(false) is { Served: true } raw)
+        {
+            return raw.Result;
+        }
+
+        TimeSpan callTimeout = fetchIfMissing ? _options.FetchTimeout : _options.CallTimeout;
+        try
+        {
+            return await CallGetAsync(memberId, key, request, callTimeout, "get", consume, cancellationToken).ConfigureAwait(false);
+        }
+        catch (PeerUnavailableException e) when (e.InnerException is PeerBulkUnreachableException)
+        {
+            // The owner's bulk port is out of reach (nothing was received): the same get with the body over gRPC.
+            request.Bulk = false;
+            return await CallGetAsync(memberId, key, request, callTimeout, "get", consume, cancellationToken).ConfigureAwait(false);
+        }
+    }
 
     private async Task<PeerRangeResult<T>?> CallGetAsync<T>(string memberId, string key, GetRequest request, TimeSpan callTimeout, string operation, PeerBodyConsumer<T> consume, CancellationToken cancellationToken)
     {
@@ -269,6 +295,7 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         timeout.CancelAfter(callTimeout);
         ByteRange? range = request.Range;
+        request.Bulk &= BulkReachable(peer);
         AsyncServerStreamingCall<GetReplyFrame>? call = null;
         try
         {
@@ -286,7 +313,10 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
             }
 
             CheckHeader(header, range);
-            await using var body = new PeerGetBodyStream(call.ResponseStream, header.Length, timeout, _options.IdleTimeout, CopyIntoDestination);
+            LearnBulkPort(peer, request, header);
+            await using ChecksummedBodyStream body = header.BulkTicket.Length > 0
+                ? await OpenBulkAsync(peer, request, header, call.ResponseStream, timeout).ConfigureAwait(false)
+                : new PeerGetBodyStream(call.ResponseStream, header.Length, timeout, _options.IdleTimeout, CopyIntoDestination);
             try
             {
                 if (header.Length == 0)
@@ -313,8 +343,11 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
             }
             finally
             {
-                Interlocked.Add(ref _directChunks, body.DirectChunks);
-                Interlocked.Add(ref _bufferedChunks, body.BufferedChunks);
+                if (body is PeerGetBodyStream chunked)
+                {
+                    Interlocked.Add(ref _directChunks, chunked.DirectChunks);
+                    Interlocked.Add(ref _bufferedChunks, chunked.BufferedChunks);
+                }
             }
         }
         catch (RpcException e) when (e.StatusCode == StatusCode.OutOfRange)
@@ -341,107 +374,4 @@ public sealed class GrpcPeerClient : IPeerClient, IDisposable
             throw new PeerTransferException(PeerTransferFailure.Protocol, $"The peer's header does not fit the request (version '{header.Version}', bytes {header.Offset}+{header.Length} of {header.TotalLength}).");
         }
     }
-
-    private Exception Failure(string memberId, string key, string operation, Exception e, CancellationTokenSource? timeout, CancellationToken cancellationToken)
-    {
-        if (cancellationToken.IsCancellationRequested)
-        {
-            return e as OperationCanceledException ?? new OperationCanceledException($"The {operation} of {key} from peer {memberId} was cancelled.", e, cancellationToken);
-        }
-
-        string message;
-        switch (e)
-        {
-            case RpcException { StatusCode: StatusCode.NotFound } rpc:
-                return new BlobNotFoundException($"Blob {key} does not exist (peer {memberId}: {rpc.Status.Detail})", rpc) { Key = key };
-            case RpcException { StatusCode: StatusCode.Unauthenticated or StatusCode.PermissionDenied } rpc:
-                message = $"Peer {memberId} refused the {operation} of {key}: {rpc.Status.Detail}";
-                break;
-            case RpcException { StatusCode: StatusCode.DataLoss } rpc:
-                message = $"Peer {memberId} received the {operation} of {key} corrupted and committed nothing: {rpc.Status.Detail}";
-                break;
-            case PeerTransferException { Failure: PeerTransferFailure.Corrupted } transfer:
-                message = $"The {operation} of {key} from peer {memberId} arrived corrupted; nothing was kept: {transfer.Message}";
-                break;
-            case PeerTransferException { Failure: PeerTransferFailure.Protocol } transfer:
-                message = $"Peer {memberId} broke the protocol in the {operation} of {key}: {transfer.Message}";
-                break;
-            case RpcException or PeerTransferException or OperationCanceledException when timeout?.IsCancellationRequested == true || e is RpcException { StatusCode: StatusCode.DeadlineExceeded }:
-                message = $"Peer {memberId} did not answer the {operation} of {key} in time: {e.Message}";
-                break;
-            default:
-                message = $"Peer {memberId} is unavailable for the {operation} of {key}: {e.Message}";
-                break;
-        }
-
-        _logger.LogDebug(e, "{Message}", message);
-        return new PeerUnavailableException(message, e) { MemberId = memberId, MayHaveArrived = !NeverArrived(e) };
-    }
-
-    /// <summary>True when the call provably did nothing at the peer: no connection was made, or the peer refused it.</summary>
-    private static bool NeverArrived(Exception e)
-    {
-        if (e is RpcException { StatusCode: StatusCode.Unauthenticated or StatusCode.PermissionDenied or StatusCode.DataLoss })
-        {
-            return true;
-        }
-
-        for (Exception? inner = e; inner is not null; inner = inner.InnerException)
-        {
-            if (inner is System.Net.Sockets.SocketException
-                {
-                    SocketErrorCode: System.Net.Sockets.SocketError.ConnectionRefused or System.Net.Sockets.SocketError.HostNotFound
-                        or System.Net.Sockets.SocketError.HostUnreachable or System.Net.Sockets.SocketError.NetworkUnreachable,
-                })
-            {
-                return true;
-            }
-        }
-
-        return e is RpcException rpc && rpc.Status.DebugException is { } debug && !ReferenceEquals(debug, e) && NeverArrived(debug);
-    }
-
-    private DateTime Deadline() => DateTime.UtcNow + _options.CallTimeout;
-
-    private Metadata Auth(string method) => new() { { PeerWire.AuthHeader, _key.CreateToken(method, _time.GetUtcNow()) } };
-
-    private PeerChannel Channel(string memberId)
-    {
-        ObjectDisposedException.ThrowIf(_disposed != 0, this);
-        ArgumentException.ThrowIfNullOrEmpty(memberId);
-        if (!_directory.TryGetEndpoint(memberId, out Uri endpoint))
-        {
-            throw new PeerUnavailableException($"Peer {memberId} has no known endpoint (it is not a live member).") { MemberId = memberId, MayHaveArrived = false };
-        }
-
-        return _channels.GetOrAdd(endpoint, e => new Lazy<PeerChannel>(() => CreateChannel(e))).Value;
-    }
-
-    private PeerChannel CreateChannel(Uri endpoint)
-    {
-        var handler = new SocketsHttpHandler
-        {
-            // Several large gets to one peer should not share one connection's flow-control window.
-            EnableMultipleHttp2Connections = true,
-            ConnectTimeout = _options.ConnectTimeout,
-            InitialHttp2StreamWindowSize = _options.InitialStreamWindowSize,
-            KeepAlivePingDelay = TimeSpan.FromSeconds(15),
-            KeepAlivePingTimeout = TimeSpan.FromSeconds(10),
-            KeepAlivePingPolicy = HttpKeepAlivePingPolicy.WithActiveRequests,
-            PooledConnectionIdleTimeout = TimeSpan.FromMinutes(5),
-            AutomaticDecompression = System.Net.DecompressionMethods.None,
-            UseProxy = false,
-        };
-        GrpcChannel channel = GrpcChannel.ForAddress(endpoint, new GrpcChannelOptions
-        {
-            HttpHandler = handler,
-            DisposeHttpClient = true,
-            MaxReceiveMessageSize = PeerWire.MaxMessageSize,
-            MaxSendMessageSize = PeerWire.MaxMessageSize,
-        });
-        CallInvoker invoker = channel.CreateCallInvoker();
-        return new PeerChannel(channel, invoker, new CacheletPeer.CacheletPeerClient(invoker));
-    }
-
-    private sealed record PeerChannel(GrpcChannel Channel, CallInvoker Invoker, CacheletPeer.CacheletPeerClient Client);
 }

@@ -1,4 +1,5 @@
 using System.Net;
+using FaaSCache.Caching;
 using FaaSCache.Ownership;
 using Grpc.AspNetCore.Server;
 using Microsoft.AspNetCore.Builder;
@@ -37,6 +38,11 @@ public static class PeerServiceCollectionExtensions
             o.Key ??= key;
             configure?.Invoke(o);
         });
+        services.TryAddSingleton(sp => new PeerBulkServer(
+            sp.GetRequiredService<IOptions<PeerServerOptions>>(),
+            sp.GetService<TimeProvider>(),
+            sp.GetService<ILogger<PeerBulkServer>>(),
+            sp.GetService<IPeerServingCache>()));
         services.TryAddSingleton(sp => new PeerAuthInterceptor(
             sp.GetRequiredService<IOptions<PeerServerOptions>>(),
             sp.GetService<TimeProvider>(),

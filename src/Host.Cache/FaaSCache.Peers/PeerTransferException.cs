@@ -11,6 +11,9 @@ internal enum PeerTransferFailure
 
     /// <summary>The sender broke the message order or sizes of <c>Peer.proto</c>.</summary>
     Protocol,
+
+    /// <summary>The sender refused our token (on the bulk connection).</summary>
+    Refused,
 }
 
 /// <summary>A streamed body could not be received intact; thrown by the body streams so the consumer discards its copy.</summary>

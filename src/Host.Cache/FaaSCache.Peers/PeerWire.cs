@@ -18,6 +18,15 @@ public static class PeerWire
     /// <summary>The largest message either side accepts: a chunk of <see cref="MaxChunkSize"/> plus framing.</summary>
     public const int MaxMessageSize = MaxChunkSize + (64 << 10);
 
+    /// <summary>Whole objects from this size up may go over the bulk connection (<see cref="PeerBulkServer"/>) instead of gRPC chunks.</summary>
+    public const long BulkThreshold = 1 << 20;
+
+    /// <summary>Bodies up to this size are sent with the header and trailer in one write (no flush per message).</summary>
+    public const long SmallObjectSize = 64 << 10;
+
+    /// <summary>The method name a bulk connection's token is made for (no gRPC method has it).</summary>
+    public const string BulkMethod = "/" + ServiceName + "/BulkGet";
+
     /// <summary>The gRPC service name.</summary>
     public const string ServiceName = "faascache.peer.CacheletPeer";
 }

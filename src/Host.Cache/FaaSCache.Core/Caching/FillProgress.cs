@@ -33,6 +33,15 @@ public sealed class FillProgress
     /// <summary>Gets the map's content; only the bytes below what <see cref="WaitAsync"/> returned are written.</summary>
     public ReadOnlyMemory<byte> Content => _map.Memory;
 
+    /// <summary>
+    /// Gets the map's file: a sender reads the fresh bytes from it (pread) rather than through this process's mapping,
+    /// whose pages the fill never touched (a first touch costs a fault of ~13 µs per 4 KiB on this project's VMs).
+    /// </summary>
+    public string FilePath => _map.FilePath;
+
+    /// <summary>Gets where the content starts in <see cref="FilePath"/>.</summary>
+    public static int ContentOffset => SharedMemoryMap.HeaderSize;
+
     /// <summary>Gets a task that completes once the reader has let go of the map (at once if none ever followed it).</summary>
     internal Task ReaderFinished => _readerFinished.Task;
 

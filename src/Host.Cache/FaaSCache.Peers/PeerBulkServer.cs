@@ -1,0 +1,290 @@
+using System.Buffers.Binary;
+using System.Collections.Concurrent;
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+using FaaSCache.Caching;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+using Microsoft.Extensions.Options;
+
+namespace FaaSCache.Peers;
+
+/// <summary>
+/// §3.2, whole-object bodies beside gRPC: a raw TCP listener (one per local address the peer service is called on, on a
+/// free port) that sends an object's bytes straight from the owner's map into the socket, hashing them in the same pass,
+/// then their XxHash3. Two kinds of request, each with a fresh <see cref="PeerKey"/> token for
+/// <see cref="PeerWire.BulkMethod"/>: <c>T</c> claims a body a gRPC get offered with a one-time ticket (<see cref="Offer"/>);
+/// <c>G</c> is a whole get in one round trip on a kept-open connection (the caller learned the port from an earlier
+/// gRPC get's header). Against gRPC this saves the HTTP/2 framing, the per-call stream set-up and most copies
+/// (map → Kestrel pipe → frames → kernel → HttpClient buffers → gRPC message → map); what is left is the kernel's copy
+/// on each side and the requester's pwrite into its map.
+/// </summary>
+/// <remarks>
+/// Wire (request): "FCB1", token length (uint16, big-endian), the token (ASCII), the kind; <c>T</c>: the 16-byte ticket;
+/// <c>G</c>: flags (1 = fetch if missing), key length (uint16, big-endian), the key (UTF-8). Reply: a status byte;
+/// <c>T</c>, after OK: the bytes and their XxHash3 (uint64, little-endian); <c>G</c>: see <see cref="ServeGetAsync"/>.
+/// A connection serves requests one after the other until it is closed or idle for <see cref="IdleTimeout"/>.
+/// </remarks>
+public sealed partial class PeerBulkServer : IAsyncDisposable
+{
+    internal const byte StatusOk = 0;
+    internal const byte StatusRefused = 1;
+    internal const byte StatusUnknownTicket = 2;
+    internal const byte KindTicket = (byte)'T';
+    internal const byte KindGet = (byte)'G';
+    internal const int MaxTokenLength = 512;
+    internal const int MaxKeyLength = 2048;
+    internal static readonly byte[] Magic = "FCB1"u8.ToArray();
+
+    private static readonly TimeSpan RequestTimeout = TimeSpan.FromSeconds(10);
+    private static readonly TimeSpan IdleTimeout = TimeSpan.FromMinutes(2);
+
+    private readonly PeerKey _key;
+    private readonly TimeSpan _skew;
+    private readonly TimeProvider _time;
+    private readonly ILogger _logger;
+    private readonly IPeerServingCache? _cache;
+    private readonly PeerReplayGuard _replays = new();
+    private readonly ConcurrentDictionary<IPAddress, Lazy<Socket>> _listeners = new();
+    private readonly ConcurrentDictionary<UInt128, PeerBulkOffer> _offers = new();
+    private readonly CancellationTokenSource _stopping = new();
+    private int _disposed;
+
+    /// <summary>Initializes a new instance of the <see cref="PeerBulkServer"/> class.</summary>
+    /// <param name="options">The peer service's options (key, clock skew).</param>
+    /// <param name="time">Clock for tokens.</param>
+    /// <param name="logger">Logger.</param>
+    /// <param name="cache">The cachelet that serves <c>G</c> requests; null: they are answered "use gRPC".</param>
+    public PeerBulkServer(IOptions<PeerServerOptions> options, TimeProvider? time = null, ILogger<PeerBulkServer>? logger = null, IPeerServingCache? cache = null)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        PeerServerOptions o = options.Value;
+        o.Validate();
+        _key = o.Key!;
+        _skew = o.MaxClockSkew;
+        _time = time ?? TimeProvider.System;
+        _logger = (ILogger?)logger ?? NullLogger.Instance;
+        _cache = cache;
+    }
+
+    /// <summary>Gets the number of transfers offered and not yet claimed or withdrawn.</summary>
+    internal int PendingOffers => _offers.Count;
+
+    /// <summary>Gets or sets a fault injector for tests: given a slice's offset and bytes, the bytes that go on the wire (it may also wait or throw).</summary>
+    internal Func<long, ReadOnlyMemory<byte>, CancellationToken, ValueTask<ReadOnlyMemory<byte>>>? Tamper { get; set; }
+
+    /// <summary>Listens on <paramref name="local"/> (once; later calls return the same port) and returns the port.</summary>
+    internal int Listen(IPAddress local)
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        if (local.IsIPv4MappedToIPv6)
+        {
+            local = local.MapToIPv4();
+        }
+
+        Lazy<Socket> listener = _listeners.GetOrAdd(local, a => new Lazy<Socket>(() => StartListener(a)));
+        try
+        {
+            return ((IPEndPoint)listener.Value.LocalEndPoint!).Port;
+        }
+        catch
+        {
+            _listeners.TryRemove(new KeyValuePair<IPAddress, Lazy<Socket>>(local, listener));
+            throw;
+        }
+    }
+
+    /// <summary>Registers a transfer for the caller of one get; it ends when the caller has been sent everything, or fails.</summary>
+    internal PeerBulkOffer Offer(ReadOnlyMemory<byte> content, Func<long, CancellationToken, ValueTask<long>>? waitFor, Func<Task>? beforeTrailer, CancellationToken callAborted, string? filePath = null)
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        while (true)
+        {
+            var offer = new PeerBulkOffer(content, waitFor, beforeTrailer, callAborted, filePath);
+            if (_offers.TryAdd(offer.Ticket, offer))
+            {
+                return offer;
+            }
+        }
+    }
+
+    /// <summary>Removes an offer nobody claimed (true); false when a transfer took it (await its completion then).</summary>
+    internal bool Withdraw(PeerBulkOffer offer)
+    {
+        if (!_offers.TryRemove(new KeyValuePair<UInt128, PeerBulkOffer>(offer.Ticket, offer)))
+        {
+            return false;
+        }
+
+        offer.Abandon();
+        return true;
+    }
+
+    /// <inheritdoc />
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        await _stopping.CancelAsync().ConfigureAwait(false);
+        foreach (Lazy<Socket> listener in _listeners.Values)
+        {
+            if (listener.IsValueCreated)
+            {
+                listener.Value.Dispose();
+            }
+        }
+
+        foreach (PeerBulkOffer offer in _offers.Values)
+        {
+            offer.Abandon();
+        }
+
+        _listeners.Clear();
+        _offers.Clear();
+        _stopping.Dispose();
+    }
+
+    private Socket StartListener(IPAddress local)
+    {
+        var socket = new Socket(local.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        try
+        {
+            socket.Bind(new IPEndPoint(local, 0));
+            socket.Listen(128);
+        }
+        catch
+        {
+            socket.Dispose();
+            throw;
+        }
+
+        _logger.LogDebug("Bulk transfers listen on {Endpoint}", socket.LocalEndPoint);
+        _ = AcceptLoopAsync(socket);
+        return socket;
+    }
+
+    private async Task AcceptLoopAsync(Socket listener)
+    {
+        CancellationToken stopping = _stopping.Token;
+        while (!stopping.IsCancellationRequested)
+        {
+            Socket connection;
+            try
+            {
+                connection = await listener.AcceptAsync(stopping).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException or SocketException)
+            {
+                if (!stopping.IsCancellationRequested)
+                {
+                    _logger.LogWarning(e, "The bulk listener on {Endpoint} stopped", listener.LocalEndPoint);
+                }
+
+                return;
+            }
+
+            _ = ServeAsync(connection, stopping);
+        }
+    }
+
+    private async Task ServeAsync(Socket connection, CancellationToken stopping)
+    {
+        using (connection)
+        {
+            try
+            {
+                connection.NoDelay = true;
+                while (await ServeRequestAsync(connection, stopping).ConfigureAwait(false))
+                {
+                }
+            }
+            catch (Exception e) when (e is SocketException or IOException or OperationCanceledException or ObjectDisposedException)
+            {
+                _logger.LogDebug(e, "A bulk connection from {Peer} ended", SafeRemote(connection));
+            }
+        }
+    }
+
+    /// <summary>Serves one request; false when the connection is done (closed by the caller, refused, or broken off).</summary>
+    private async Task<bool> ServeRequestAsync(Socket connection, CancellationToken stopping)
+    {
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping);
+        timeout.CancelAfter(IdleTimeout);
+        byte[] head = new byte[Magic.Length + 2];
+        int first = await connection.ReceiveAsync(head, SocketFlags.None, timeout.Token).ConfigureAwait(false);
+        if (first == 0)
+        {
+            return false;
+        }
+
+        timeout.CancelAfter(RequestTimeout);
+        await ReceiveExactlyAsync(connection, head.AsMemory(first), timeout.Token).ConfigureAwait(false);
+        int tokenLength = BinaryPrimitives.ReadUInt16BigEndian(head.AsSpan(Magic.Length));
+        if (!head.AsSpan(0, Magic.Length).SequenceEqual(Magic) || tokenLength > MaxTokenLength)
+        {
+            _logger.LogWarning("Refused a bulk connection from {Peer}: not a bulk request", SafeRemote(connection));
+            return false;
+        }
+
+        byte[] request = new byte[tokenLength + 1];
+        await ReceiveExactlyAsync(connection, request, timeout.Token).ConfigureAwait(false);
+        DateTimeOffset now = _time.GetUtcNow();
+        PeerTokenCheck check = _key.Verify(Encoding.ASCII.GetString(request, 0, tokenLength), PeerWire.BulkMethod, now, _skew, out UInt128 nonce, out DateTimeOffset issued);
+        if (check != PeerTokenCheck.Valid || !_replays.TryAccept(nonce, issued + _skew, now))
+        {
+            _logger.LogWarning("Refused a bulk request from {Peer}: token {Check}", SafeRemote(connection), check == PeerTokenCheck.Valid ? "replayed" : check.ToString());
+            await connection.SendAsync(new[] { StatusRefused }, SocketFlags.None, timeout.Token).ConfigureAwait(false);
+            return false;
+        }
+
+        switch (request[tokenLength])
+        {
+            case KindTicket:
+                byte[] ticket = new byte[16];
+                await ReceiveExactlyAsync(connection, ticket, timeout.Token).ConfigureAwait(false);
+                if (!_offers.TryRemove(BinaryPrimitives.ReadUInt128LittleEndian(ticket), out PeerBulkOffer? offer))
+                {
+                    await connection.SendAsync(new[] { StatusUnknownTicket }, SocketFlags.None, timeout.Token).ConfigureAwait(false);
+                    return false;
+                }
+
+                await offer.SendAsync(connection, Tamper, stopping).ConfigureAwait(false);
+                return true;
+            case KindGet:
+                byte[] get = new byte[3];
+                await ReceiveExactlyAsync(connection, get, timeout.Token).ConfigureAwait(false);
+                int keyLength = BinaryPrimitives.ReadUInt16BigEndian(get.AsSpan(1));
+                if (keyLength > MaxKeyLength)
+                {
+                    return false;
+                }
+
+                byte[] key = new byte[keyLength];
+                await ReceiveExactlyAsync(connection, key, timeout.Token).ConfigureAwait(false);
+                return await ServeGetAsync(connection, Encoding.UTF8.GetString(key), (get[0] & 1) != 0, stopping).ConfigureAwait(false);
+            default:
+                _logger.LogWarning("Refused a bulk request from {Peer}: unknown kind {Kind}", SafeRemote(connection), request[tokenLength]);
+                return false;
+        }
+    }
+
+    internal static ValueTask ReceiveExactlyAsync(Socket socket, Memory<byte> buffer, CancellationToken cancellationToken) => PeerBulkBody.ReceiveExactlyAsync(socket, buffer, cancellationToken);
+
+    internal static ValueTask SendAllAsync(Socket socket, ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken) => PeerBulkBody.SendAllAsync(socket, buffer, cancellationToken);
+
+    private static string SafeRemote(Socket socket)
+    {
+        try
+        {
+            return socket.RemoteEndPoint?.ToString() ?? "?";
+        }
+        catch (ObjectDisposedException)
+        {
+            return "?";
+        }
+    }
+}
