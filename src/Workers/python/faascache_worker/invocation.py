@@ -40,6 +40,7 @@ class _Call:
     outs: dict[str, Any] = field(default_factory=dict)
     streams: list[MemoryViewStream] = field(default_factory=list)
 
+
 class InvocationRunner:
     """Mixin of Dispatcher: the attributes it uses are set by Dispatcher.__init__."""
 
@@ -60,7 +61,6 @@ class InvocationRunner:
     _message: Callable[..., Any]
     _success: Callable[..., Any]
     _failure: Callable[..., Any]
-
 
     def _on_invocation_cancel(self, request: Any) -> None:
         task = self._invocations.get(request.invocation_id)
