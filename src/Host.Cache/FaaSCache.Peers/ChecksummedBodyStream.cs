@@ -116,6 +116,35 @@ internal abstract class ChecksummedBodyStream : Stream
         return n;
     }
 
+    /// <summary>
+    /// Hands the body to <paramref name="consume"/> and returns its value only once the whole body is verified: an empty
+    /// body is checked before the consumer runs, the rest of one it left unread after (its value is disposed on a mismatch).
+    /// </summary>
+    public async Task<T> ConsumeVerifiedAsync<T>(long length, string version, PeerBodyConsumer<T> consume, CancellationToken cancellationToken)
+    {
+        if (length == 0)
+        {
+            await DrainAndVerifyAsync(cancellationToken).ConfigureAwait(false);
+        }
+
+        T value = await consume(length, version, this, cancellationToken).ConfigureAwait(false);
+        if (!Verified)
+        {
+            // The consumer stopped early: its value stands only if the rest arrives intact.
+            try
+            {
+                await DrainAndVerifyAsync(cancellationToken).ConfigureAwait(false);
+            }
+            catch
+            {
+                (value as IDisposable)?.Dispose();
+                throw;
+            }
+        }
+
+        return value;
+    }
+
     /// <summary>Reads the rest of the body (discarding it) and checks the checksum; for consumers that stopped early and for empty bodies.</summary>
     public async Task DrainAndVerifyAsync(CancellationToken cancellationToken)
     {

@@ -107,27 +107,7 @@ public sealed partial class GrpcPeerClient
     private async Task<T> ConsumeAsync<T>(Socket socket, long length, string version, PeerBodyConsumer<T> consume, CancellationTokenSource timeout, CancellationToken cancellationToken)
     {
         await using var body = new PeerBulkBodyStream(socket, length, null, timeout, _options.IdleTimeout, ownsSocket: false);
-        if (length == 0)
-        {
-            await body.DrainAndVerifyAsync(cancellationToken).ConfigureAwait(false);
-        }
-
-        T value = await consume(length, version, body, cancellationToken).ConfigureAwait(false);
-        if (!body.Verified)
-        {
-            // The consumer stopped early: its value stands only if the rest arrives intact.
-            try
-            {
-                await body.DrainAndVerifyAsync(cancellationToken).ConfigureAwait(false);
-            }
-            catch
-            {
-                (value as IDisposable)?.Dispose();
-                throw;
-            }
-        }
-
-        return value;
+        return await body.ConsumeVerifiedAsync(length, version, consume, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Sends the request on an idle connection (once more on a new one if that was stale) and reads the status byte.</summary>

@@ -319,26 +319,7 @@ public sealed partial class GrpcPeerClient : IPeerClient, IDisposable
                 : new PeerGetBodyStream(call.ResponseStream, header.Length, timeout, _options.IdleTimeout, CopyIntoDestination);
             try
             {
-                if (header.Length == 0)
-                {
-                    await body.DrainAndVerifyAsync(cancellationToken).ConfigureAwait(false);
-                }
-
-                T value = await consume(header.Length, header.Version, body, cancellationToken).ConfigureAwait(false);
-                if (!body.Verified)
-                {
-                    // The consumer stopped early: its value stands only if the rest arrives intact.
-                    try
-                    {
-                        await body.DrainAndVerifyAsync(cancellationToken).ConfigureAwait(false);
-                    }
-                    catch
-                    {
-                        (value as IDisposable)?.Dispose();
-                        throw;
-                    }
-                }
-
+                T value = await body.ConsumeVerifiedAsync(header.Length, header.Version, consume, cancellationToken).ConfigureAwait(false);
                 return new PeerRangeResult<T>(header.Version, header.Offset, header.Length, header.TotalLength, header.Hit, value);
             }
             finally
