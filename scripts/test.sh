@@ -35,7 +35,10 @@ if [[ ! " ${failed_suites[*]} " =~ " dotnet build " ]]; then
     tests_started=$SECONDS
     # One test assembly at a time (-m:1): the cluster, controller and namespace suites each start several host
     # processes; run side by side on 2 cores their timing-sensitive steps (failure timeouts, drains) starved each other.
-    dotnet test FaaSCache.sln --no-build --verbosity quiet -nologo -m:1 "${filter[@]}" || failed_suites+=(dotnet)
+    # The log is kept so that the last lines of a failing run name the failed tests (CI shows only the tail).
+    dotnet_log="$(mktemp /tmp/faascache-dotnet-test.XXXXXX.log)"
+    dotnet test FaaSCache.sln --no-build --verbosity quiet -nologo -m:1 "${filter[@]}" 2>&1 | tee "$dotnet_log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || failed_suites+=(dotnet)
     echo ".NET tests ran in $((SECONDS - tests_started)) s"
 fi
 
@@ -56,6 +59,13 @@ if [ -d src/Workers/node/test ]; then
 fi
 
 elapsed="$((SECONDS - started)) s"
+if [ -n "${dotnet_log:-}" ]; then
+    if [[ " ${failed_suites[*]} " =~ " dotnet " ]]; then
+        echo "== .NET tests that failed (from $dotnet_log) =="
+        grep -E '^\s*Failed [A-Za-z_]|\[FAIL\]|^(Failed|Passed)!|Test Run Aborted|exited with error' "$dotnet_log" | tail -40
+    fi
+    rm -f "$dotnet_log"
+fi
 if [ ${#failed_suites[@]} -gt 0 ]; then
     echo "FAILED suites: ${failed_suites[*]} (after $elapsed)"
     exit 1
