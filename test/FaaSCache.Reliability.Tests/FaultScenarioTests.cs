@@ -53,6 +53,18 @@ public sealed class FaultScenarioTests(AzuriteFixture azurite, ITestOutputHelper
     }
 
     [Fact]
+    public async Task Restarting_storage_under_load_under_owner_acknowledges_no_write_it_lacks_loses_none_and_the_hosts_serve_after_it()
+    {
+        ReliabilityRow row = await ReliabilityStorageRestart.RunAsync(
+            azurite.Server, "owner", ReliabilityBenchmark.StorageRestartLoad, ReliabilityBenchmark.StorageRestartDowntime, _log, CancellationToken.None);
+        AssertClean(row);
+        Assert.True(azurite.Server.IsRunning);
+
+        // The outage happened: writes during it failed (with the host's error, not an acknowledgement).
+        Assert.True(row.Errors > 0, "no operation failed while storage was down");
+    }
+
+    [Fact]
     public async Task A_partitioned_owner_that_heals_and_a_slow_or_lossy_peer_link_keep_owner_linearizable()
     {
         IReadOnlyList<ReliabilityRow> rows = await ReliabilityNetworkFaults.RunAsync(ReliabilityBenchmark.Quick.NetworkOpsPerPhase, _log, CancellationToken.None);
