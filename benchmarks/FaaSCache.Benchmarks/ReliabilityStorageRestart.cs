@@ -17,6 +17,12 @@ internal static class ReliabilityStorageRestart
     private const int Clients = 3;
     private const int Keys = 4;
 
+    /// <summary>How long a client waits after a failed operation before its next one.</summary>
+    private static readonly TimeSpan FailureBackOff = TimeSpan.FromMilliseconds(250);
+
+    /// <summary>How long the instances may take to see each other again once storage answers (heartbeats every second).</summary>
+    private static readonly TimeSpan RejoinTimeout = TimeSpan.FromSeconds(30);
+
     /// <summary>Runs the scenario under <paramref name="preset"/> (a sync preset: <c>owner</c> or <c>strong</c>).</summary>
     /// <param name="azurite">The suite's Azurite; it is stopped and started again (same port, same data).</param>
     /// <param name="preset">The consistency preset of the instances.</param>
@@ -37,9 +43,14 @@ internal static class ReliabilityStorageRestart
             {
                 ClusterInstance instance = rig.Cluster[(client + n) % rig.Cluster.Instances.Count];
                 string key = $"k{random.Next(Keys).ToString(CultureInfo.InvariantCulture)}";
-                _ = random.Next(2) == 0
+                RegisterOp op = random.Next(2) == 0
                     ? await ReliabilityRig.WriteAsync(instance, key, $"c{client.ToString(CultureInfo.InvariantCulture)}n{n.ToString(CultureInfo.InvariantCulture)}", SmallPayload, row, history, CancellationToken.None)
                     : await ReliabilityRig.ReadAsync(instance, key, row, history, CancellationToken.None);
+                if (!op.Completed)
+                {
+                    // A client backs off after an error; failed writes (of unknown outcome to the checker) stay few enough to check.
+                    await Task.Delay(FailureBackOff, CancellationToken.None);
+                }
             }
         }
 
@@ -66,7 +77,13 @@ internal static class ReliabilityStorageRestart
         }
 
         up = Stopwatch.GetTimestamp();
-        await Task.Delay(load, cancellation);
+        TimeSpan? rejoined = await WaitForFullMembershipAsync(rig, cancellation);
+        TimeSpan afterLoad = load - Stopwatch.GetElapsedTime(up);
+        if (afterLoad > TimeSpan.Zero)
+        {
+            await Task.Delay(afterLoad, cancellation);
+        }
+
         await stop.CancelAsync();
         await Task.WhenAll(clients);
 
@@ -77,6 +94,10 @@ internal static class ReliabilityStorageRestart
         {
             row.Note("Azurite had to be SIGKILLed: its metadata of the last 5 s may be lost, so lost writes here may be Azurite's, not the cache's");
         }
+
+        row.Note(rejoined is { } took
+            ? $"every instance saw all {rig.Cluster.Instances.Count.ToString(CultureInfo.InvariantCulture)} members again {took.TotalMilliseconds:0} ms after storage answered (membership leases regained)"
+            : $"FAILED: {RejoinTimeout.TotalSeconds:0} s after storage answered, some instance still did not see all members (a membership lease lost and not regained)");
 
         // Wholly inside the outage no write can reach storage: an acknowledgement there is a write the cache kept alone.
         List<RegisterOp> ackedWhileDown = [.. ops.Where(o => o.IsWrite && o.Completed && o.Invoked >= down && o.Returned <= upAsked)];
@@ -106,6 +127,12 @@ internal static class ReliabilityStorageRestart
             $"{failed.Count.ToString(CultureInfo.InvariantCulture)} failed operations ({writes.ToString(CultureInfo.InvariantCulture)} writes, {(failed.Count - writes).ToString(CultureInfo.InvariantCulture)} reads): " +
             $"{before.ToString(CultureInfo.InvariantCulture)} before the stop, {(failed.Count - before - after).ToString(CultureInfo.InvariantCulture)} overlapping the outage, {after.ToString(CultureInfo.InvariantCulture)} begun after storage answered again" +
             $"{(failed.Count > 0 ? $"; last failure returned at {ms(failed.Max(o => o.Returned))} ms" : string.Empty)}");
+        int unclear = failed.Count(o => o.IsWrite && (o.Error is null || o.Error.EndsWith(": ", StringComparison.Ordinal)));
+        if (unclear > 0)
+        {
+            row.Note($"FAILED: {unclear.ToString(CultureInfo.InvariantCulture)} failed writes were answered without a reason (an empty error body)");
+        }
+
         foreach (IGrouping<string, RegisterOp> kind in failed.GroupBy(o => $"{(o.IsWrite ? "write" : "read")}: {Shorten(o.Error)}").OrderByDescending(g => g.Count()).Take(4))
         {
             row.Note($"{kind.Count().ToString(CultureInfo.InvariantCulture)} x {kind.Key}");
@@ -115,7 +142,7 @@ internal static class ReliabilityStorageRestart
     /// <summary>Per key: storage's final value appended as a read, then lost writes, stale reads and linearizability.</summary>
     private static async Task CheckRegistersAsync(ReliabilityRig rig, ReliabilityRow row, IReadOnlyList<RegisterOp> ops, long origin, CancellationToken cancellation)
     {
-        int keys = 0, linearizable = 0;
+        int keys = 0, linearizable = 0, undecided = 0;
         foreach (IGrouping<string, RegisterOp> key in ops.GroupBy(o => o.Key))
         {
             List<RegisterOp> keyOps = [.. key];
@@ -133,13 +160,38 @@ internal static class ReliabilityStorageRestart
             LinearizabilityResult check = RegisterChecker.CheckKey([.. keyOps, new RegisterOp(key.Key, false, stored, now, now, true, "storage")]);
             keys++;
             linearizable += check.Linearizable ? 1 : 0;
+            undecided += check.Undecided ? 1 : 0;
             if (!check.Linearizable)
             {
                 row.Note($"FAILED: {key.Key} ({keyOps.Count.ToString(CultureInfo.InvariantCulture)} ops) is not linearizable; storage holds {stored ?? "nothing"}");
             }
         }
 
-        row.Note($"linearizable keys {linearizable.ToString(CultureInfo.InvariantCulture)}/{keys.ToString(CultureInfo.InvariantCulture)} (storage's final value included)");
+        row.Note($"linearizable keys {linearizable.ToString(CultureInfo.InvariantCulture)}/{keys.ToString(CultureInfo.InvariantCulture)} (storage's final value included){(undecided > 0 ? $", {undecided.ToString(CultureInfo.InvariantCulture)} of them undecided (search bound hit)" : string.Empty)}");
+    }
+
+    /// <summary>How long after storage answered every instance saw all members again (null: not within <see cref="RejoinTimeout"/>).</summary>
+    private static async Task<TimeSpan?> WaitForFullMembershipAsync(ReliabilityRig rig, CancellationToken cancellation)
+    {
+        var clock = Stopwatch.StartNew();
+        int all = rig.Cluster.Instances.Count;
+        while (clock.Elapsed < RejoinTimeout)
+        {
+            bool full = true;
+            foreach (ClusterInstance instance in rig.Cluster.Instances)
+            {
+                full &= (await instance.Host.GetStatusAsync(cancellation)).MemberIds.Count == all;
+            }
+
+            if (full)
+            {
+                return clock.Elapsed;
+            }
+
+            await Task.Delay(100, cancellation);
+        }
+
+        return null;
     }
 
     private static string Shorten(string? error)
