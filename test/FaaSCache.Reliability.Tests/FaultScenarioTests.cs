@@ -52,11 +52,13 @@ public sealed class FaultScenarioTests(AzuriteFixture azurite, ITestOutputHelper
         AssertClean(row);
     }
 
-    [Fact]
-    public async Task Restarting_storage_under_load_under_owner_acknowledges_no_write_it_lacks_loses_none_and_the_hosts_serve_after_it()
+    [Theory]
+    [InlineData("owner")]
+    [InlineData("strong")]
+    public async Task Restarting_storage_under_load_acknowledges_no_write_it_lacks_loses_none_and_the_hosts_serve_after_it(string preset)
     {
         ReliabilityRow row = await ReliabilityStorageRestart.RunAsync(
-            azurite.Server, "owner", ReliabilityBenchmark.StorageRestartLoad, ReliabilityBenchmark.StorageRestartDowntime, _log, CancellationToken.None);
+            azurite.Server, preset, ReliabilityBenchmark.StorageRestartLoad, ReliabilityBenchmark.StorageRestartDowntime, _log, CancellationToken.None);
         AssertClean(row);
         Assert.True(azurite.Server.IsRunning);
 
