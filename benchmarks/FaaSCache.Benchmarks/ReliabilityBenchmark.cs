@@ -17,13 +17,20 @@ internal static class ReliabilityBenchmark
     /// <param name="TransferMegabytes">Size of the object whose owner dies mid-transfer.</param>
     /// <param name="Soak">How long the soak runs.</param>
     /// <param name="NetworkOpsPerPhase">Operations per client in each phase of the partition and slow-link scenarios.</param>
-    public sealed record Mode(int HistoryOpsPerClient, int TransferMegabytes, TimeSpan Soak, int NetworkOpsPerPhase);
+    /// <param name="StorageRestartPresets">The sync presets under which Azurite is restarted under load, one row each.</param>
+    public sealed record Mode(int HistoryOpsPerClient, int TransferMegabytes, TimeSpan Soak, int NetworkOpsPerPhase, IReadOnlyList<string> StorageRestartPresets);
 
     /// <summary>The quick mode: the one CI runs.</summary>
-    public static readonly Mode Quick = new(25, 32, TimeSpan.FromMinutes(3), 10);
+    public static readonly Mode Quick = new(25, 32, TimeSpan.FromMinutes(3), 10, ["owner"]);
 
     /// <summary>The full mode.</summary>
-    public static readonly Mode Full = new(150, 64, TimeSpan.FromMinutes(30), 40);
+    public static readonly Mode Full = new(150, 64, TimeSpan.FromMinutes(30), 40, ["owner", "strong"]);
+
+    /// <summary>How long the clients run before Azurite is stopped, and again after it answers.</summary>
+    public static readonly TimeSpan StorageRestartLoad = TimeSpan.FromSeconds(5);
+
+    /// <summary>How long Azurite stays down (connections refused) before it is started again.</summary>
+    public static readonly TimeSpan StorageRestartDowntime = TimeSpan.FromSeconds(4);
 
     /// <summary>Runs the suite: <c>benchmarks/run reliability [--quick]</c>.</summary>
     public static async Task RunAsync(BenchmarkContext context)
@@ -65,6 +72,11 @@ internal static class ReliabilityBenchmark
         await Run("owner killed during write-back", () => ReliabilityFaults.OwnerKilledDuringWriteBackAsync(azurite, 3, output, cancellation));
         await Run("worker killed mid-invocation", () => ReliabilityFaults.WorkerKilledMidInvocationAsync(azurite, output, cancellation));
         await Run("storage frozen under load", () => ReliabilityFaults.StorageFrozenUnderLoadAsync(azurite, TimeSpan.FromSeconds(15), output, cancellation));
+        foreach (string preset in mode.StorageRestartPresets)
+        {
+            await Run($"storage restarted under load ({preset})", () => ReliabilityStorageRestart.RunAsync(azurite, preset, StorageRestartLoad, StorageRestartDowntime, output, cancellation));
+        }
+
         cancellation.ThrowIfCancellationRequested();
         output.WriteLine($"-- partition and slow link in network namespaces (load average {ReportFormat.LoadAverage()})");
         rows.AddRange(await ReliabilityNetworkFaults.RunAsync(mode.NetworkOpsPerPhase, output, cancellation));

@@ -222,7 +222,7 @@ internal static class ReliabilityFaults
 
         long origin = history.Ops.Min(o => o.Invoked);
         row.Note($"storage frozen [{Stopwatch.GetElapsedTime(origin, frozen).TotalMilliseconds:0}, {Stopwatch.GetElapsedTime(origin, thawed).TotalMilliseconds:0}] ms");
-        row.Note("Azurite SIGSTOPped for 5 s mid-load (a storage outage; a restart on the same port is not done: the test harness's Azurite cannot restart in place)");
+        row.Note("Azurite SIGSTOPped for 5 s mid-load (a frozen storage: requests hang; storage stopped and restarted is the storage-restarted-under-load row)");
         await StillServesAsync(rig, rig.Cluster.Instances, row, cancellation);
         await rig.FinishAsync(row, output);
         return row;

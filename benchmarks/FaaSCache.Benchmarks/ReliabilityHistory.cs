@@ -10,6 +10,9 @@ namespace FaaSCache.Benchmarks;
 /// </summary>
 internal sealed record RegisterOp(string Key, bool IsWrite, string? Value, long Invoked, long Returned, bool Completed, string Client)
 {
+    /// <summary>Gets what the client got instead of an answer when the operation failed (the host's error body, or why there was none).</summary>
+    public string? Error { get; init; }
+
     /// <summary>Gets the completion time for ordering: infinite for a write whose outcome is unknown.</summary>
     public long EffectiveReturn => Completed ? Returned : long.MaxValue;
 

@@ -105,8 +105,8 @@ internal sealed class ReliabilityRig : IAsyncDisposable
     {
         byte[] body = ReliabilityValue.Encode(value, payloadBytes);
         long invoked = Stopwatch.GetTimestamp();
-        (bool ok, _) = await SendAsync(host, HttpMethod.Post, $"api/Write?name={Uri.EscapeDataString(key)}", body, cancellation);
-        var op = new RegisterOp(key, true, value, invoked, Stopwatch.GetTimestamp(), ok, id);
+        (bool ok, string answer) = await SendAsync(host, HttpMethod.Post, $"api/Write?name={Uri.EscapeDataString(key)}", body, cancellation);
+        var op = new RegisterOp(key, true, value, invoked, Stopwatch.GetTimestamp(), ok, id) { Error = ok ? null : answer };
         Record(op, false, row, history);
         return op;
     }
@@ -127,7 +127,7 @@ internal sealed class ReliabilityRig : IAsyncDisposable
             partial = !json.RootElement.GetProperty("intact").GetBoolean();
         }
 
-        var op = new RegisterOp(key, false, value, invoked, returned, ok && !partial, id);
+        var op = new RegisterOp(key, false, value, invoked, returned, ok && !partial, id) { Error = ok ? (partial ? "partial body" : null) : body };
         Record(op, partial, row, history);
         return op;
     }
@@ -273,11 +273,12 @@ internal sealed class ReliabilityRig : IAsyncDisposable
         {
             using HttpResponseMessage response = await host.Http.SendAsync(request, timeout.Token);
             string body = await response.Content.ReadAsStringAsync(timeout.Token);
-            return (response.StatusCode == HttpStatusCode.OK, body);
+            bool ok = response.StatusCode == HttpStatusCode.OK;
+            return (ok, ok ? body : $"HTTP {((int)response.StatusCode).ToString(CultureInfo.InvariantCulture)}: {body}");
         }
         catch (Exception e) when (e is HttpRequestException or IOException || (e is OperationCanceledException && !cancellation.IsCancellationRequested))
         {
-            return (false, e.Message);
+            return (false, $"no answer: {e.GetType().Name}: {e.Message}");
         }
     }
 }

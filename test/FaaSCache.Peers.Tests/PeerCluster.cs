@@ -43,7 +43,8 @@ internal sealed class PeerCluster : IAsyncDisposable
         string[]? members = null,
         Func<string, Action<IServiceCollection>?>? configureServer = null,
         Func<string, IBlobStore, IBlobStore>? wrapStorage = null,
-        long capacityBytes = 128L << 20)
+        long capacityBytes = 128L << 20,
+        Action<FaaSCacheOptions>? configure = null)
     {
         members ??= ["a", "b"];
         var cluster = new PeerCluster(azurite, await azurite.CreateContainerAsync("peers"));
@@ -52,6 +53,7 @@ internal sealed class PeerCluster : IAsyncDisposable
             foreach (string id in members)
             {
                 var options = new FaaSCacheOptions { Consistency = preset, CapacityBytes = capacityBytes };
+                configure?.Invoke(options);
                 IBlobStore storage = AzureBlobStore.FromConnectionString(azurite.ConnectionString);
                 storage = wrapStorage?.Invoke(id, storage) ?? storage;
                 var shm = new TempShmDirectory();

@@ -52,6 +52,20 @@ public sealed class FaultScenarioTests(AzuriteFixture azurite, ITestOutputHelper
         AssertClean(row);
     }
 
+    [Theory]
+    [InlineData("owner")]
+    [InlineData("strong")]
+    public async Task Restarting_storage_under_load_acknowledges_no_write_it_lacks_loses_none_and_the_hosts_serve_after_it(string preset)
+    {
+        ReliabilityRow row = await ReliabilityStorageRestart.RunAsync(
+            azurite.Server, preset, ReliabilityBenchmark.StorageRestartLoad, ReliabilityBenchmark.StorageRestartDowntime, _log, CancellationToken.None);
+        AssertClean(row);
+        Assert.True(azurite.Server.IsRunning);
+
+        // The outage happened: writes during it failed (with the host's error, not an acknowledgement).
+        Assert.True(row.Errors > 0, "no operation failed while storage was down");
+    }
+
     [Fact]
     public async Task A_partitioned_owner_that_heals_and_a_slow_or_lossy_peer_link_keep_owner_linearizable()
     {

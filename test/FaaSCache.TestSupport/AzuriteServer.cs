@@ -7,8 +7,9 @@ namespace FaaSCache.TestSupport;
 /// <summary>
 /// A real Azurite blob service (node_modules/azurite, the azurite-blob entry point) on a free
 /// loopback port with its own temporary data folder. Dispose kills it and deletes the folder.
+/// <see cref="RestartAsync"/> (AzuriteServer.Restart.cs) stops it and starts it again on the same port and folder.
 /// </summary>
-public sealed class AzuriteServer : IAsyncDisposable
+public sealed partial class AzuriteServer : IAsyncDisposable
 {
     public const string AccountName = "devstoreaccount1";
     public const string AccountKey = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
@@ -21,14 +22,16 @@ public sealed class AzuriteServer : IAsyncDisposable
 
     private static readonly string[] AddressInUseMarkers = ["EADDRINUSE", "address already in use"];
 
-    private readonly ChildProcess _process;
     private readonly OwnedDirectory _dataDirectory;
+    private readonly Func<int, string, ChildProcess> _launch;
+    private ChildProcess _process;
     private string? _lastProbeError;
     private int _disposed;
 
-    private AzuriteServer(ChildProcess process, OwnedDirectory dataDirectory, int port, string endpointHost = "127.0.0.1")
+    private AzuriteServer(ChildProcess process, Func<int, string, ChildProcess> launch, OwnedDirectory dataDirectory, int port, string endpointHost = "127.0.0.1")
     {
         _process = process;
+        _launch = launch;
         _dataDirectory = dataDirectory;
         Port = port;
         BlobEndpoint = new Uri($"http://{endpointHost}:{port}/{AccountName}");
@@ -47,7 +50,7 @@ public sealed class AzuriteServer : IAsyncDisposable
     /// <summary>Azurite's --location folder (deleted on dispose).</summary>
     public string DataDirectory => _dataDirectory.Path;
 
-    /// <summary>Process id of the node process running Azurite.</summary>
+    /// <summary>Process id of the node process running Azurite (a new one after <see cref="RestartAsync"/>).</summary>
     public int ProcessId => _process.Id;
 
     /// <summary>Starts Azurite and waits (at most <see cref="StartTimeout"/>) until it answers a real request.</summary>
@@ -83,6 +86,33 @@ public sealed class AzuriteServer : IAsyncDisposable
                 $"(scripts/setup.sh) or `npm ci` in '{root}' to install azurite 3.35.0.");
         }
 
+        // `ip netns exec` execs node in place: the child's pid is node's, and killing it stops Azurite.
+        string[] prefix = networkNamespace is null ? ["node"] : ["ip", "netns", "exec", networkNamespace, "node"];
+
+        // Persistent (no --inMemoryPersistence): blobs live in --location, so a restart on the same folder keeps them.
+        ChildProcess Launch(int port, string location)
+        {
+            try
+            {
+                return ChildProcess.Start(
+                    prefix[0],
+                    [
+                        .. prefix[1..],
+                        entryPoint,
+                        "--blobHost", blobHost,
+                        "--blobPort", port.ToString(System.Globalization.CultureInfo.InvariantCulture),
+                        "--location", location,
+                        "--silent", "--loose", "--skipApiVersionCheck",
+                    ],
+                    root);
+            }
+            catch (Win32Exception e)
+            {
+                throw new InvalidOperationException(
+                    "Could not start `node` to run Azurite. Install Node.js 20 and run the repository setup script (scripts/setup.sh).", e);
+            }
+        }
+
         var recipe = new ServerStarter.Recipe<AzuriteServer>(
             "Azurite",
             port =>
@@ -90,26 +120,12 @@ public sealed class AzuriteServer : IAsyncDisposable
                 var directory = new OwnedDirectory(Path.GetTempPath(), "faascache-azurite");
                 try
                 {
-                    // `ip netns exec` execs node in place: the child's pid is node's, and killing it stops Azurite.
-                    string[] prefix = networkNamespace is null ? ["node"] : ["ip", "netns", "exec", networkNamespace, "node"];
-                    ChildProcess child = ChildProcess.Start(
-                        prefix[0],
-                        [
-                            .. prefix[1..],
-                            entryPoint,
-                            "--blobHost", blobHost,
-                            "--blobPort", port.ToString(System.Globalization.CultureInfo.InvariantCulture),
-                            "--location", directory.Path,
-                            "--silent", "--loose", "--skipApiVersionCheck",
-                        ],
-                        root);
-                    return new AzuriteServer(child, directory, port, endpointHost);
+                    return new AzuriteServer(Launch(port, directory.Path), Launch, directory, port, endpointHost);
                 }
-                catch (Win32Exception e)
+                catch
                 {
                     directory.Dispose();
-                    throw new InvalidOperationException(
-                        "Could not start `node` to run Azurite. Install Node.js 20 and run the repository setup script (scripts/setup.sh).", e);
+                    throw;
                 }
             },
             (server, token) => server.AnswersAsync(token),
@@ -176,6 +192,8 @@ public sealed class AzuriteServer : IAsyncDisposable
             return;
         }
 
+        // A restart under way finishes first, so the process it starts is the one killed here.
+        await _restartGate.WaitAsync();
         try
         {
             await _process.DisposeAsync();
@@ -183,6 +201,7 @@ public sealed class AzuriteServer : IAsyncDisposable
         finally
         {
             _dataDirectory.Dispose();
+            _restartGate.Release();
         }
     }
 

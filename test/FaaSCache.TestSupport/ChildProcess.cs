@@ -76,6 +76,24 @@ internal sealed class ChildProcess : IAsyncDisposable
         return child;
     }
 
+    /// <summary>Waits at most <paramref name="timeout"/> for the process to exit; true when it has.</summary>
+    public async Task<bool> WaitForExitAsync(TimeSpan timeout)
+    {
+        using var cts = new CancellationTokenSource(timeout);
+        try
+        {
+            await _process.WaitForExitAsync(cts.Token);
+            return true;
+        }
+        catch (OperationCanceledException)
+        {
+            return _process.HasExited;
+        }
+    }
+
+    /// <summary>SIGKILLs the process tree and waits for it to exit, keeping the handle (its output and exit code stay readable).</summary>
+    public Task KillAsync() => ProcessTree.KillAsync(_process, KillTimeout);
+
     /// <summary>Kills the process tree and waits for it to exit.</summary>
     public async ValueTask DisposeAsync()
     {

@@ -141,6 +141,13 @@ public sealed partial class CacheletPeerService : CacheletPeer.CacheletPeerBase
             PeerWriteResult result = await _cachelet.AcceptPeerWriteAsync(header.Key, body, header.Length, cancellationToken).ConfigureAwait(false);
             return new PutReply { Version = result.Version, Persisted = result.Persisted };
         }
+        catch (Exception e) when (e is StorageUnavailableException or MembershipLeaseLostException)
+        {
+            // A definite "not written" with its reason, which the sender relays (GrpcPeerClient.Failures), not "owner failed".
+            throw new RpcException(
+                new Status(StatusCode.Unavailable, e.Message),
+                new Metadata { { PeerFailureTrailer.Name, e is StorageUnavailableException ? PeerFailureTrailer.StorageUnavailable : PeerFailureTrailer.LeaseLost } });
+        }
         catch (PeerTransferException e)
         {
             _logger.LogWarning("Refused a put of {Key} ({Length} bytes) from {Peer}: {Reason}", header.Key, header.Length, context.Peer, e.Message);

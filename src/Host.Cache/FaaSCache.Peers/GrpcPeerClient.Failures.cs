@@ -17,6 +17,10 @@ public sealed partial class GrpcPeerClient
         string message;
         switch (e)
         {
+            case RpcException rpc when rpc.Trailers.GetValue(PeerFailureTrailer.Name) is PeerFailureTrailer.StorageUnavailable:
+                return new StorageUnavailableException($"Owner {memberId} did not make the {operation} of {key}: {rpc.Status.Detail}", rpc) { Key = key };
+            case RpcException rpc when rpc.Trailers.GetValue(PeerFailureTrailer.Name) is PeerFailureTrailer.LeaseLost:
+                return new Caching.MembershipLeaseLostException($"Owner {memberId} did not make the {operation} of {key}: {rpc.Status.Detail}", rpc) { Key = key };
             case RpcException { StatusCode: StatusCode.NotFound } rpc:
                 return new BlobNotFoundException($"Blob {key} does not exist (peer {memberId}: {rpc.Status.Detail})", rpc) { Key = key };
             case RpcException { StatusCode: StatusCode.Unauthenticated or StatusCode.PermissionDenied } rpc:

@@ -1,3 +1,4 @@
+using Azure.Storage.Blobs;
 using FaaSCache.Hosting;
 using FaaSCache.Options;
 using FaaSCache.Ownership;
@@ -27,10 +28,13 @@ public static class MembershipBuilderExtensions
         services.TryAddSingleton(sp =>
         {
             FaaSCacheInstanceOptions instance = sp.GetRequiredService<IOptions<FaaSCacheInstanceOptions>>().Value;
+            MembershipOptions membership = sp.GetRequiredService<IOptions<FaaSCacheOptions>>().Value.Membership;
+            // One attempt per heartbeat, bounded by the failure timeout: the loop retries, so storage back is a lease back.
+            BlobClientOptions client = MembershipStore.CreateDaemonClientOptions(membership.FailureTimeout);
             return new MembershipDaemon(
-                MembershipStore.Create(instance.StorageConnection!, instance.AppName!),
+                MembershipStore.Create(instance.StorageConnection!, instance.AppName!, clientOptions: client),
                 new MemberIdentity(instance.AppName!, instance.InstanceId!, instance.PeerEndpoint),
-                sp.GetRequiredService<IOptions<FaaSCacheOptions>>().Value.Membership,
+                membership,
                 sp.GetRequiredService<RingOwnerLocator>(),
                 sp.GetService<TimeProvider>(),
                 sp.GetService<ILogger<MembershipDaemon>>());

@@ -149,8 +149,10 @@ public sealed partial class MembershipDaemon
 
         bool rejoined = _listed && !wasListed;
         _listed = true;
-        RenewLease(writtenAt, rejoined);
+
+        // The ring first: a write waiting for the lease (Cachelet.Trust) must find the owner in the fresh ring.
         Apply(after.List, removed);
+        RenewLease(writtenAt, rejoined);
     }
 
     /// <summary>Publishes the live members of <paramref name="list"/>: endpoints, then the ring, then the event.</summary>

@@ -84,18 +84,40 @@ public sealed class MembershipStore
     public Uri BlobUri => _blob.Uri;
 
     /// <summary>Creates a store from a connection string, with client options pinned to <see cref="PinnedServiceVersion"/>.</summary>
+    /// <param name="connectionString">The storage connection string.</param>
+    /// <param name="app">The app name; see <see cref="BlobNameFor"/>.</param>
+    /// <param name="containerName">The container of the membership blobs.</param>
+    /// <param name="_options">Retry limits of <see cref="UpdateAsync"/>; defaults when null.</param>
+    /// <param name="_logger">Logger for retries.</param>
+    /// <param name="clientOptions">The blob client's options (<see cref="CreateClientOptions"/> when null; a daemon passes <see cref="CreateDaemonClientOptions"/>).</param>
     /// <exception cref="ArgumentException">The app or container name is not usable.</exception>
     public static MembershipStore Create(
         string connectionString,
         string app,
         string containerName = DefaultContainerName,
         MembershipStoreOptions? _options = null,
-        ILogger? _logger = null)
+        ILogger? _logger = null,
+        BlobClientOptions? clientOptions = null)
     {
         ArgumentException.ThrowIfNullOrEmpty(connectionString);
         ValidateContainerName(containerName);
-        var client = new BlobContainerClient(connectionString, containerName, CreateClientOptions());
+        var client = new BlobContainerClient(connectionString, containerName, clientOptions ?? CreateClientOptions());
         return new MembershipStore(client, app, _options, _logger);
+    }
+
+    /// <summary>
+    /// Client options for a heartbeating daemon: one attempt per request, at most <paramref name="attemptTimeout"/> long.
+    /// The daemon's loop tries again within a heartbeat interval by itself; the SDK's own back-off (1.6 + 3.2 + 6.4 s)
+    /// would keep a heartbeat asleep for seconds after storage answers again (a restarted storage account), and the
+    /// instance without its lease all that time, removed by the others, whose heartbeats happened to land first.
+    /// </summary>
+    public static BlobClientOptions CreateDaemonClientOptions(TimeSpan attemptTimeout)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(attemptTimeout, TimeSpan.Zero);
+        BlobClientOptions options = CreateClientOptions();
+        options.Retry.MaxRetries = 0;
+        options.Retry.NetworkTimeout = attemptTimeout;
+        return options;
     }
 
     /// <summary>Blob client options pinned to <see cref="PinnedServiceVersion"/>.</summary>

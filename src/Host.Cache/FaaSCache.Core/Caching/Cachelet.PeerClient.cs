@@ -145,18 +145,15 @@ public sealed partial class Cachelet
         return new WriteReceipt(key, result.Version, cached, result.Persisted, _options.EffectivePersist) { BytesCopied = map.ContentLength };
     }
 
-    /// <summary>After the owner committed a write under strong/owner presets: other members drop older copies (best effort).</summary>
-    private void BroadcastInvalidation(string key, string version)
+    /// <summary>After the owner committed a write under strong/owner presets: other members drop older copies (best effort; the task ends when all answered).</summary>
+    private Task BroadcastInvalidation(string key, string version)
     {
         if (_peers is null || !Policy.InvalidatesOtherCopies)
         {
-            return;
+            return Task.CompletedTask;
         }
 
-        foreach (string member in _owners.Others())
-        {
-            _ = InvalidateMemberAsync(member, key, version);
-        }
+        return Task.WhenAll(_owners.Others().Select(member => InvalidateMemberAsync(member, key, version)));
     }
 
     private async Task InvalidateMemberAsync(string member, string key, string version)

@@ -73,6 +73,74 @@ public sealed partial class Cachelet
     private void OnLeaseChanged(object? sender, LeaseChangedEventArgs e) =>
         Unsettle(e.Held ? "it holds its membership lease again" : "it lost its membership lease (no heartbeat in time)");
 
+    /// <summary>How long a write through an instance without its membership lease waits for it before it fails.</summary>
+    private TimeSpan LeaseWait => _options.Membership.FailureTimeout;
+
+    /// <summary>
+    /// Without its lease this instance's ring may be stale (the others may have removed it and moved its keys), so it may
+    /// not commit a write as a key's owner, nor pick the owner to forward it to: the write waits for the next heartbeat to
+    /// land (lease and ring fresh again), at most <see cref="LeaseWait"/>, and otherwise fails, not made.
+    /// </summary>
+    private async Task WaitForLeaseAsync(string key, CancellationToken cancellationToken)
+    {
+        if (!RevalidatesAfterChanges || _owners.HoldsLease)
+        {
+            return;
+        }
+
+        var regained = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        void OnChanged(object? sender, LeaseChangedEventArgs e)
+        {
+            if (e.Held)
+            {
+                regained.TrySetResult();
+            }
+        }
+
+        _owners.LeaseChanged += OnChanged;
+        try
+        {
+            if (!_owners.HoldsLease)
+            {
+                await regained.Task.WaitAsync(LeaseWait, _time, cancellationToken).ConfigureAwait(false);
+            }
+        }
+        catch (TimeoutException)
+        {
+            throw new MembershipLeaseLostException(
+                $"The write of {key} was not made: instance {_owners.SelfId} has had no membership lease for the last {LeaseWait.TotalSeconds:0.#} s " +
+                "(its heartbeats do not reach storage, or it is cut off), so it cannot tell which member owns the key. Try again once storage answers.")
+            { Key = key };
+        }
+        finally
+        {
+            _owners.LeaseChanged -= OnChanged;
+        }
+    }
+
+    /// <summary>
+    /// While views may differ (unsettled), another member may still serve its copy of <paramref name="key"/> as the owner:
+    /// the write is acknowledged only once the others were told to drop older copies (bounded by the settle period; a
+    /// member that does not answer is the membership's to remove). Settled, the invalidation stays best effort.
+    /// </summary>
+    private async Task InvalidateOthersAsync(string key, string version)
+    {
+        Task sent = BroadcastInvalidation(key, version);
+        if (!RevalidatesAfterChanges || !Unsettled)
+        {
+            return;
+        }
+
+        try
+        {
+            await sent.WaitAsync(SettlePeriod, _time).ConfigureAwait(false);
+        }
+        catch (TimeoutException)
+        {
+            _logger.LogDebug("Invalidating {Key} on the other members took longer than {Period}; acknowledged anyway", key, SettlePeriod);
+        }
+    }
+
     /// <summary>Every copy becomes suspect and every read checks storage for the settle period.</summary>
     private void Unsettle(string reason)
     {

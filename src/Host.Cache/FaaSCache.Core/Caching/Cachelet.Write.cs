@@ -107,6 +107,16 @@ public sealed partial class Cachelet
             Metrics.PeerWrite();
         }
 
+        try
+        {
+            await WaitForLeaseAsync(key, cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            _shm.Delete(map);
+            throw;
+        }
+
         if (forward && _peers is not null && WritesToOwner && !_doNotCache.IsMatch(key)
             && await ForwardWriteAsync(key, map, cancellationToken).ConfigureAwait(false) is { } forwarded)
         {
@@ -116,7 +126,7 @@ public sealed partial class Cachelet
 
         WriteReceipt receipt = await CommitCoreAsync(key, map, forward ? AccessKind.Write : AccessKind.PeerWrite, cancellationToken).ConfigureAwait(false);
         receipt = receipt with { BytesCopied = copiedIn };
-        BroadcastInvalidation(receipt.Key, receipt.Version);
+        await InvalidateOthersAsync(receipt.Key, receipt.Version).ConfigureAwait(false);
         var args = new BlobWrittenEventArgs(receipt.Key, receipt.Version, receipt.Persisted || receipt.Persist != PersistMode.None);
         if (receipt.Persisted)
         {

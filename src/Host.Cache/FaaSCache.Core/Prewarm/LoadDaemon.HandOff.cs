@@ -63,7 +63,7 @@ public sealed partial class LoadDaemon
         {
             LogHandOffFailed($"not written within {SnapshotTimeout.TotalSeconds:0} s");
         }
-        catch (Exception e) when (e is IOException or InvalidOperationException or Azure.RequestFailedException or ObjectDisposedException)
+        catch (Exception e) when (e is IOException or InvalidOperationException or Azure.RequestFailedException or Storage.StorageUnavailableException or ObjectDisposedException)
         {
             LogHandOffFailed(e.Message);
         }
@@ -133,7 +133,7 @@ public sealed partial class LoadDaemon
         {
             await _snapshots.DeleteAsync(previous, cancellationToken).ConfigureAwait(false);
         }
-        catch (Exception e) when (e is IOException or InvalidOperationException or Azure.RequestFailedException)
+        catch (Exception e) when (e is IOException or InvalidOperationException or Azure.RequestFailedException or Storage.StorageUnavailableException)
         {
             LogSupersededNotDeleted(previous, e.Message);
         }

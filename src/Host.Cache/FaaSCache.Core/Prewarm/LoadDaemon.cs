@@ -149,7 +149,7 @@ public sealed partial class LoadDaemon : BackgroundService
         {
             LogSnapshotFailed($"not written within {SnapshotTimeout.TotalSeconds:0} s");
         }
-        catch (Exception e) when (e is IOException or InvalidOperationException or Azure.RequestFailedException or ObjectDisposedException)
+        catch (Exception e) when (e is IOException or InvalidOperationException or Azure.RequestFailedException or Storage.StorageUnavailableException or ObjectDisposedException)
         {
             LogSnapshotFailed(e.Message);
         }

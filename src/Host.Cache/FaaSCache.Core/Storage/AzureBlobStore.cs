@@ -56,7 +56,7 @@ public sealed class AzureBlobStore : IBlobStore
     {
         BlobClient blob = GetBlob(key);
         string? seenETag = null;
-        return await _pipeline.ExecuteAsync(
+        return await RunAsync("download", key,
             async token =>
             {
                 // A retry after a broken transfer asks for the version it had started (If-Match), never a mix of two.
@@ -104,7 +104,7 @@ public sealed class AzureBlobStore : IBlobStore
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(length);
         ArgumentException.ThrowIfNullOrEmpty(ifMatch);
         BlobClient blob = GetBlob(key);
-        return await _pipeline.ExecuteAsync(
+        return await RunAsync("range download", key,
             async token =>
             {
                 Response<BlobDownloadStreamingResult> response;
@@ -134,7 +134,7 @@ public sealed class AzureBlobStore : IBlobStore
     public async Task<BlobInfo?> GetInfoAsync(string key, CancellationToken cancellationToken = default)
     {
         BlobClient blob = GetBlob(key);
-        return await _pipeline.ExecuteAsync(
+        return await RunAsync("properties request", key,
             async token =>
             {
                 try
@@ -166,7 +166,7 @@ public sealed class AzureBlobStore : IBlobStore
 
         content.Position = start;
         var options = new BlobUploadOptions { Metadata = metadata };
-        return await _pipeline.ExecuteAsync(
+        return await RunAsync("upload", key,
             async token =>
             {
                 content.Position = start;
@@ -190,7 +190,7 @@ public sealed class AzureBlobStore : IBlobStore
     {
         BlobClient blob = GetBlob(key);
         var options = new BlobUploadOptions { Conditions = new BlobRequestConditions { IfNoneMatch = ETag.All } };
-        return await _pipeline.ExecuteAsync(
+        return await RunAsync("create", key,
             async token =>
             {
                 for (int attempt = 0; ; attempt++)
@@ -217,7 +217,7 @@ public sealed class AzureBlobStore : IBlobStore
     public async Task<string?> GetVersionAsync(string key, CancellationToken cancellationToken = default)
     {
         BlobClient blob = GetBlob(key);
-        return await _pipeline.ExecuteAsync(
+        return await RunAsync("version request", key,
             async token =>
             {
                 try
@@ -273,9 +273,31 @@ public sealed class AzureBlobStore : IBlobStore
     public async Task<bool> DeleteAsync(string key, CancellationToken cancellationToken = default)
     {
         BlobClient blob = GetBlob(key);
-        return await _pipeline.ExecuteAsync(
+        return await RunAsync("delete", key,
             async token => (await blob.DeleteIfExistsAsync(cancellationToken: token).ConfigureAwait(false)).Value,
             cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Runs <paramref name="call"/> through the pipeline; once retries are spent (or the circuit is open) a transient
+    /// failure becomes a <see cref="StorageUnavailableException"/> that says what was not done, so a function's caller
+    /// gets a clear error rather than a bare socket or Polly message.
+    /// </summary>
+    private async ValueTask<T> RunAsync<T>(string operation, string key, Func<CancellationToken, ValueTask<T>> call, CancellationToken cancellationToken)
+    {
+        try
+        {
+            return await _pipeline.ExecuteAsync(call, cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception e) when (!cancellationToken.IsCancellationRequested && (e is BrokenCircuitException || (IsTransient(e) && e is not VersionChangedException)))
+        {
+            string cause = e is BrokenCircuitException
+                ? $"storage failed repeatedly, so calls are held off for a few seconds ({e.InnerException?.GetBaseException().Message ?? e.Message})"
+                : e.GetBaseException().Message;
+            throw new StorageUnavailableException(
+                $"Storage at {AccountUri.Host}:{AccountUri.Port.ToString(System.Globalization.CultureInfo.InvariantCulture)} is unavailable: the {operation} of {key} did not succeed ({cause}).",
+                e) { Key = key };
+        }
     }
 
     // Listings carry ETags without the quotes that response headers have; versions compare as quoted strings.

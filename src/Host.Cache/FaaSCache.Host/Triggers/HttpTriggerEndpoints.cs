@@ -56,7 +56,14 @@ public static class HttpTriggerEndpoints
             await WriteErrorAsync(context, e.Message, StatusCodes.Status503ServiceUnavailable);
             return;
         }
-        catch (Exception e) when (e is FunctionInvocationException or WorkerFailedException or BindingException or FaaSCache.Storage.BlobNotFoundException
+        catch (Exception e) when (e is FaaSCache.Storage.StorageUnavailableException or FaaSCache.Caching.MembershipLeaseLostException)
+        {
+            // Storage (or the membership it holds) unreachable: the binding's read or write was not done; a retry may succeed.
+            logger.LogError("{Message}", e.Message);
+            await WriteErrorAsync(context, e.Message, StatusCodes.Status503ServiceUnavailable);
+            return;
+        }
+        catch (Exception e) when (e is FunctionInvocationException or FaaSCache.Caching.WriteOutcomeUnknownException or WorkerFailedException or BindingException or FaaSCache.Storage.BlobNotFoundException
                                       or FaaSCache.Caching.CacheCapacityException or FaaSCache.SharedMemory.SharedMemoryException)
         {
             logger.LogError("{Message}", e.Message);
