@@ -14,7 +14,7 @@ internal static class ProfilePath
     public const string Name = "profile-path";
 
     /// <summary>The remote-read paths profile-path can run (an owner host process, this process the reader).</summary>
-    private static readonly string[] RemotePaths = ["rh", "rm", "tcp_raw"];
+    private static readonly string[] RemotePaths = ["rh", "rm", "tcp_raw", "redis_get"];
 
     /// <summary>
     /// Runs <paramref name="pathNames"/> (cachelet-read names: lm, storage_direct, lh_strong, ...; or remote-read names: rh,
@@ -66,6 +66,20 @@ internal static class ProfilePath
         string key = "profile-remote/object";
         await rig.FillOwnerAsync(key, size, ct);
         List<ITimedPath> paths = rig.Paths(key, size, data).Where(p => pathNames.Contains(p.Name)).ToList();
+        await using RedisServer? redisServer = pathNames.Contains("redis_get") ? await RedisServer.StartAsync(ct) : null;
+        await using StackExchange.Redis.ConnectionMultiplexer? redis = redisServer is null ? null : await StackExchange.Redis.ConnectionMultiplexer.ConnectAsync(redisServer.Endpoint);
+        if (redis is not null)
+        {
+            // The floor of a small remote hit, as remote-read measures it: one GET into a new array.
+            await redis.GetDatabase().StringSetAsync(key, data);
+            paths.Add(new RemoteReadRig.RemotePath("redis_get", async token =>
+            {
+                long t0 = Stopwatch.GetTimestamp();
+                byte[] value = (byte[]?)await redis.GetDatabase().StringGetAsync(key) ?? throw new InvalidOperationException($"redis has no '{key}'.");
+                return value.LongLength == size ? Stopwatch.GetTimestamp() - t0 : throw new InvalidOperationException($"redis returned {value.LongLength} bytes, not {size}.");
+            }));
+        }
+
         await MeasureAsync(context.Output, paths, pathNames, size, duration, ct);
         context.Output.WriteLine($"reader counters: {System.Text.Json.JsonSerializer.Serialize(rig.Reader.Metrics.Snapshot())}");
         await rig.ForgetAsync(key, ct);

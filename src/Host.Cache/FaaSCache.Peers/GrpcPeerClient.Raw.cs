@@ -14,6 +14,9 @@ public sealed partial class GrpcPeerClient
 {
     private const int MaxIdleBulkConnections = 8;
 
+    /// <summary>A reply's first receive: the status, the header and a small object's whole body and checksum fit.</summary>
+    private const int ReplyBufferSize = 8 << 10;
+
     private long _rawGets;
 
     /// <summary>Gets the number of gets served over a kept-open bulk connection (no gRPC call).</summary>
@@ -43,30 +46,32 @@ public sealed partial class GrpcPeerClient
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         timeout.CancelAfter(fetchIfMissing ? _options.FetchTimeout : _options.CallTimeout);
         Socket? socket = null;
+        PeerBulkReader? reply = null;
         bool keep = false;
         try
         {
-            byte status;
-            (socket, status) = await SendRawGetAsync(peer, key, fetchIfMissing, timeout).ConfigureAwait(false);
+            (socket, reply) = await SendRawGetAsync(peer, key, fetchIfMissing, timeout).ConfigureAwait(false);
+            byte status = await ReadByteAsync(reply, timeout.Token).ConfigureAwait(false);
             switch (status)
             {
                 case PeerBulkServer.StatusOk:
                     // After the status: hit (1 byte), version length (2), version, length (8).
-                    byte[] head = new byte[3];
-                    await ReceiveAsync(socket, head, timeout.Token).ConfigureAwait(false);
-                    byte[] rest = new byte[BinaryPrimitives.ReadUInt16BigEndian(head.AsSpan(1)) + sizeof(long)];
-                    await ReceiveAsync(socket, rest, timeout.Token).ConfigureAwait(false);
-                    string version = Encoding.UTF8.GetString(rest, 0, rest.Length - sizeof(long));
-                    long length = BinaryPrimitives.ReadInt64LittleEndian(rest.AsSpan(rest.Length - sizeof(long)));
-                    if (length < 0 || version.Length == 0 || head[0] > 1)
+                    ReadOnlyMemory<byte> head = await ReadAsync(reply, 3, timeout.Token).ConfigureAwait(false);
+                    bool hit = head.Span[0] == 1;
+                    bool headFits = head.Span[0] <= 1;
+                    int versionLength = BinaryPrimitives.ReadUInt16BigEndian(head.Span[1..]);
+                    ReadOnlyMemory<byte> rest = await ReadAsync(reply, versionLength + sizeof(long), timeout.Token).ConfigureAwait(false);
+                    string version = Encoding.UTF8.GetString(rest.Span[..versionLength]);
+                    long length = BinaryPrimitives.ReadInt64LittleEndian(rest.Span[versionLength..]);
+                    if (length < 0 || version.Length == 0 || !headFits)
                     {
                         throw new PeerTransferException(PeerTransferFailure.Protocol, $"The peer's bulk header does not fit a get (version '{version}', {length} bytes).");
                     }
 
-                    T value = await ConsumeAsync(socket, length, version, consume, timeout, cancellationToken).ConfigureAwait(false);
+                    T value = await ConsumeAsync(socket, reply, length, version, consume, timeout, cancellationToken).ConfigureAwait(false);
                     keep = true;
                     Interlocked.Increment(ref _rawGets);
-                    return new RawGetOutcome<T>(true, new PeerRangeResult<T>(version, 0, length, length, head[0] == 1, value));
+                    return new RawGetOutcome<T>(true, new PeerRangeResult<T>(version, 0, length, length, hit, value));
                 case PeerBulkServer.StatusNotCached:
                     keep = true;
                     return new RawGetOutcome<T>(true, null);
@@ -74,11 +79,11 @@ public sealed partial class GrpcPeerClient
                     keep = true;
                     return default;
                 case PeerBulkServer.StatusNotFound:
-                    string missing = await ReceiveMessageAsync(socket, timeout.Token).ConfigureAwait(false);
+                    string missing = await ReadMessageAsync(reply, timeout.Token).ConfigureAwait(false);
                     keep = true;
                     throw new BlobNotFoundException($"Blob {key} does not exist (peer {memberId}: {missing})") { Key = key };
                 case PeerBulkServer.StatusFailed:
-                    string reason = await ReceiveMessageAsync(socket, timeout.Token).ConfigureAwait(false);
+                    string reason = await ReadMessageAsync(reply, timeout.Token).ConfigureAwait(false);
                     keep = true;
                     throw new PeerTransferException(PeerTransferFailure.Transport, $"the peer failed it: {reason}");
                 case PeerBulkServer.StatusRefused:
@@ -93,6 +98,9 @@ public sealed partial class GrpcPeerClient
         }
         finally
         {
+            // Bytes beyond the reply would be read as the next one's: such a connection is not kept.
+            keep &= reply is { Buffered: 0 };
+            reply?.Dispose();
             if (keep && socket is not null && peer.IdleBulk.Count < MaxIdleBulkConnections && _disposed == 0)
             {
                 peer.IdleBulk.Enqueue(socket);
@@ -104,33 +112,47 @@ public sealed partial class GrpcPeerClient
         }
     }
 
-    private async Task<T> ConsumeAsync<T>(Socket socket, long length, string version, PeerBodyConsumer<T> consume, CancellationTokenSource timeout, CancellationToken cancellationToken)
+    private async Task<T> ConsumeAsync<T>(Socket socket, PeerBulkReader reply, long length, string version, PeerBodyConsumer<T> consume, CancellationTokenSource timeout, CancellationToken cancellationToken)
     {
-        await using var body = new PeerBulkBodyStream(socket, length, null, timeout, _options.IdleTimeout, ownsSocket: false);
-        return await body.ConsumeVerifiedAsync(length, version, consume, cancellationToken).ConfigureAwait(false);
+        await using var body = new PeerBulkBodyStream(socket, length, null, timeout, _options.IdleTimeout, ownsSocket: false, reply.TakeBuffered());
+        T value = await body.ConsumeVerifiedAsync(length, version, consume, cancellationToken).ConfigureAwait(false);
+        if (body.UnreadPrefetched > 0)
+        {
+            throw new PeerTransferException(PeerTransferFailure.Protocol, $"The peer sent {body.UnreadPrefetched} bytes after a get's checksum.");
+        }
+
+        return value;
     }
 
-    /// <summary>Sends the request on an idle connection (once more on a new one if that was stale) and reads the status byte.</summary>
-    private async Task<(Socket Socket, byte Status)> SendRawGetAsync(PeerChannel peer, string key, bool fetchIfMissing, CancellationTokenSource timeout)
+    /// <summary>
+    /// Sends the request on an idle connection (once more on a new one if that was stale) and receives what has arrived of
+    /// the reply (its status at least): a small object's whole reply comes in this one receive.
+    /// </summary>
+    private async Task<(Socket Socket, PeerBulkReader Reply)> SendRawGetAsync(PeerChannel peer, string key, bool fetchIfMissing, CancellationTokenSource timeout)
     {
         byte[] keyBytes = Encoding.UTF8.GetBytes(key);
         byte[] request = PeerBulkBodyStream.Request(_key.CreateToken(PeerWire.BulkMethod, _time.GetUtcNow()), PeerBulkServer.KindGet, 3 + keyBytes.Length, out int at);
         request[at] = fetchIfMissing ? (byte)1 : (byte)0;
         BinaryPrimitives.WriteUInt16BigEndian(request.AsSpan(at + 1), checked((ushort)keyBytes.Length));
         keyBytes.CopyTo(request, at + 3);
-        byte[] status = new byte[1];
         while (true)
         {
             bool pooled = peer.IdleBulk.TryDequeue(out Socket? socket);
             socket ??= await ConnectBulkAsync(peer, timeout).ConfigureAwait(false);
+            var reply = new PeerBulkReader(socket, ReplyBufferSize);
             try
             {
                 await PeerBulkBody.SendAllAsync(socket, request, timeout.Token).ConfigureAwait(false);
-                await PeerBulkBody.ReceiveExactlyAsync(socket, status, timeout.Token).ConfigureAwait(false);
-                return (socket, status[0]);
+                if (!await reply.FillAsync(timeout.Token).ConfigureAwait(false))
+                {
+                    throw new EndOfStreamException("The connection closed before the reply.");
+                }
+
+                return (socket, reply);
             }
             catch (Exception e) when (e is SocketException or IOException)
             {
+                reply.Dispose();
                 socket.Dispose();
                 if (!pooled)
                 {
@@ -141,6 +163,7 @@ public sealed partial class GrpcPeerClient
             }
             catch
             {
+                reply.Dispose();
                 socket.Dispose();
                 throw;
             }
@@ -170,11 +193,11 @@ public sealed partial class GrpcPeerClient
         }
     }
 
-    private static async ValueTask ReceiveAsync(Socket socket, Memory<byte> buffer, CancellationToken cancellationToken)
+    private static async ValueTask<ReadOnlyMemory<byte>> ReadAsync(PeerBulkReader reply, int count, CancellationToken cancellationToken)
     {
         try
         {
-            await PeerBulkBody.ReceiveExactlyAsync(socket, buffer, cancellationToken).ConfigureAwait(false);
+            return await reply.ReadExactlyAsync(count, cancellationToken).ConfigureAwait(false);
         }
         catch (Exception e) when (e is SocketException or IOException)
         {
@@ -182,13 +205,13 @@ public sealed partial class GrpcPeerClient
         }
     }
 
-    private static async ValueTask<string> ReceiveMessageAsync(Socket socket, CancellationToken cancellationToken)
+    private static async ValueTask<byte> ReadByteAsync(PeerBulkReader reply, CancellationToken cancellationToken) =>
+        (await ReadAsync(reply, 1, cancellationToken).ConfigureAwait(false)).Span[0];
+
+    private static async ValueTask<string> ReadMessageAsync(PeerBulkReader reply, CancellationToken cancellationToken)
     {
-        byte[] length = new byte[2];
-        await ReceiveAsync(socket, length, cancellationToken).ConfigureAwait(false);
-        byte[] text = new byte[BinaryPrimitives.ReadUInt16BigEndian(length)];
-        await ReceiveAsync(socket, text, cancellationToken).ConfigureAwait(false);
-        return Encoding.UTF8.GetString(text);
+        int length = BinaryPrimitives.ReadUInt16BigEndian((await ReadAsync(reply, 2, cancellationToken).ConfigureAwait(false)).Span);
+        return Encoding.UTF8.GetString((await ReadAsync(reply, length, cancellationToken).ConfigureAwait(false)).Span);
     }
 
     /// <summary>What a get over the bulk connection gave: served (with a result, or null when the peer does not hold it), or not (use gRPC).</summary>

@@ -19,17 +19,23 @@ internal sealed class PeerBulkBodyStream : ChecksummedBodyStream
     private readonly TimeSpan _idleTimeout;
     private readonly bool _ownsSocket;
     private readonly byte[] _trailer = new byte[sizeof(ulong)];
+    private ReadOnlyMemory<byte> _prefetched;
 
     /// <summary>Initializes a new instance of the <see cref="PeerBulkBodyStream"/> class over a connection whose next bytes are the body.</summary>
-    public PeerBulkBodyStream(Socket socket, long length, IAsyncStreamReader<GetReplyFrame>? replies, CancellationTokenSource timeout, TimeSpan idleTimeout, bool ownsSocket)
+    /// <remarks><paramref name="prefetched"/>: the body's first bytes (and its checksum's), received with the reply's header.</remarks>
+    public PeerBulkBodyStream(Socket socket, long length, IAsyncStreamReader<GetReplyFrame>? replies, CancellationTokenSource timeout, TimeSpan idleTimeout, bool ownsSocket, ReadOnlyMemory<byte> prefetched = default)
         : base(length)
     {
+        _prefetched = prefetched;
         _socket = socket;
         _replies = replies;
         _timeout = timeout;
         _idleTimeout = idleTimeout;
         _ownsSocket = ownsSocket;
     }
+
+    /// <summary>Gets the number of bytes received with the header that the body and its checksum did not use.</summary>
+    public int UnreadPrefetched => _prefetched.Length;
 
     /// <summary>
     /// Connects to the owner's bulk port, presents <paramref name="token"/> and <paramref name="ticket"/> and waits for its
@@ -104,7 +110,7 @@ internal sealed class PeerBulkBodyStream : ChecksummedBodyStream
             if (destination.IsEmpty)
             {
                 // All bytes are in: what follows is their checksum.
-                int got = 0;
+                int got = TakePrefetched(_trailer);
                 while (got < _trailer.Length)
                 {
                     int read = await _socket.ReceiveAsync(_trailer.AsMemory(got), SocketFlags.None, _timeout.Token).ConfigureAwait(false);
@@ -119,6 +125,11 @@ internal sealed class PeerBulkBodyStream : ChecksummedBodyStream
                 return BodyChunk.Trailer(BinaryPrimitives.ReadUInt64LittleEndian(_trailer));
             }
 
+            if (!_prefetched.IsEmpty)
+            {
+                return BodyChunk.Direct(TakePrefetched(destination.Span));
+            }
+
             int n = await _socket.ReceiveAsync(destination, SocketFlags.None, _timeout.Token).ConfigureAwait(false);
             return n == 0 ? BodyChunk.End : BodyChunk.Direct(n);
         }
@@ -126,6 +137,14 @@ internal sealed class PeerBulkBodyStream : ChecksummedBodyStream
         {
             throw new PeerTransferException(PeerTransferFailure.Transport, $"The bulk transfer broke after {Position} of {Length} bytes: {e.Message}", e);
         }
+    }
+
+    private int TakePrefetched(Span<byte> destination)
+    {
+        int n = Math.Min(destination.Length, _prefetched.Length);
+        _prefetched.Span[..n].CopyTo(destination);
+        _prefetched = _prefetched[n..];
+        return n;
     }
 
     protected override async ValueTask OnVerifiedAsync(CancellationToken cancellationToken)

@@ -40,6 +40,9 @@ public sealed partial class PeerBulkServer : IAsyncDisposable
     private static readonly TimeSpan RequestTimeout = TimeSpan.FromSeconds(10);
     private static readonly TimeSpan IdleTimeout = TimeSpan.FromMinutes(2);
 
+    /// <summary>A request's buffer: magic, token and a key of usual length fit; a longer key grows it.</summary>
+    private const int RequestBufferSize = 1024;
+
     private readonly PeerKey _key;
     private readonly TimeSpan _skew;
     private readonly TimeProvider _time;
@@ -130,6 +133,7 @@ public sealed partial class PeerBulkServer : IAsyncDisposable
         }
 
         await _stopping.CancelAsync().ConfigureAwait(false);
+        StopOwnThreads();
         foreach (Lazy<Socket> listener in _listeners.Values)
         {
             if (listener.IsValueCreated)
@@ -187,53 +191,59 @@ public sealed partial class PeerBulkServer : IAsyncDisposable
                 return;
             }
 
-            _ = ServeAsync(connection, stopping);
+            if (!TryServeOnOwnThread(connection, stopping))
+            {
+                _ = ServeAsync(connection, stopping);
+            }
         }
     }
 
     private async Task ServeAsync(Socket connection, CancellationToken stopping)
     {
         using (connection)
+        using (var reader = new PeerBulkReader(connection, RequestBufferSize))
         {
             try
             {
                 connection.NoDelay = true;
-                while (await ServeRequestAsync(connection, stopping).ConfigureAwait(false))
+                while (await ServeRequestAsync(connection, reader, stopping).ConfigureAwait(false))
                 {
                 }
             }
-            catch (Exception e) when (e is SocketException or IOException or OperationCanceledException or ObjectDisposedException)
+            catch (Exception e) when (IsConnectionEnd(e))
             {
                 _logger.LogDebug(e, "A bulk connection from {Peer} ended", SafeRemote(connection));
             }
         }
     }
 
+    private static bool IsConnectionEnd(Exception e) => e is SocketException or IOException or OperationCanceledException or ObjectDisposedException;
+
     /// <summary>Serves one request; false when the connection is done (closed by the caller, refused, or broken off).</summary>
-    private async Task<bool> ServeRequestAsync(Socket connection, CancellationToken stopping)
+    private async Task<bool> ServeRequestAsync(Socket connection, PeerBulkReader reader, CancellationToken stopping)
     {
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping);
         timeout.CancelAfter(IdleTimeout);
-        byte[] head = new byte[Magic.Length + 2];
-        int first = await connection.ReceiveAsync(head, SocketFlags.None, timeout.Token).ConfigureAwait(false);
-        if (first == 0)
+        if (reader.Buffered == 0 && !await reader.FillAsync(timeout.Token).ConfigureAwait(false))
         {
             return false;
         }
 
+        // One receive usually brings the whole request; the fields are read from it.
         timeout.CancelAfter(RequestTimeout);
-        await ReceiveExactlyAsync(connection, head.AsMemory(first), timeout.Token).ConfigureAwait(false);
-        int tokenLength = BinaryPrimitives.ReadUInt16BigEndian(head.AsSpan(Magic.Length));
-        if (!head.AsSpan(0, Magic.Length).SequenceEqual(Magic) || tokenLength > MaxTokenLength)
+        ReadOnlyMemory<byte> head = await reader.ReadExactlyAsync(Magic.Length + 2, timeout.Token).ConfigureAwait(false);
+        int tokenLength = BinaryPrimitives.ReadUInt16BigEndian(head.Span[Magic.Length..]);
+        if (!head.Span[..Magic.Length].SequenceEqual(Magic) || tokenLength > MaxTokenLength)
         {
             _logger.LogWarning("Refused a bulk connection from {Peer}: not a bulk request", SafeRemote(connection));
             return false;
         }
 
-        byte[] request = new byte[tokenLength + 1];
-        await ReceiveExactlyAsync(connection, request, timeout.Token).ConfigureAwait(false);
+        ReadOnlyMemory<byte> request = await reader.ReadExactlyAsync(tokenLength + 1, timeout.Token).ConfigureAwait(false);
+        string token = Encoding.ASCII.GetString(request.Span[..tokenLength]);
+        byte kind = request.Span[tokenLength];
         DateTimeOffset now = _time.GetUtcNow();
-        PeerTokenCheck check = _key.Verify(Encoding.ASCII.GetString(request, 0, tokenLength), PeerWire.BulkMethod, now, _skew, out UInt128 nonce, out DateTimeOffset issued);
+        PeerTokenCheck check = _key.Verify(token, PeerWire.BulkMethod, now, _skew, out UInt128 nonce, out DateTimeOffset issued);
         if (check != PeerTokenCheck.Valid || !_replays.TryAccept(nonce, issued + _skew, now))
         {
             _logger.LogWarning("Refused a bulk request from {Peer}: token {Check}", SafeRemote(connection), check == PeerTokenCheck.Valid ? "replayed" : check.ToString());
@@ -241,12 +251,11 @@ public sealed partial class PeerBulkServer : IAsyncDisposable
             return false;
         }
 
-        switch (request[tokenLength])
+        switch (kind)
         {
             case KindTicket:
-                byte[] ticket = new byte[16];
-                await ReceiveExactlyAsync(connection, ticket, timeout.Token).ConfigureAwait(false);
-                if (!_offers.TryRemove(BinaryPrimitives.ReadUInt128LittleEndian(ticket), out PeerBulkOffer? offer))
+                UInt128 ticket = BinaryPrimitives.ReadUInt128LittleEndian((await reader.ReadExactlyAsync(16, timeout.Token).ConfigureAwait(false)).Span);
+                if (!_offers.TryRemove(ticket, out PeerBulkOffer? offer))
                 {
                     await connection.SendAsync(new[] { StatusUnknownTicket }, SocketFlags.None, timeout.Token).ConfigureAwait(false);
                     return false;
@@ -255,19 +264,18 @@ public sealed partial class PeerBulkServer : IAsyncDisposable
                 await offer.SendAsync(connection, Tamper, stopping).ConfigureAwait(false);
                 return true;
             case KindGet:
-                byte[] get = new byte[3];
-                await ReceiveExactlyAsync(connection, get, timeout.Token).ConfigureAwait(false);
-                int keyLength = BinaryPrimitives.ReadUInt16BigEndian(get.AsSpan(1));
+                ReadOnlyMemory<byte> get = await reader.ReadExactlyAsync(3, timeout.Token).ConfigureAwait(false);
+                bool fetchIfMissing = (get.Span[0] & 1) != 0;
+                int keyLength = BinaryPrimitives.ReadUInt16BigEndian(get.Span[1..]);
                 if (keyLength > MaxKeyLength)
                 {
                     return false;
                 }
 
-                byte[] key = new byte[keyLength];
-                await ReceiveExactlyAsync(connection, key, timeout.Token).ConfigureAwait(false);
-                return await ServeGetAsync(connection, Encoding.UTF8.GetString(key), (get[0] & 1) != 0, stopping).ConfigureAwait(false);
+                string key = Encoding.UTF8.GetString((await reader.ReadExactlyAsync(keyLength, timeout.Token).ConfigureAwait(false)).Span);
+                return await ServeGetAsync(connection, key, fetchIfMissing, stopping).ConfigureAwait(false);
             default:
-                _logger.LogWarning("Refused a bulk request from {Peer}: unknown kind {Kind}", SafeRemote(connection), request[tokenLength]);
+                _logger.LogWarning("Refused a bulk request from {Peer}: unknown kind {Kind}", SafeRemote(connection), kind);
                 return false;
         }
     }
