@@ -15,7 +15,7 @@ public sealed partial class SharedMemoryStore
     internal const long PooledMaxContentLength = 64 * 1024;
 
     /// <summary>How many anonymous files the pool keeps open and ready.</summary>
-    internal const int PoolTarget = 8;
+    internal const int PoolTarget = 16;
 
     /// <summary>A refill starts when a take leaves this many or fewer: one thread wake-up per few takes, not per take.</summary>
     private const int PoolLowWater = PoolTarget / 2;
