@@ -44,8 +44,16 @@ public sealed partial class SharedMemoryMap
 
         errno = 0;
         var handle = new SafeFileHandle(fd, ownsHandle: true);
-        _ = RandomAccess.GetLength(handle); // settles the handle's one-time seekability probe (lseek) here, off the hot path
-        return handle;
+        try
+        {
+            _ = RandomAccess.GetLength(handle); // settles the handle's one-time seekability probe (lseek) here, off the hot path
+            return handle;
+        }
+        catch (IOException)
+        {
+            handle.Dispose();
+            return null;
+        }
     }
 
     /// <summary>
