@@ -80,6 +80,26 @@ public sealed class SharedMemoryDirectoryLimitTests
     }
 
     [Fact]
+    public async Task A_small_map_that_does_not_fit_the_full_first_directory_skips_the_pool_and_goes_to_the_next()
+    {
+        using var first = new TmpfsMount(1);
+        using var second = new TempShmDirectory();
+        using var store = new SharedMemoryStore("tight", [first.Path, second.Path]);
+        await store.PoolRefill;
+        using SharedMemoryMap big = store.Create(SharedMemoryStore.FreeBytes(store.MapDirectory) - (40 * 1024) - SharedMemoryMap.HeaderSize);
+
+        using SharedMemoryMap tooBig = store.Create(64 * 1024);
+        using SharedMemoryMap fits = store.Create(1000);
+        fits.Content.Fill(5); // allocated up front: no SIGBUS
+
+        Assert.Equal(Path.Combine(second.Path, "AzureFunctions", tooBig.Name), tooBig.FilePath);
+        Assert.Equal(Path.Combine(store.MapDirectory, fits.Name), fits.FilePath);
+        Assert.Equal(1, store.PooledCreates);
+        Assert.Equal(0, store.SpilledMaps);
+        Assert.True(fits.IsShared && tooBig.IsShared);
+    }
+
+    [Fact]
     public void A_missing_or_read_only_directory_is_named_in_one_start_up_line_and_skipped()
     {
         using var readOnly = new TmpfsMount(1, readOnly: true);

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Buffers.Binary;
-using System.IO.MemoryMappedFiles;
+using System.Runtime.InteropServices;
+using Microsoft.Win32.SafeHandles;
 
 namespace FaaSCache.SharedMemory;
 
@@ -14,23 +15,47 @@ public sealed unsafe partial class SharedMemoryMap : IDisposable
     /// <summary>Bytes before the content.</summary>
     public const int HeaderSize = 9;
 
-    private readonly MemoryMappedFile _file;
-    private readonly MemoryMappedViewAccessor _view;
-    private readonly Microsoft.Win32.SafeHandles.SafeFileHandle _handle;
+    private const int ProtectRead = 1; // PROT_READ
+    private const int ProtectWrite = 2; // PROT_WRITE
+    private const int MapSharedFlag = 1; // MAP_SHARED
+
+    private readonly SafeFileHandle _handle;
+    private readonly IDisposable _owner;
     private readonly byte* _base;
+    private readonly nuint _mappedLength;
     private int _disposed;
 
-    private SharedMemoryMap(string name, string path, FileStream stream, MemoryMappedFile file, long contentLength, bool writable)
+    /// <summary>
+    /// Maps the header and content with one mmap (no MemoryMappedFile: it adds lseek, fstat, madvise and, on dispose,
+    /// msync, which a tmpfs map does not need); the map owns <paramref name="owner"/> (the open file) from here on.
+    /// </summary>
+    private SharedMemoryMap(string name, string path, SafeFileHandle handle, IDisposable owner, long contentLength, bool writable)
     {
         Name = name;
         FilePath = path;
         ContentLength = contentLength;
-        _handle = stream.SafeFileHandle;
-        _file = file;
-        _view = file.CreateViewAccessor(0, HeaderSize + contentLength, writable ? MemoryMappedFileAccess.ReadWrite : MemoryMappedFileAccess.Read);
-        byte* p = null;
-        _view.SafeMemoryMappedViewHandle.AcquirePointer(ref p);
-        _base = p + _view.PointerOffset;
+        _handle = handle;
+        _owner = owner;
+        _mappedLength = (nuint)(HeaderSize + contentLength);
+        bool added = false;
+        try
+        {
+            handle.DangerousAddRef(ref added);
+            nint p = Mmap(0, _mappedLength, writable ? ProtectRead | ProtectWrite : ProtectRead, MapSharedFlag, (int)handle.DangerousGetHandle(), 0);
+            if (p == -1)
+            {
+                throw new SharedMemoryException($"Could not map shared-memory map '{name}' ({_mappedLength} bytes): errno {Marshal.GetLastPInvokeError()}.");
+            }
+
+            _base = (byte*)p;
+        }
+        finally
+        {
+            if (added)
+            {
+                handle.DangerousRelease();
+            }
+        }
     }
 
     /// <summary>Gets the map name (the file name under <c>AzureFunctions/</c>), what <c>RpcSharedMemory.name</c> carries.</summary>
@@ -111,7 +136,7 @@ public sealed unsafe partial class SharedMemoryMap : IDisposable
         });
         try
         {
-            fs.SetLength(HeaderSize + contentLength);
+            RandomAccess.SetLength(fs.SafeFileHandle, HeaderSize + contentLength);
             if (reserve && PosixFallocate(fs.SafeFileHandle, 0, HeaderSize + contentLength) == NoSpace)
             {
                 fs.Dispose();
@@ -119,8 +144,7 @@ public sealed unsafe partial class SharedMemoryMap : IDisposable
                 return null;
             }
 
-            var mmf = MemoryMappedFile.CreateFromFile(fs, null, 0, MemoryMappedFileAccess.ReadWrite, HandleInheritability.None, leaveOpen: false);
-            var map = new SharedMemoryMap(name, path, fs, mmf, contentLength, writable: true);
+            var map = new SharedMemoryMap(name, path, fs.SafeFileHandle, fs, contentLength, writable: true);
             map.WriteHeader();
             return map;
         }
@@ -146,8 +170,7 @@ public sealed unsafe partial class SharedMemoryMap : IDisposable
         {
             long contentLength = ReadContentLength(fs.SafeFileHandle, name);
             File.SetUnixFileMode(fs.SafeFileHandle, UnixFileMode.UserRead | UnixFileMode.UserWrite);
-            var mmf = MemoryMappedFile.CreateFromFile(fs, null, 0, MemoryMappedFileAccess.ReadWrite, HandleInheritability.None, leaveOpen: false);
-            return new SharedMemoryMap(name, path, fs, mmf, contentLength, writable: true);
+            return new SharedMemoryMap(name, path, fs.SafeFileHandle, fs, contentLength, writable: true);
         }
         catch
         {
@@ -172,11 +195,17 @@ public sealed unsafe partial class SharedMemoryMap : IDisposable
 
     private const int NoSpace = 28; // ENOSPC
 
-    [System.Runtime.InteropServices.LibraryImport("libc", EntryPoint = "posix_fallocate")]
-    private static partial int PosixFallocate(Microsoft.Win32.SafeHandles.SafeFileHandle fd, long offset, long length);
+    [LibraryImport("libc", EntryPoint = "posix_fallocate")]
+    private static partial int PosixFallocate(SafeFileHandle fd, long offset, long length);
 
-    [System.Runtime.InteropServices.LibraryImport("libc", EntryPoint = "madvise", SetLastError = true)]
+    [LibraryImport("libc", EntryPoint = "madvise", SetLastError = true)]
     private static partial int Madvise(nint address, nuint length, int advice);
+
+    [LibraryImport("libc", EntryPoint = "mmap", SetLastError = true)]
+    private static partial nint Mmap(nint address, nuint length, int protection, int flags, int fd, long offset);
+
+    [LibraryImport("libc", EntryPoint = "munmap")]
+    private static partial int Munmap(nint address, nuint length);
 
     /// <summary>Writes the header through the file, so creating a map faults in none of its pages here.</summary>
     private void WriteHeader()
@@ -209,9 +238,8 @@ public sealed unsafe partial class SharedMemoryMap : IDisposable
             return;
         }
 
-        _view.SafeMemoryMappedViewHandle.ReleasePointer();
-        _view.Dispose();
-        _file.Dispose();
+        _ = Munmap((nint)_base, _mappedLength);
+        _owner.Dispose();
     }
 
     private sealed class MapMemoryManager(SharedMemoryMap map) : MemoryManager<byte>

@@ -6,7 +6,9 @@ namespace FaaSCache.SharedMemory;
 /// The directories' own limits (a container's /dev/shm is often 64 MB): each map goes to the first directory with room
 /// for it (statfs through <see cref="DriveInfo"/>); near a full directory its space is allocated up front, so a full
 /// tmpfs fails the create (and the next directory is tried) instead of faulting a writer later; when no directory has
-/// room the map goes to a private spill folder on disk, so a read is still served (not shared, never cached).
+/// room the map goes to a private spill folder on disk, so a read is still served (not shared, never cached). A small map
+/// first tries the pool in the first directory (no statfs: its space is always allocated up front, ENOSPC falls through
+/// to this path).
 /// </summary>
 public sealed partial class SharedMemoryStore
 {

@@ -1,4 +1,3 @@
-using System.Globalization;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 
@@ -52,6 +51,7 @@ public sealed partial class SharedMemoryStore : IDisposable
         Directory.CreateDirectory(JournalDirectory);
         SweptAtStartup = SweepStaleMaps();
         _journal = OpenJournal();
+        StartPoolRefill();
     }
 
     /// <summary>Gets the instance id.</summary>
@@ -95,6 +95,12 @@ public sealed partial class SharedMemoryStore : IDisposable
     /// <summary>Creates a new map for <paramref name="contentLength"/> bytes.</summary>
     public SharedMemoryMap Create(long contentLength)
     {
+        ArgumentOutOfRangeException.ThrowIfNegative(contentLength);
+        if (contentLength <= PooledMaxContentLength && TryCreatePooled(contentLength) is { } pooled)
+        {
+            return pooled;
+        }
+
         string name = Guid.NewGuid().ToString("N");
         Record('+', name);
         try
@@ -222,148 +228,6 @@ public sealed partial class SharedMemoryStore : IDisposable
         }
     }
 
-    private void Record(char op, string name)
-    {
-        lock (_gate)
-        {
-            if (_disposed)
-            {
-                return;
-            }
-
-            bool changed = op == '+' ? _live.Add(name) : _live.Remove(name);
-            if (!changed)
-            {
-                return;
-            }
-
-            _journal.Write(op);
-            _journal.Write(name);
-            _journal.Write('\n');
-            _journal.Flush();
-            if (++_journalLines > 4096 && _journalLines > 4 * _live.Count)
-            {
-                CompactJournal();
-            }
-        }
-    }
-
-    private StreamWriter OpenJournal()
-    {
-        var writer = new StreamWriter(new FileStream(JournalPath, new FileStreamOptions
-        {
-            Mode = FileMode.Create,
-            Access = FileAccess.Write,
-            Share = FileShare.Read,
-            UnixCreateMode = UnixFileMode.UserRead | UnixFileMode.UserWrite,
-        }));
-        writer.Write(string.Create(CultureInfo.InvariantCulture, $"pid {Environment.ProcessId} {ProcessStartTicks(Environment.ProcessId)}\n"));
-        foreach (string name in _live)
-        {
-            writer.Write('+');
-            writer.Write(name);
-            writer.Write('\n');
-        }
-
-        writer.Flush();
-        _journalLines = _live.Count;
-        return writer;
-    }
-
-    private void CompactJournal()
-    {
-        _journal.Dispose();
-        _journal = OpenJournal();
-    }
-
-    /// <summary>Removes the maps listed by journals of this instance id or of processes that are gone.</summary>
-    private int SweepStaleMaps()
-    {
-        int removed = 0;
-        foreach (string journal in Directory.EnumerateFiles(JournalDirectory, "*.maps"))
-        {
-            string id = Path.GetFileNameWithoutExtension(journal);
-            string[] lines;
-            try
-            {
-                lines = File.ReadAllLines(journal);
-            }
-            catch (IOException)
-            {
-                continue;
-            }
-
-            if (!string.Equals(id, InstanceId, StringComparison.Ordinal) && OwnerIsAlive(lines))
-            {
-                continue;
-            }
-
-            var names = new HashSet<string>(StringComparer.Ordinal);
-            foreach (string line in lines)
-            {
-                if (line.Length > 1 && line[0] == '+')
-                {
-                    names.Add(line[1..]);
-                }
-                else if (line.Length > 1 && line[0] == '-')
-                {
-                    names.Remove(line[1..]);
-                }
-            }
-
-            foreach (string name in names)
-            {
-                foreach (string path in MapDirectories.Append(SpillDirectory).Select(d => Path.Combine(d, name)).Where(File.Exists))
-                {
-                    SharedMemoryMap.TryDeleteFile(path);
-                    removed++;
-                }
-            }
-
-            SharedMemoryMap.TryDeleteFile(journal);
-        }
-
-        if (removed > 0)
-        {
-            _logger.LogInformation("Removed {Count} shared-memory map(s) left by an earlier run in {Directory}", removed, MapDirectory);
-        }
-
-        return removed;
-    }
-
-    private static bool OwnerIsAlive(string[] lines)
-    {
-        if (lines.Length == 0)
-        {
-            return false;
-        }
-
-        string[] parts = lines[0].Split(' ');
-        if (parts.Length < 3 || parts[0] != "pid" || !int.TryParse(parts[1], CultureInfo.InvariantCulture, out int pid))
-        {
-            return false;
-        }
-
-        string? started = ProcessStartTicks(pid);
-        return started is not null && started == parts[2];
-    }
-
-    /// <summary>The process start time from /proc (guards against a reused pid); null when the process is gone.</summary>
-    private static string? ProcessStartTicks(int pid)
-    {
-        try
-        {
-            string stat = File.ReadAllText($"/proc/{pid}/stat");
-            int close = stat.LastIndexOf(')');
-            string[] fields = stat[(close + 2)..].Split(' ');
-            return fields.Length > 19 ? fields[19] : null;
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-        {
-            return null;
-        }
-    }
-
     /// <summary>Deletes every map this instance still owns and its journal.</summary>
     public void Dispose()
     {
@@ -374,6 +238,7 @@ public sealed partial class SharedMemoryStore : IDisposable
                 return;
             }
 
+            DisposePoolLocked();
             _disposed = true;
             foreach (string name in _live)
             {
