@@ -24,6 +24,7 @@ internal static class MisbehavingWorkerCases
         ("host-own-map", HostOwnMapAsync),
         ("count-not-the-maps", CountMismatchAsync),
         ("negative-or-past-end-region", BadRegionAsync),
+        ("region-at-an-offset", RegionAtAnOffsetAsync),
         ("bad-header", BadHeaderAsync),
         ("held-open-and-shrunk", HeldOpenAndShrunkAsync),
         ("wrong-region-type", WrongRegionTypeAsync),
@@ -100,25 +101,44 @@ internal static class MisbehavingWorkerCases
         return $"{content.Length} bytes, count {count}";
     }
 
-    /// <summary>Negative counts and offsets, offsets past the end: refused naming offset or count.</summary>
+    /// <summary>Negative counts and offsets, offsets past the end: refused naming offset or count, and the map removed.</summary>
     public static async Task<string> BadRegionAsync(FakeWorkerHost rig, Random random, HostMap _)
     {
         byte[] content = random.GetItems<byte>([7, 8], random.Next(1, 2048));
         string name = Hex(random);
         string path = rig.WriteMap(name, content);
-        try
+        string refused = random.Next(3) switch
         {
-            return random.Next(3) switch
-            {
-                0 => await RefusedMapAsync(rig, random, name, -1 - random.Next(1000), "count must be >= 0"),
-                1 => await RefusedMapAsync(rig, random, name, content.Length, "offset", offset: -1 - random.Next(1000)),
-                _ => await RefusedMapAsync(rig, random, name, long.MaxValue, "offset", offset: content.Length + random.Next(1, 1 << 20)),
-            };
-        }
-        finally
+            0 => await RefusedMapAsync(rig, random, name, -1 - random.Next(1000), "count must be >= 0"),
+            1 => await RefusedMapAsync(rig, random, name, content.Length, "offset", offset: -1 - random.Next(1000)),
+            _ => await RefusedMapAsync(rig, random, name, long.MaxValue, "is outside it", offset: content.Length + random.Next(1, 1 << 20)),
+        };
+        Assert.False(File.Exists(path), "a refused map nobody else held is removed, not leaked");
+        return refused;
+    }
+
+    /// <summary>A region inside a worker's map (offset > 0): its bytes are written (copied), and the map removed.</summary>
+    public static async Task<string> RegionAtAnOffsetAsync(FakeWorkerHost rig, Random random, HostMap _)
+    {
+        byte[] content = random.GetItems<byte>([5, 6, 7], random.Next(2, 4096));
+        string name = Hex(random);
+        string path = rig.WriteMap(name, content);
+        int offset = random.Next(1, content.Length);
+        int count = random.Next(0, content.Length - offset + 1);
+        string key = $"region-{Hex(random)}";
+        (Task<HttpResponseMessage> http, InvocationRequest request) = await rig.StartPutAsync(key, [9]);
+        var region = new RpcSharedMemory { Name = name, Offset = offset, Count = count, Type = RpcDataType.Bytes };
+        await rig.Worker.SendAsync(FakeWorkerHost.Success(request.InvocationId, "ok", new ParameterBinding { Name = "blob", RpcSharedMemory = region }));
+        using (HttpResponseMessage response = await http)
         {
-            File.Delete(path);
+            Assert.True(response.IsSuccessStatusCode, await FakeWorkerHost.ErrorOfAsync(response));
         }
+
+        (ParameterBinding input, bool ok) = await rig.GetAsync(key);
+        Assert.True(ok, "the written region could not be read back");
+        Assert.Equal(content[offset..(offset + count)], rig.ContentOf(input));
+        Assert.False(File.Exists(path), "the worker's map, copied and not adopted, is removed");
+        return $"{count} bytes at {offset} of {content.Length}";
     }
 
     /// <summary>A map that is not initialized or declares more than the file holds: refused naming the header.</summary>
@@ -169,14 +189,9 @@ internal static class MisbehavingWorkerCases
         string name = Hex(random);
         string path = rig.WriteMap(name, [1, 2]);
         RpcDataType type = random.GetItems<RpcDataType>([RpcDataType.Http, RpcDataType.Int, RpcDataType.Double, RpcDataType.CollectionBytes, (RpcDataType)77], 1)[0];
-        try
-        {
-            return await RefusedMapAsync(rig, random, name, 2, "type bytes, string, json or stream", type: type);
-        }
-        finally
-        {
-            File.Delete(path);
-        }
+        string refused = await RefusedMapAsync(rig, random, name, 2, "type bytes, string, json or stream", type: type);
+        Assert.False(File.Exists(path), "a refused map nobody else held is removed, not leaked");
+        return refused;
     }
 
     /// <summary>An output value of a type a blob cannot hold, or none.</summary>

@@ -51,14 +51,26 @@ public sealed class MisbehavingWorkerTests(AzuriteFixture azurite, ITestOutputHe
         AssertNoLeakedMaps(rig);
     }
 
-    [Fact]
-    public async Task An_output_map_the_worker_keeps_open_and_shrinks_is_refused_so_the_host_never_faults_on_it()
+    /// <summary>
+    /// The regressions the generator led to, one bad output map per case, five times each: a map the worker keeps open and
+    /// shrinks is refused (the host never faults on it); a count that is not the map's length, a region of a type no blob
+    /// is, a negative or past-the-end region are refused naming what was wrong; a region at an offset is copied. Each
+    /// leaves no map behind, and the host serves a good round trip afterwards.
+    /// </summary>
+    [Theory]
+    [InlineData("held-open-and-shrunk")]
+    [InlineData("count-not-the-maps")]
+    [InlineData("wrong-region-type")]
+    [InlineData("negative-or-past-end-region")]
+    [InlineData("region-at-an-offset")]
+    public async Task A_bad_or_partial_output_map_fails_clearly_or_is_copied_and_no_map_is_left_behind(string kind)
     {
         await using FakeWorkerHost rig = await FakeWorkerHost.StartAsync(azurite.Server, _shm.Path);
         var random = new Random(Seed);
+        var run = MisbehavingWorkerCases.All.Single(c => c.Name == kind).Run;
         for (int n = 0; n < 5; n++)
         {
-            await MisbehavingWorkerCases.HeldOpenAndShrunkAsync(rig, random, null!);
+            output.WriteLine($"{kind} {n}: {await run(rig, random, null!)}");
         }
 
         await GoodRoundTripAsync(rig, random);
@@ -74,21 +86,6 @@ public sealed class MisbehavingWorkerTests(AzuriteFixture azurite, ITestOutputHe
         await MisbehavingWorkerCases.HostOwnMapAsync(rig, random, cached);
         await MisbehavingWorkerCases.CloseRequestFromWorkerAsync(rig, random, cached);
         await GoodRoundTripAsync(rig, random);
-    }
-
-    [Fact]
-    public async Task An_output_whose_count_is_not_its_maps_length_is_refused_and_the_map_removed()
-    {
-        await using FakeWorkerHost rig = await FakeWorkerHost.StartAsync(azurite.Server, _shm.Path);
-        var random = new Random(Seed);
-        for (int n = 0; n < 5; n++)
-        {
-            await MisbehavingWorkerCases.CountMismatchAsync(rig, random, null!);
-        }
-
-        await MisbehavingWorkerCases.WrongRegionTypeAsync(rig, random, null!);
-        await GoodRoundTripAsync(rig, random);
-        AssertNoLeakedMaps(rig);
     }
 
     [Fact]

@@ -10,9 +10,11 @@ namespace FaaSCache.Host.Bindings;
 /// <summary>
 /// Blob bindings through the cachelet: an input is a lease on the cache's own map, handed to the worker as
 /// <c>RpcSharedMemory</c> (nothing copied on a local hit); a worker without shared-memory support gets the bytes inside
-/// the message, copied from the lease (counted as copied). A worker's output map is adopted by the cache as it is.
+/// the message, copied from the lease (counted as copied). A worker's output map is adopted by the cache as it is; a
+/// region inside a map (a non-zero offset) is copied. With the cache on, a worker leaves its output maps to the host, so a
+/// map that is not adopted (copied, or refused) is deleted here, when no other process holds it.
 /// </summary>
-public sealed class CachedBlobBinder(IObjectCache cache) : IBlobBinder
+public sealed class CachedBlobBinder(IObjectCache cache, SharedMemoryStore sharedMemory) : IBlobBinder
 {
     /// <inheritdoc />
     public async Task<BoundInput> BindInputAsync(BindingDefinition binding, string key, bool workerMapsSharedMemory, CancellationToken cancellationToken)
@@ -53,10 +55,19 @@ public sealed class CachedBlobBinder(IObjectCache cache) : IBlobBinder
         {
             if (shm.Offset != 0)
             {
-                throw new BindingException($"Output '{binding.Name}': a shared-memory region at offset {shm.Offset} cannot be adopted (only whole maps).");
+                return await StoreRegionCopyAsync(binding, key, shm, cancellationToken).ConfigureAwait(false);
             }
 
-            OutputValues.CheckRegion(binding, key, shm);
+            try
+            {
+                OutputValues.CheckRegion(binding, key, shm);
+            }
+            catch (BindingException)
+            {
+                sharedMemory.DiscardHandedOver(shm.Name);
+                throw;
+            }
+
             WriteReceipt adopted;
             try
             {
@@ -73,6 +84,28 @@ public sealed class CachedBlobBinder(IObjectCache cache) : IBlobBinder
         ReadOnlyMemory<byte> data = OutputValues.Bytes(binding, key, value.Data);
         WriteReceipt written = await cache.WriteAsync(key, data, cancellationToken).ConfigureAwait(false);
         return new OutputRecord(binding.Name, key, null, data.Length, false, written.Persisted, written.BytesCopied);
+    }
+
+    /// <summary>A region inside a worker's map: its bytes are copied (read with pread) and the map is discarded, bad or not.</summary>
+    private async Task<OutputRecord> StoreRegionCopyAsync(BindingDefinition binding, string key, RpcSharedMemory shm, CancellationToken cancellationToken)
+    {
+        byte[] bytes;
+        try
+        {
+            OutputValues.CheckRegion(binding, key, shm);
+            bytes = sharedMemory.ReadForeign(shm.Name, shm.Offset, shm.Count);
+        }
+        catch (SharedMemoryException e)
+        {
+            throw new BindingException($"Output '{binding.Name}' ({key}): {e.Message}", e);
+        }
+        finally
+        {
+            sharedMemory.DiscardHandedOver(shm.Name);
+        }
+
+        WriteReceipt written = await cache.WriteAsync(key, bytes, cancellationToken).ConfigureAwait(false);
+        return new OutputRecord(binding.Name, key, shm.Name, bytes.Length, written.Cached, written.Persisted, written.BytesCopied);
     }
 
     /// <summary>The record's name of a read source.</summary>

@@ -84,7 +84,7 @@ public static class HostApplication
         services.AddSingleton<IReadOnlyDictionary<string, LanguageWorkerManager>>(sp => CreateWorkers(app, settings, sp));
         // One blob binder per mode: through the cache, or as the stock host does.
         services.AddSingleton<IBlobBinder>(sp => settings.CacheEnabled
-            ? new CachedBlobBinder(sp.GetRequiredService<IObjectCache>())
+            ? new CachedBlobBinder(sp.GetRequiredService<IObjectCache>(), sp.GetRequiredService<SharedMemoryStore>())
             : new StockBlobBinder(sp.GetRequiredService<IBlobStore>(), sp.GetRequiredService<SharedMemoryStore>()));
         services.AddSingleton(sp => new FunctionInvoker(
             app,
