@@ -62,6 +62,8 @@ elapsed="$((SECONDS - started)) s"
 if [ -n "${dotnet_log:-}" ]; then
     if [[ " ${failed_suites[*]} " =~ " dotnet " ]]; then
         echo "== .NET tests that failed (from $dotnet_log) =="
+        # The first lines of each failure's message and stack (where it failed), then the per-assembly summary.
+        grep -E -A14 '^\s*Error Message:' "$dotnet_log" | grep -v -E '^\s*(Standard Output Messages:|\[[0-9:. ]+\])' | head -80
         grep -E '^\s*Failed [A-Za-z_]|\[FAIL\]|^(Failed|Passed)!|Test Run Aborted|exited with error' "$dotnet_log" | tail -40
     fi
     rm -f "$dotnet_log"

@@ -93,6 +93,7 @@ public static class ScaleControllerApp
             (IReadOnlyList<RouteConfig> routes, IReadOnlyList<ClusterConfig> clusters) = FrontDoorRoutes.Initial();
             services.AddReverseProxy().LoadFromMemory(routes, clusters);
             services.AddSingleton<FrontDoorRoutes>();
+            services.AddSingleton<Yarp.ReverseProxy.LoadBalancing.ILoadBalancingPolicy, LeastInFlightPolicy>();
         }
 
         services.ConfigureHttpJsonOptions(j => j.SerializerOptions.Converters.Add(new System.Text.Json.Serialization.JsonStringEnumConverter()));
@@ -156,7 +157,7 @@ public static class ScaleControllerApp
         services.AddHostedService<InstancePoolLifetime>();
     }
 
-    // Launch mode's front door: /api/* over the ready instances, least outstanding requests, counted for the drain.
+    // Launch mode's front door: /api/* over the ready instances, fewest in flight (counted at the pick), for the drain too.
     private static void MapFrontDoor(WebApplication app, ScaleControllerOptions options)
     {
         InstanceRequestTracker tracker = app.Services.GetRequiredService<InstanceRequestTracker>();

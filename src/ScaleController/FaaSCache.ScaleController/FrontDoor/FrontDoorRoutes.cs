@@ -1,12 +1,11 @@
 using FaaSCache.ScaleController.Instances;
 using Yarp.ReverseProxy.Configuration;
-using Yarp.ReverseProxy.LoadBalancing;
 
 namespace FaaSCache.ScaleController.FrontDoor;
 
 /// <summary>
 /// Keeps Yarp's routes in step with the pool: <c>/api/{**rest}</c> to one cluster whose destinations are the ready
-/// instances, balanced by least outstanding requests. A draining instance leaves the cluster before it is stopped.
+/// instances, balanced by the fewest requests in flight (<see cref="LeastInFlightPolicy"/>). A draining instance leaves the cluster before it is stopped.
 /// </summary>
 public sealed class FrontDoorRoutes
 {
@@ -38,7 +37,7 @@ public sealed class FrontDoorRoutes
         var cluster = new ClusterConfig
         {
             ClusterId = ClusterId,
-            LoadBalancingPolicy = LoadBalancingPolicies.LeastRequests,
+            LoadBalancingPolicy = LeastInFlightPolicy.PolicyName,
             Destinations = ready.Where(i => i.Process is not null).ToDictionary(i => i.Id, i => new DestinationConfig { Address = i.Process!.HttpEndpoint.ToString() }, StringComparer.Ordinal),
         };
         return ([route], [cluster]);

@@ -18,7 +18,9 @@ public sealed class InstanceRequestTracker(InstancePool pool, IProxyStateLookup 
         ArgumentNullException.ThrowIfNull(context);
         ArgumentNullException.ThrowIfNull(next);
         IReverseProxyFeature feature = context.GetReverseProxyFeature();
-        ManagedInstance? entered = feature.AvailableDestinations.Count > 0 ? Enter(feature.AvailableDestinations[0]) : null;
+        ManagedInstance? entered = feature.AvailableDestinations.Count > 0
+            ? LeastInFlightPolicy.TakeEntered(context, feature.AvailableDestinations[0].DestinationId) ?? Enter(feature.AvailableDestinations[0])
+            : null;
         if (entered is null && feature.AvailableDestinations.Count > 0)
         {
             DestinationState? other = null;

@@ -139,7 +139,8 @@ public sealed class InstancePool(IInstanceLauncher launcher, ScaleControllerOpti
         lock (_gate)
         {
             _disposed = true;
-            foreach (ManagedInstance instance in _instances)
+            // A copy: an instance whose stop completes at once is retired (removed) inside EndAsync, under this lock.
+            foreach (ManagedInstance instance in _instances.ToList())
             {
                 instance.Starting.Cancel();
                 if (instance.State is InstanceState.Ready or InstanceState.Draining)

@@ -1,0 +1,87 @@
+using FaaSCache.ScaleController.Instances;
+using Microsoft.AspNetCore.Http;
+using Yarp.ReverseProxy.LoadBalancing;
+using Yarp.ReverseProxy.Model;
+
+namespace FaaSCache.ScaleController.FrontDoor;
+
+/// <summary>
+/// The front door's balancing: the ready instance with the fewest requests in flight, counted in the same step as the
+/// pick (under one lock), ties taken in turn. Yarp's own <c>LeastRequests</c> counts a request only once it is forwarded,
+/// so a burst of simultaneous requests all saw the same counts and went to one instance.
+/// </summary>
+public sealed class LeastInFlightPolicy(InstancePool pool) : ILoadBalancingPolicy
+{
+    /// <summary>The policy's name, for <see cref="Yarp.ReverseProxy.Configuration.ClusterConfig.LoadBalancingPolicy"/>.</summary>
+    public const string PolicyName = "FaaSCacheLeastInFlight";
+
+    private static readonly object EnteredKey = new();
+    private readonly Lock _gate = new();
+    private int _turn;
+
+    /// <inheritdoc/>
+    public string Name => PolicyName;
+
+    /// <summary>The instance this request was already counted in by the pick, if any (and forgets it).</summary>
+    public static ManagedInstance? TakeEntered(HttpContext context, string destinationId)
+    {
+        ArgumentNullException.ThrowIfNull(context);
+        if (context.Items.Remove(EnteredKey, out object? value) && value is ManagedInstance instance)
+        {
+            if (instance.Id == destinationId)
+            {
+                return instance;
+            }
+
+            instance.Exit();
+        }
+
+        return null;
+    }
+
+    /// <inheritdoc/>
+    public DestinationState? PickDestination(HttpContext context, ClusterState cluster, IReadOnlyList<DestinationState> availableDestinations)
+    {
+        ArgumentNullException.ThrowIfNull(context);
+        ArgumentNullException.ThrowIfNull(availableDestinations);
+        int count = availableDestinations.Count;
+        if (count == 0)
+        {
+            return null;
+        }
+
+        lock (_gate)
+        {
+            int start = _turn++ % count;
+            for (int attempt = 0; attempt < count; attempt++)
+            {
+                DestinationState? best = null;
+                ManagedInstance? bestInstance = null;
+                for (int n = 0; n < count; n++)
+                {
+                    DestinationState candidate = availableDestinations[(start + n) % count];
+                    if (pool.Find(candidate.DestinationId) is { State: InstanceState.Ready } instance &&
+                        (bestInstance is null || instance.InFlight < bestInstance.InFlight))
+                    {
+                        best = candidate;
+                        bestInstance = instance;
+                    }
+                }
+
+                if (bestInstance is null)
+                {
+                    break;
+                }
+
+                if (bestInstance.TryEnter())
+                {
+                    context.Items[EnteredKey] = bestInstance;
+                    return best;
+                }
+            }
+        }
+
+        // No ready instance could take it (all draining): the tracker finds another or answers 503.
+        return availableDestinations[0];
+    }
+}
