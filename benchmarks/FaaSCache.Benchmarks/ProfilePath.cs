@@ -20,7 +20,7 @@ internal static class ProfilePath
     /// Runs <paramref name="pathNames"/> (cachelet-read names: lm, storage_direct, lh_strong, ...; or remote-read names: rh,
     /// rm, tcp_raw) on an object of <paramref name="size"/> bytes.
     /// </summary>
-    public static async Task RunAsync(BenchmarkContext context, IReadOnlyList<string> pathNames, long size, TimeSpan duration)
+    public static async Task RunAsync(BenchmarkContext context, IReadOnlyList<string> pathNames, long size, TimeSpan duration, TimeSpan pause = default)
     {
         CancellationToken ct = context.Cancellation;
         TextWriter output = context.Output;
@@ -28,7 +28,7 @@ internal static class ProfilePath
         await using AzuriteServer azurite = await context.StartAzuriteAsync();
         if (pathNames.Any(RemotePaths.Contains))
         {
-            await RunRemoteAsync(context, azurite, pathNames, size, duration);
+            await RunRemoteAsync(context, azurite, pathNames, size, duration, pause);
             return;
         }
 
@@ -41,13 +41,13 @@ internal static class ProfilePath
                 ?? throw new ArgumentException($"--path '{n}' is not a cachelet-read path (allowed: {string.Join(", ", all.Select(p => p.Name))})."))
             .ToList();
 
-        await MeasureAsync(output, paths, pathNames, size, duration, ct);
+        await MeasureAsync(output, paths, pathNames, size, duration, pause, ct);
         output.WriteLine(rig.Counters());
         await rig.UnloadAsync(size, ct);
     }
 
     /// <summary>Remote paths: the remote-read rig on loopback (an owner host process that owns every key, this process reads).</summary>
-    private static async Task RunRemoteAsync(BenchmarkContext context, AzuriteServer azurite, IReadOnlyList<string> pathNames, long size, TimeSpan duration)
+    private static async Task RunRemoteAsync(BenchmarkContext context, AzuriteServer azurite, IReadOnlyList<string> pathNames, long size, TimeSpan duration, TimeSpan pause)
     {
         CancellationToken ct = context.Cancellation;
         string? unknown = pathNames.FirstOrDefault(n => !RemotePaths.Contains(n));
@@ -80,13 +80,13 @@ internal static class ProfilePath
             }));
         }
 
-        await MeasureAsync(context.Output, paths, pathNames, size, duration, ct);
+        await MeasureAsync(context.Output, paths, pathNames, size, duration, pause, ct);
         context.Output.WriteLine($"reader counters: {System.Text.Json.JsonSerializer.Serialize(rig.Reader.Metrics.Snapshot())}");
         await rig.ForgetAsync(key, ct);
         context.Output.WriteLine($"owner stopped: {string.Join("; ", await rig.StopAsync())}");
     }
 
-    private static async Task MeasureAsync<TPath>(TextWriter output, List<TPath> paths, IReadOnlyList<string> pathNames, long size, TimeSpan duration, CancellationToken ct)
+    private static async Task MeasureAsync<TPath>(TextWriter output, List<TPath> paths, IReadOnlyList<string> pathNames, long size, TimeSpan duration, TimeSpan pause, CancellationToken ct)
         where TPath : ITimedPath
     {
         var warmup = Stopwatch.StartNew();
@@ -103,6 +103,10 @@ internal static class ProfilePath
         while (clock.Elapsed < duration)
         {
             await Interleaved.RunAsync(paths, _ => 1, samples, ct);
+            if (pause > TimeSpan.Zero)
+            {
+                await Task.Delay(pause, ct);
+            }
         }
 
         foreach (TPath p in paths)

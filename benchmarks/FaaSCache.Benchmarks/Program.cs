@@ -59,13 +59,14 @@ internal static class Program
         var paths = new Option<string>("--path") { Description = "cachelet-read path(s), comma separated: lm, storage_direct, lh_strong, redis, ...", Required = true };
         var size = new Option<string>("--size") { Description = "object size: 1KB .. 128MB", DefaultValueFactory = _ => "128MB" };
         var seconds = new Option<int>("--seconds") { Description = "how long to measure after a 1 s warm-up", DefaultValueFactory = _ => 20 };
-        var command = new Command(ProfilePath.Name, "one or two cachelet-read paths at one size for a fixed time, for a profiler (see benchmarks/profile)") { paths, size, seconds };
+        var pause = new Option<int>("--pause-ms") { Description = "untimed pause after each round (e.g. 3000: paths spaced out as in the full cachelet-read run)", DefaultValueFactory = _ => 0 };
+        var command = new Command(ProfilePath.Name, "one or two cachelet-read paths at one size for a fixed time, for a profiler (see benchmarks/profile)") { paths, size, seconds, pause };
         command.SetAction((result, _) =>
         {
             string[] names = result.GetValue(paths)!.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
             long bytes = ProfilePath.ParseSize(result.GetValue(size)!);
             var duration = TimeSpan.FromSeconds(Math.Max(1, result.GetValue(seconds)));
-            return RunAsync(new BenchmarkDefinition(ProfilePath.Name, command.Description!, c => ProfilePath.RunAsync(c, names, bytes, duration)), quick: false);
+            return RunAsync(new BenchmarkDefinition(ProfilePath.Name, command.Description!, c => ProfilePath.RunAsync(c, names, bytes, duration, TimeSpan.FromMilliseconds(Math.Max(0, result.GetValue(pause))))), quick: false);
         });
         return command;
     }
