@@ -17,7 +17,10 @@ internal static class Interleaved
     /// Runs the paths interleaved: in each round every path whose share is due runs once, so each
     /// path's iterations are spread evenly over the whole measurement and slow drifts (Azurite's own
     /// garbage collection, other load on the machine) hit all paths alike; paths with the same count
-    /// always alternate. With <paramref name="samples"/> null it is a warm-up (nothing recorded).
+    /// always alternate. Each round runs them in an order of its own (a seeded shuffle), so no path always runs first
+    /// after the others: in cachelet-read at 128 MB, `lm`, always first of the transfers after hundreds of rounds of
+    /// HEADs, took 577 ms against 328 ms for the download right after it, and 1.03x of it when the two ran alone.
+    /// With <paramref name="samples"/> null it is a warm-up (nothing recorded).
     /// </summary>
     public static async Task RunAsync<TPath>(
         IReadOnlyList<TPath> paths,
@@ -28,10 +31,13 @@ internal static class Interleaved
     {
         int[] counts = paths.Select(count).ToArray();
         long rounds = counts.Length == 0 ? 0 : counts.Max();
+        int[] order = [.. Enumerable.Range(0, paths.Count)];
+        var shuffle = new Random(20211101);
         for (long round = 0; round < rounds; round++)
         {
             cancellationToken.ThrowIfCancellationRequested();
-            for (int p = 0; p < paths.Count; p++)
+            shuffle.Shuffle(order);
+            foreach (int p in order)
             {
                 if ((round + 1) * counts[p] / rounds > round * counts[p] / rounds)
                 {
