@@ -37,7 +37,7 @@ if [[ ! " ${failed_suites[*]} " =~ " dotnet build " ]]; then
     # processes; run side by side on 2 cores their timing-sensitive steps (failure timeouts, drains) starved each other.
     # The log is kept so that the last lines of a failing run name the failed tests (CI shows only the tail).
     dotnet_log="$(mktemp /tmp/faascache-dotnet-test.XXXXXX.log)"
-    dotnet test FaaSCache.sln --no-build --verbosity quiet -nologo -m:1 "${filter[@]}" 2>&1 | tee "$dotnet_log"
+    dotnet test FaaSCache.sln --no-build --verbosity quiet -nologo -m:1 --logger "console;verbosity=minimal" "${filter[@]}" 2>&1 | tee "$dotnet_log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || failed_suites+=(dotnet)
     echo ".NET tests ran in $((SECONDS - tests_started)) s"
 fi

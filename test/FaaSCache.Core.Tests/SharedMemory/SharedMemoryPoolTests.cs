@@ -38,8 +38,11 @@ public sealed class SharedMemoryPoolTests
         var maps = Enumerable.Range(0, SharedMemoryStore.PoolTarget - 2).Select(i => store.Create(i)).ToList();
         await store.PoolRefill;
 
+        // Every take came from the pool, and the refill started at half ran: without it 2 files would be left. It may
+        // have finished (pool full) before the last takes, which do not start another refill above half: at least
+        // 16 - 6 are left then.
         Assert.Equal(SharedMemoryStore.PoolTarget - 2, store.PooledCreates);
-        Assert.Equal(SharedMemoryStore.PoolTarget, store.PooledCount);
+        Assert.InRange(store.PooledCount, SharedMemoryStore.PoolTarget - 6, SharedMemoryStore.PoolTarget);
         Assert.Equal(maps.Count, Directory.GetFiles(store.MapDirectory).Length);
         maps.ForEach(store.Delete);
         Assert.Empty(Directory.GetFiles(store.MapDirectory));
