@@ -93,7 +93,8 @@ public static class ScaleControllerApp
             (IReadOnlyList<RouteConfig> routes, IReadOnlyList<ClusterConfig> clusters) = FrontDoorRoutes.Initial();
             services.AddReverseProxy().LoadFromMemory(routes, clusters);
             services.AddSingleton<FrontDoorRoutes>();
-            services.AddSingleton<Yarp.ReverseProxy.LoadBalancing.ILoadBalancingPolicy, LeastInFlightPolicy>();
+            services.AddSingleton<LeastInFlightPolicy>();
+            services.AddSingleton<Yarp.ReverseProxy.LoadBalancing.ILoadBalancingPolicy>(sp => sp.GetRequiredService<LeastInFlightPolicy>());
         }
 
         services.ConfigureHttpJsonOptions(j => j.SerializerOptions.Converters.Add(new System.Text.Json.Serialization.JsonStringEnumConverter()));

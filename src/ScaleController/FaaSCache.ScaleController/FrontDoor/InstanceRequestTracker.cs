@@ -7,10 +7,11 @@ namespace FaaSCache.ScaleController.FrontDoor;
 
 /// <summary>
 /// In the proxy pipeline after load balancing: counts the request against the chosen instance for the drain. If that
-/// instance was closed (drained) between routing and here, picks the least-loaded other ready instance instead, so a
-/// scale-in never fails a request.
+/// instance was closed (drained) between routing and here, counts it into the instance with the fewest in flight instead
+/// (<see cref="LeastInFlightPolicy.EnterFewestInFlight"/>, a draining one not yet closed if need be), so a scale-in never
+/// fails a request.
 /// </summary>
-public sealed class InstanceRequestTracker(InstancePool pool, IProxyStateLookup proxy)
+public sealed class InstanceRequestTracker(InstancePool pool, IProxyStateLookup proxy, LeastInFlightPolicy balancing)
 {
     /// <summary>The proxy-pipeline step.</summary>
     public async Task InvokeAsync(HttpContext context, Func<Task> next)
@@ -24,16 +25,10 @@ public sealed class InstanceRequestTracker(InstancePool pool, IProxyStateLookup 
         if (entered is null && feature.AvailableDestinations.Count > 0)
         {
             DestinationState? other = null;
-            if (proxy.TryGetCluster(FrontDoorRoutes.ClusterId, out ClusterState? cluster))
+            if (proxy.TryGetCluster(FrontDoorRoutes.ClusterId, out ClusterState? cluster) &&
+                balancing.EnterFewestInFlight(cluster.DestinationsState.AvailableDestinations, drainingToo: true) is { } fallback)
             {
-                foreach (DestinationState candidate in cluster.DestinationsState.AvailableDestinations.OrderBy(d => d.ConcurrentRequestCount))
-                {
-                    if ((entered = Enter(candidate)) is not null)
-                    {
-                        other = candidate;
-                        break;
-                    }
-                }
+                (other, entered) = fallback;
             }
 
             if (other is null)

@@ -44,23 +44,36 @@ public sealed class LeastInFlightPolicy(InstancePool pool) : ILoadBalancingPolic
     {
         ArgumentNullException.ThrowIfNull(context);
         ArgumentNullException.ThrowIfNull(availableDestinations);
-        int count = availableDestinations.Count;
-        if (count == 0)
+        if (EnterFewestInFlight(availableDestinations, drainingToo: false) is not { } picked)
         {
-            return null;
+            // No ready instance could take it (all draining): the tracker finds another or answers 503.
+            return availableDestinations.Count > 0 ? availableDestinations[0] : null;
         }
 
+        context.Items[EnteredKey] = picked.Instance;
+        return picked.Destination;
+    }
+
+    /// <summary>
+    /// Counts one request into the instance of <paramref name="destinations"/> with the fewest in flight (ties in turn)
+    /// and returns it; with <paramref name="drainingToo"/> a draining instance that is not closed yet may take it (the
+    /// tracker's last resort, rather than a 503). Null when none could.
+    /// </summary>
+    internal (DestinationState Destination, ManagedInstance Instance)? EnterFewestInFlight(IReadOnlyList<DestinationState> destinations, bool drainingToo)
+    {
+        int count = destinations.Count;
         lock (_gate)
         {
-            int start = _turn++ % count;
+            int start = count == 0 ? 0 : _turn++ % count;
             for (int attempt = 0; attempt < count; attempt++)
             {
                 DestinationState? best = null;
                 ManagedInstance? bestInstance = null;
                 for (int n = 0; n < count; n++)
                 {
-                    DestinationState candidate = availableDestinations[(start + n) % count];
-                    if (pool.Find(candidate.DestinationId) is { State: InstanceState.Ready } instance &&
+                    DestinationState candidate = destinations[(start + n) % count];
+                    if (pool.Find(candidate.DestinationId) is { } instance &&
+                        (instance.State == InstanceState.Ready || (drainingToo && instance.State == InstanceState.Draining)) &&
                         (bestInstance is null || instance.InFlight < bestInstance.InFlight))
                     {
                         best = candidate;
@@ -70,18 +83,16 @@ public sealed class LeastInFlightPolicy(InstancePool pool) : ILoadBalancingPolic
 
                 if (bestInstance is null)
                 {
-                    break;
+                    return null;
                 }
 
                 if (bestInstance.TryEnter())
                 {
-                    context.Items[EnteredKey] = bestInstance;
-                    return best;
+                    return (best!, bestInstance);
                 }
             }
-        }
 
-        // No ready instance could take it (all draining): the tracker finds another or answers 503.
-        return availableDestinations[0];
+            return null;
+        }
     }
 }
