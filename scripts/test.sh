@@ -62,9 +62,17 @@ elapsed="$((SECONDS - started)) s"
 if [ -n "${dotnet_log:-}" ]; then
     if [[ " ${failed_suites[*]} " =~ " dotnet " ]]; then
         echo "== .NET tests that failed (from $dotnet_log) =="
-        # The first lines of each failure's message and stack (where it failed), then the per-assembly summary.
-        grep -E -A14 '^\s*Error Message:' "$dotnet_log" | grep -v -E '^\s*(Standard Output Messages:|\[[0-9:. ]+\])' | head -80
-        grep -E '^\s*Failed [A-Za-z_]|\[FAIL\]|^(Failed|Passed)!|Test Run Aborted|exited with error' "$dotnet_log" | tail -40
+        # The per-assembly summary, then each failed test with the first lines of its message and where it failed (CI
+        # shows only the last lines, so these come last and the tests' own output is left out).
+        grep -E '^(Failed|Passed)!|Test Run Aborted|exited with error' "$dotnet_log" | tail -20
+        awk '
+            /^[[:space:]]*Failed [A-Za-z_]/ { print; state = ""; next }
+            /^[[:space:]]*Error Message:/ { state = "message"; lines = 0; next }
+            /^[[:space:]]*Stack Trace:/ { state = (state == "message") ? "stack" : ""; lines = 0; next }
+            /^[[:space:]]*Standard (Output|Error) Messages:/ { state = ""; next }
+            state == "message" && lines < 6 { print; lines++ }
+            state == "stack" && /^[[:space:]]*at / && / in \// && lines < 3 { print; lines++ }
+        ' "$dotnet_log" | tail -60
     fi
     rm -f "$dotnet_log"
 fi

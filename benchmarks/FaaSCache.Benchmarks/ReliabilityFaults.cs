@@ -27,22 +27,35 @@ internal static class ReliabilityFaults
         await ReliabilityRig.WriteAsync(owner, key, "v1", megabytes << 20, row, null, cancellation);
         await ReliabilityRig.ReadAsync(owner, key, row, null, cancellation);
 
-        // Poll the reader's map folder: a new map there is the transfer under way.
+        // A new map in the reader's folder is the transfer under way. The owner is stopped (SIGSTOP) before the read and
+        // let run a millisecond at a time until that map appears, then killed while stopped: a transfer that takes tens
+        // of milliseconds on loopback cannot finish between the map's appearance and the kill, however late this looks.
         var before = Directory.EnumerateFiles(reader.MapDirectory).ToHashSet(StringComparer.Ordinal);
-        Task<RegisterOp> reading = ReliabilityRig.ReadAsync(reader, key, row, null, cancellation);
+        await rig.TrackProcessesAsync(cancellation);
+        ProcessSignals.Send(owner.Host.ProcessId, ProcessSignals.Stop);
         var clock = Stopwatch.StartNew();
-        while (!reading.IsCompleted && !Directory.EnumerateFiles(reader.MapDirectory).Any(f => !before.Contains(f)) && clock.Elapsed < TimeSpan.FromSeconds(60))
+        Task<RegisterOp> reading = ReliabilityRig.ReadAsync(reader, key, row, null, cancellation);
+        string? missed = null;
+        try
         {
-            await Task.Delay(1, cancellation);
+            await Task.Factory.StartNew(
+                () => ProcessSignals.StepUntil(
+                    owner.Host.ProcessId,
+                    () => Directory.EnumerateFiles(reader.MapDirectory).Any(f => !before.Contains(f)),
+                    () => reading.IsCompleted,
+                    TimeSpan.FromSeconds(60)),
+                cancellation, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+        }
+        catch (Exception e) when (e is InvalidOperationException or TimeoutException)
+        {
+            missed = e.Message;
         }
 
-        bool midTransfer = !reading.IsCompleted;
-        await rig.TrackProcessesAsync(cancellation);
         rig.Kill(owner);
         RegisterOp read = await reading;
-        row.Note(midTransfer
+        row.Note(missed is null
             ? $"owner {owner.Id} SIGKILLed {clock.Elapsed.TotalMilliseconds:0} ms into a {megabytes.ToString(CultureInfo.InvariantCulture)} MB remote read; the read {(read.Completed && read.Value == "v1" ? "got the whole object" : "FAILED")}"
-            : "the read finished before the owner could be killed (transfer too fast): the fault did not happen mid-transfer");
+            : $"FAILED: the owner could not be killed mid-transfer, so the fault did not happen ({missed})");
         if (!read.Completed || read.Value != "v1")
         {
             row.WritesLost++;

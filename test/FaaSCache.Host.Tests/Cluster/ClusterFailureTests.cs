@@ -142,19 +142,26 @@ public sealed class ClusterFailureTests(AzuriteFixture azurite, ITestOutputHelpe
         Assert.Equal(0, (await HostCluster.StatusAsync(reader)).Count.BytesFetched);
 
         // The reader creates the map for the object when the owner's first message arrives and fills it, in order, as the
-        // chunks stream in: once the bytes 8 MB in have landed (random content, so not all zero), the owner dies.
-        var created = new TaskCompletionSource<string>(TaskCreationOptions.RunContinuationsAsynchronously);
-        using var watcher = new FileSystemWatcher(reader.MapDirectory);
-        watcher.Created += (_, e) => created.TrySetResult(e.FullPath);
-        watcher.EnableRaisingEvents = true;
+        // chunks stream in. The owner is stopped (SIGSTOP) before the read and let run in steps of a millisecond, so that
+        // it cannot finish the 64 MB however late this thread looks: once the bytes 8 MB in have landed (random content,
+        // so not all zero), the stopped owner is killed. (Watching at full speed lost the race on a loaded machine: the
+        // whole transfer arrived before the kill.)
+        int ownerPid = owner.Host.ProcessId;
+        ProcessSignals.Send(ownerPid, ProcessSignals.Stop);
         var clock = Stopwatch.StartNew();
         Task<ClusterRead> reading = cluster.ReadAsync(reader, name);
-        string partialMap = await created.Task.WaitAsync(TimeSpan.FromSeconds(60));
-        TimeSpan mapCreated = clock.Elapsed;
-        await Task.Run(() => KillWhenArrived(owner, partialMap, MapHeaderBytes + (SixtyFourMegabytes / 8), reading));
+        string partialMap = "";
+        int steps = await Task.Factory.StartNew(
+            () => ProcessSignals.StepUntil(
+                ownerPid,
+                () => Arrived(reader.MapDirectory, MapHeaderBytes + (SixtyFourMegabytes / 8), out partialMap),
+                () => reading.IsCompleted,
+                TimeSpan.FromSeconds(60)),
+            CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+        owner.Host.Kill();
         output.WriteLine(
-            $"the reader's map appeared {mapCreated.TotalMilliseconds:0} ms into the read; the owner was killed at " +
-            $"{clock.Elapsed.TotalMilliseconds:0} ms, after the bytes 8 MB in had arrived");
+            $"the owner was killed {clock.Elapsed.TotalMilliseconds:0} ms into the read, after {steps} steps of running, " +
+            "once the bytes 8 MB in had arrived");
         ClusterRead read = await reading;
         output.WriteLine(string.Join(Environment.NewLine, reader.Host.Output.Split('\n').Where(l => l.Contains("unreachable", StringComparison.Ordinal))));
 
@@ -172,23 +179,17 @@ public sealed class ClusterFailureTests(AzuriteFixture azurite, ITestOutputHelpe
         Assert.Equal((1L, 1L), (status.SharedMemory.Maps, status.Count.ObjectsCached));
     }
 
-    /// <summary>Spins until the 32 bytes at <paramref name="offset"/> of <paramref name="map"/> are not all zero, then SIGKILLs <paramref name="owner"/>.</summary>
-    private static void KillWhenArrived(ClusterInstance owner, string map, long offset, Task reading)
+    /// <summary>Whether the map in <paramref name="mapDirectory"/> (the only file there) has the 32 bytes at <paramref name="offset"/> not all zero.</summary>
+    private static bool Arrived(string mapDirectory, long offset, out string map)
     {
+        map = Directory.EnumerateFiles(mapDirectory).FirstOrDefault() ?? "";
+        if (map.Length == 0)
+        {
+            return false;
+        }
+
         using Microsoft.Win32.SafeHandles.SafeFileHandle handle = File.OpenHandle(map);
         Span<byte> probe = stackalloc byte[32];
-        var clock = Stopwatch.StartNew();
-        while (true)
-        {
-            if (RandomAccess.Read(handle, probe, offset) == probe.Length && probe.ContainsAnyExcept((byte)0))
-            {
-                owner.Host.Kill();
-                return;
-            }
-
-            Assert.False(reading.IsCompleted, "the read ended before the transfer was 8 MB in");
-            Assert.True(clock.Elapsed < TimeSpan.FromSeconds(60), "the transfer did not reach 8 MB within 60 s");
-            Thread.SpinWait(100);
-        }
+        return RandomAccess.Read(handle, probe, offset) == probe.Length && probe.ContainsAnyExcept((byte)0);
     }
 }
