@@ -225,19 +225,16 @@ public sealed partial class GrpcPeerClient : IPeerClient, IDisposable
             return;
         }
 
-        foreach (Lazy<PeerChannel> channel in _channels.Values)
+        foreach (Lazy<PeerChannel> channel in _channels.Values.Concat(_retired.Keys))
         {
             if (channel.IsValueCreated)
             {
-                channel.Value.Channel.Dispose();
-                while (channel.Value.IdleBulk.TryDequeue(out System.Net.Sockets.Socket? idle))
-                {
-                    idle.Dispose();
-                }
+                DisposeChannel(channel.Value);
             }
         }
 
         _channels.Clear();
+        _retired.Clear();
     }
 
     private static bool IsPeerFailure(Exception e) => e is RpcException or PeerTransferException or PeerBulkUnreachableException or OperationCanceledException or HttpRequestException;

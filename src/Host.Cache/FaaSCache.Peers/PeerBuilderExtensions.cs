@@ -1,6 +1,7 @@
 using System.Net;
 using FaaSCache.Caching;
 using FaaSCache.Hosting;
+using FaaSCache.Ownership;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Hosting;
@@ -32,12 +33,21 @@ public static class PeerBuilderExtensions
         ArgumentNullException.ThrowIfNull(builder);
         IServiceCollection services = builder.Services;
         services.TryAddSingleton(sp => KeyOf(sp.GetRequiredService<IOptions<FaaSCacheInstanceOptions>>().Value));
-        services.TryAddSingleton(sp => new GrpcPeerClient(
-            sp.GetRequiredService<IPeerDirectory>(),
-            sp.GetRequiredService<PeerKey>(),
-            new PeerClientOptions(),
-            sp.GetService<ILogger<GrpcPeerClient>>(),
-            sp.GetService<TimeProvider>()));
+        services.TryAddSingleton(sp =>
+        {
+            var client = new GrpcPeerClient(
+                sp.GetRequiredService<IPeerDirectory>(),
+                sp.GetRequiredService<PeerKey>(),
+                new PeerClientOptions(),
+                sp.GetService<ILogger<GrpcPeerClient>>(),
+                sp.GetService<TimeProvider>());
+            if (sp.GetService<IOwnerLocator>() is { } owners)
+            {
+                client.FollowMembership(owners);
+            }
+
+            return client;
+        });
         services.TryAddSingleton<IPeerClient>(sp => sp.GetRequiredService<GrpcPeerClient>());
         if (hosting == PeerServerHosting.OwnServer)
         {
