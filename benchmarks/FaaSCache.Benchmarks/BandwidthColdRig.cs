@@ -154,7 +154,7 @@ internal sealed class BandwidthColdRig : IAsyncDisposable
         {
             if (!_process.HasExited)
             {
-                await FaaSCacheHostProcess.SignalAsync(_process.Id, "TERM");
+                ProcessSignals.Send(_process.Id, ProcessSignals.Terminate);
                 using var wait = new CancellationTokenSource(StopTimeout);
                 await _process.WaitForExitAsync(wait.Token);
             }

@@ -111,7 +111,7 @@ internal static class ReliabilityFaults
         await WaitNoPendingAsync(owner, cancellation);
         string? lastAcked = null;
         long pending;
-        await FaaSCacheHostProcess.SignalAsync(azurite.ProcessId, "STOP");
+        ProcessSignals.Send(azurite.ProcessId, ProcessSignals.Stop);
         try
         {
             for (int i = 0; i < writes; i++)
@@ -127,7 +127,7 @@ internal static class ReliabilityFaults
         }
         finally
         {
-            await FaaSCacheHostProcess.SignalAsync(azurite.ProcessId, "CONT");
+            ProcessSignals.Send(azurite.ProcessId, ProcessSignals.Continue);
         }
 
         (string? stored, bool intact) = await rig.StoredAsync(key, cancellation);
@@ -153,7 +153,7 @@ internal static class ReliabilityFaults
         long invoked = Stopwatch.GetTimestamp();
         Task<HttpResponseMessage> slow = host.Host.Http.PostAsync("api/Slow?ms=5000", null, cancellation);
         await Task.Delay(TimeSpan.FromSeconds(1), cancellation);
-        await FaaSCacheHostProcess.SignalAsync(worker.Pid, "KILL");
+        ProcessSignals.Send(worker.Pid, ProcessSignals.Kill);
         bool slowOk;
         try
         {
@@ -205,14 +205,14 @@ internal static class ReliabilityFaults
         Task[] clients = [ClientAsync(1), ClientAsync(2)];
         await Task.Delay(load / 3, cancellation);
         long frozen = Stopwatch.GetTimestamp();
-        await FaaSCacheHostProcess.SignalAsync(azurite.ProcessId, "STOP");
+        ProcessSignals.Send(azurite.ProcessId, ProcessSignals.Stop);
         try
         {
             await Task.Delay(TimeSpan.FromSeconds(5), cancellation);
         }
         finally
         {
-            await FaaSCacheHostProcess.SignalAsync(azurite.ProcessId, "CONT");
+            ProcessSignals.Send(azurite.ProcessId, ProcessSignals.Continue);
         }
 
         long thawed = Stopwatch.GetTimestamp();

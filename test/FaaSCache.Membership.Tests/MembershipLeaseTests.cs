@@ -27,14 +27,14 @@ public sealed class MembershipLeaseTests(AzuriteFixture azurite, ITestOutputHelp
         Assert.True(a.Owners.HoldsLease);
 
         // Storage frozen: heartbeats hang, so none lands within the lease (3/4 of the failure timeout).
-        await FaaSCacheHostProcess.SignalAsync(azurite.Server.ProcessId, "STOP");
+        ProcessSignals.Send(azurite.Server.ProcessId, ProcessSignals.Stop);
         try
         {
             await MembershipTestBed.WaitUntilAsync(() => !a.Owners.HoldsLease, Patience, "a to lose its lease");
         }
         finally
         {
-            await FaaSCacheHostProcess.SignalAsync(azurite.Server.ProcessId, "CONT");
+            ProcessSignals.Send(azurite.Server.ProcessId, ProcessSignals.Continue);
         }
 
         await MembershipTestBed.WaitUntilAsync(() => a.Owners.HoldsLease, Patience, "a to hold its lease again");

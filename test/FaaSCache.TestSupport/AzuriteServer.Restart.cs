@@ -49,7 +49,7 @@ public sealed partial class AzuriteServer
             var clock = Stopwatch.StartNew();
             try
             {
-                await FaaSCacheHostProcess.SignalAsync(process.Id, "TERM");
+                ProcessSignals.Send(process.Id, ProcessSignals.Terminate);
             }
             catch (InvalidOperationException) when (process.HasExited)
             {

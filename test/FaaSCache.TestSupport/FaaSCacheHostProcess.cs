@@ -195,22 +195,6 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
         return new HostRun(code, host.Output);
     }
 
-    /// <summary>Sends <paramref name="signal"/> (e.g. <c>TERM</c>, <c>KILL</c>) to process <paramref name="pid"/> with <c>/bin/kill</c>.</summary>
-    public static async Task SignalAsync(int pid, string signal)
-    {
-        var start = new ProcessStartInfo("/bin/kill") { UseShellExecute = false, RedirectStandardError = true, RedirectStandardOutput = true };
-        start.ArgumentList.Add("-" + signal);
-        start.ArgumentList.Add(pid.ToString(CultureInfo.InvariantCulture));
-        using Process kill = Process.Start(start)!;
-        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
-        string error = await kill.StandardError.ReadToEndAsync(timeout.Token);
-        await kill.WaitForExitAsync(timeout.Token);
-        if (kill.ExitCode != 0)
-        {
-            throw new InvalidOperationException($"/bin/kill -{signal} {pid} failed with code {kill.ExitCode}: {error.Trim()}");
-        }
-    }
-
     /// <summary>Waits at most <paramref name="timeout"/> for the host to exit; returns its exit code, or null if it still runs.</summary>
     public async Task<int?> WaitForExitAsync(TimeSpan timeout)
     {
@@ -243,7 +227,7 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
         {
             try
             {
-                await SignalAsync(ProcessId, "TERM");
+                ProcessSignals.Send(ProcessId, ProcessSignals.Terminate);
             }
             catch (InvalidOperationException) when (HasExited)
             {

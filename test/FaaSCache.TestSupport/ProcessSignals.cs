@@ -1,27 +1,35 @@
-using System.ComponentModel;
 using System.Runtime.InteropServices;
 
 namespace FaaSCache.TestSupport;
 
 /// <summary>
-/// Signals sent with kill(2) from the test's own thread, for steps that must follow each other within microseconds
-/// (a <c>/bin/kill</c> process per signal takes milliseconds): stop a process, let it run for a moment, stop it again.
+/// Signals sent with kill(2) from the test's own thread: at once (no <c>/bin/kill</c> process per signal, which takes
+/// milliseconds), so that steps can follow each other within microseconds: stop a process, let it run, stop it again.
 /// </summary>
 public static partial class ProcessSignals
 {
+    /// <summary>SIGKILL on Linux.</summary>
+    public const int Kill = 9;
+
+    /// <summary>SIGTERM on Linux.</summary>
+    public const int Terminate = 15;
+
     /// <summary>SIGCONT on Linux.</summary>
     public const int Continue = 18;
 
     /// <summary>SIGSTOP on Linux.</summary>
     public const int Stop = 19;
 
-    /// <summary>Sends <paramref name="signal"/> to process <paramref name="pid"/>; throws, naming both, if kill(2) fails.</summary>
+    /// <summary>
+    /// Sends <paramref name="signal"/> to process <paramref name="pid"/>; throws <see cref="InvalidOperationException"/>,
+    /// naming both and the reason, if kill(2) fails (e.g. the process is gone).
+    /// </summary>
     public static void Send(int pid, int signal)
     {
         if (SendSignal(pid, signal) != 0)
         {
             int error = Marshal.GetLastPInvokeError();
-            throw new Win32Exception(error, $"kill({pid}, {signal}) failed: {new Win32Exception(error).Message}");
+            throw new InvalidOperationException($"kill({pid}, {signal}) failed: {Marshal.GetPInvokeErrorMessage(error)} (errno {error})");
         }
     }
 

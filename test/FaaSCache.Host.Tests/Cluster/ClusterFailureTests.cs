@@ -97,7 +97,7 @@ public sealed class ClusterFailureTests(AzuriteFixture azurite, ITestOutputHelpe
         // writes can have finished when the SIGTERM arrives: they are pending, provably, and only the shutdown flush,
         // in order, leaves the last version in storage.
         int exitCode;
-        await FaaSCacheHostProcess.SignalAsync(azurite.Server.ProcessId, "STOP");
+        ProcessSignals.Send(azurite.Server.ProcessId, ProcessSignals.Stop);
         try
         {
             foreach (byte[] version in versions)
@@ -111,12 +111,12 @@ public sealed class ClusterFailureTests(AzuriteFixture azurite, ITestOutputHelpe
             Task<int> stopping = owner.Host.StopAsync(TimeSpan.FromSeconds(60));
             await Task.Delay(TimeSpan.FromSeconds(1));
             Assert.False(stopping.IsCompleted, "with storage frozen the owner cannot finish its pending writes (nor leave the list), so it has not exited");
-            await FaaSCacheHostProcess.SignalAsync(azurite.Server.ProcessId, "CONT");
+            ProcessSignals.Send(azurite.Server.ProcessId, ProcessSignals.Continue);
             exitCode = await stopping;
         }
         finally
         {
-            await FaaSCacheHostProcess.SignalAsync(azurite.Server.ProcessId, "CONT");
+            ProcessSignals.Send(azurite.Server.ProcessId, ProcessSignals.Continue);
         }
 
         Assert.True(exitCode == 0, $"the owner exited with code {exitCode}");

@@ -152,7 +152,7 @@ public sealed class PythonHostEndToEndTests(AzuriteFixture azurite)
 
         Task<HttpResponseMessage> slow = running.SendAsync(HttpMethod.Get, "api/Slow?seconds=30", timeout: TimeSpan.FromSeconds(45));
         string invocationId = await WaitForSlowStartAsync(running.Host);
-        await FaaSCacheHostProcess.SignalAsync(pid, "KILL");
+        ProcessSignals.Send(pid, ProcessSignals.Kill);
 
         using HttpResponseMessage failed = await slow;
         string body = await failed.Content.ReadAsStringAsync();
