@@ -132,9 +132,11 @@ public sealed class MisbehavingWorkerTests(AzuriteFixture azurite, ITestOutputHe
             using HttpResponseMessage response = await http;
             string error = await FakeWorkerHost.ErrorOfAsync(response);
             output.WriteLine($"stock shrink {n}: {(response.IsSuccessStatusCode ? "read before the shrink" : error)}");
+            // A shrink to 0 then a regrow (the loop above) leaves zeros where the header was: "not initialized" is that case.
             Assert.True(
                 response.IsSuccessStatusCode || error.Contains("shrank", StringComparison.Ordinal) || error.Contains("is outside it", StringComparison.Ordinal)
-                || error.Contains("shorter than its", StringComparison.Ordinal) || error.Contains("content bytes but the file holds", StringComparison.Ordinal),
+                || error.Contains("shorter than its", StringComparison.Ordinal) || error.Contains("content bytes but the file holds", StringComparison.Ordinal)
+                || error.Contains("is not initialized (byte 0 is 0x00", StringComparison.Ordinal),
                 error);
             File.WriteAllBytes(path, [1, .. BitConverter.GetBytes((long)content.Length), .. content]);
         }
