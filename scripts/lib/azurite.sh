@@ -9,21 +9,37 @@ start_azurite() {
     # shellcheck source=scripts/lib/common.sh
     declare -F free_port >/dev/null || source "$root/scripts/lib/common.sh"
     AZURITE_DIR="$(mktemp -d /tmp/faascache-azurite.XXXXXX)"
-    AZURITE_PORT="$(free_port)" || { echo "no free port for Azurite" >&2; return 1; }
-    node "$root/node_modules/azurite/dist/src/blob/main.js" --blobHost "${AZURITE_HOST:-127.0.0.1}" --blobPort "$AZURITE_PORT" \
-        --location "$AZURITE_DIR" --silent --loose >"$AZURITE_DIR/azurite.log" 2>&1 &
-    AZURITE_PID=$!
-    for _ in $(seq 1 100); do
-        if (exec 3<>"/dev/tcp/127.0.0.1/$AZURITE_PORT") 2>/dev/null; then
+    local attempt started=""
+    # Another process may bind the free port first (a race no probe closes): then try another port, three times.
+    for attempt in 1 2 3; do
+        AZURITE_PORT="$(free_port)" || { echo "no free port for Azurite" >&2; return 1; }
+        node "$root/node_modules/azurite/dist/src/blob/main.js" --blobHost "${AZURITE_HOST:-127.0.0.1}" --blobPort "$AZURITE_PORT" \
+            --location "$AZURITE_DIR" --silent --loose --disableTelemetry >"$AZURITE_DIR/azurite.log" 2>&1 &
+        AZURITE_PID=$!
+        for _ in $(seq 1 300); do
+            # Its own line, not a connect probe: a probe could reach another server that holds the port.
+            if grep -q "successfully listens on" "$AZURITE_DIR/azurite.log"; then
+                started=yes
+                break 2
+            fi
+            kill -0 "$AZURITE_PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        if kill -0 "$AZURITE_PID" 2>/dev/null || ! grep -q EADDRINUSE "$AZURITE_DIR/azurite.log" || [ "$attempt" -eq 3 ]; then
             break
         fi
-        if ! kill -0 "$AZURITE_PID" 2>/dev/null; then
-            echo "Azurite exited at start-up:" >&2
-            cat "$AZURITE_DIR/azurite.log" >&2
-            return 1
-        fi
-        sleep 0.1
+        echo "Azurite could not bind port $AZURITE_PORT (in use); trying another" >&2
     done
+    if [ -z "$started" ]; then
+        if kill -0 "$AZURITE_PID" 2>/dev/null; then
+            echo "Azurite did not listen on port $AZURITE_PORT within 30 s:" >&2
+            kill "$AZURITE_PID" 2>/dev/null || true
+        else
+            echo "Azurite exited at start-up:" >&2
+        fi
+        cat "$AZURITE_DIR/azurite.log" >&2
+        return 1
+    fi
     local key="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
     AZURITE_CONNECTION="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$key;BlobEndpoint=http://127.0.0.1:$AZURITE_PORT/devstoreaccount1;"
     export AZURITE_PID AZURITE_PORT AZURITE_DIR AZURITE_CONNECTION

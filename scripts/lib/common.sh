@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Sourced by the scripts: small helpers in plain bash (no eval, no inline Python).
 #   say / die         print with the calling script's prefix (set LOG_PREFIX before sourcing)
-#   free_port         a TCP port nothing listens on at 127.0.0.1 right now
+#   free_port         a TCP port nothing listens on at 127.0.0.1 right now, outside the ephemeral range
 #   stop_pid PID N    SIGTERM, then SIGKILL after N seconds; returns once the process is gone
 
 say() { printf '[%s] %s\n' "${LOG_PREFIX:-faascache}" "$*"; }
 die() { printf '[%s] error: %s\n' "${LOG_PREFIX:-faascache}" "$*" >&2; exit 1; }
 
 free_port() {
-    local port
-    for port in $(shuf -i 20000-60999 -n 50); do
+    # Below the kernel's ephemeral range: a port there can be the local end of someone's outgoing connection (or a
+    # port-0 listener's), which a connect probe does not see and which makes the server's bind fail (EADDRINUSE).
+    local port low=32768 _high
+    read -r low _high </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+    [ "$low" -gt 11000 ] 2>/dev/null || low=32768
+    for port in $(shuf -i 10000-$((low - 1)) -n 50); do
         # A refused connection means nobody listens there.
         if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
             echo "$port"

@@ -102,7 +102,7 @@ public sealed partial class AzuriteServer : IAsyncDisposable
                         "--blobHost", blobHost,
                         "--blobPort", port.ToString(System.Globalization.CultureInfo.InvariantCulture),
                         "--location", location,
-                        "--silent", "--loose", "--skipApiVersionCheck",
+                        "--silent", "--loose", "--skipApiVersionCheck", "--disableTelemetry",
                     ],
                     root);
             }
