@@ -76,4 +76,23 @@ public sealed class LeaseAndOutageWriteTests(AzuriteFixture azurite)
         public override Task<string> UploadAsync(string key, Stream content, string? writeId, CancellationToken cancellationToken = default) =>
             Task.FromException<string>(new StorageUnavailableException($"Storage is unavailable: the upload of {key} did not succeed ({Reason}).") { Key = key });
     }
+
+    [Fact]
+    public async Task Under_ownerAsync_a_write_whose_owner_is_gone_is_in_storage_when_acknowledged()
+    {
+        // Found by the reliability suite under load: the write was committed on the sender with a queued write-back,
+        // and the sender's next read, falling back to storage while the owner was gone, found nothing.
+        await using var cluster = await PeerCluster.StartAsync(azurite, ConsistencyPreset.OwnerAsync);
+        string key = cluster.KeyOwnedBy("b");
+        await cluster.Server("b").StopAsync();
+
+        WriteReceipt receipt = await cluster["a"].WriteAsync(key, Encoding.ASCII.GetBytes("v1"));
+
+        Assert.True(receipt.Persisted);
+        Assert.Equal(PersistMode.Sync, receipt.Persist);
+        Assert.Equal(0, cluster["a"].PendingWrites);
+        Assert.Equal("v1", Encoding.ASCII.GetString((await cluster.DownloadAsync(key))!));
+        using ObjectLease read = await cluster["a"].ReadAsync(key);
+        Assert.Equal("v1", Encoding.ASCII.GetString(read.Span));
+    }
 }

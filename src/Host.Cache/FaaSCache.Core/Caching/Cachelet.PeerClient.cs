@@ -103,13 +103,16 @@ public sealed partial class Cachelet
         return await FetchAsync(key, fromStorage, cache: true, forPeer: !forward, cancellationToken).ConfigureAwait(false);
     }
 
-    /// <summary>Forwards a write to the owner; null when this cachelet must commit it itself.</summary>
-    private async Task<WriteReceipt?> ForwardWriteAsync(string key, SharedMemoryMap map, CancellationToken cancellationToken)
+    /// <summary>
+    /// Forwards a write to the owner. Forwarded is null when this cachelet must commit it itself: it owns the key, or
+    /// (OwnerGone) the owner provably never saw the write.
+    /// </summary>
+    private async Task<(WriteReceipt? Forwarded, bool OwnerGone)> ForwardWriteAsync(string key, SharedMemoryMap map, CancellationToken cancellationToken)
     {
         string owner = _owners.GetOwner(key);
         if (owner == _owners.SelfId)
         {
-            return null;
+            return (null, false);
         }
 
         PeerWriteResult result;
@@ -120,9 +123,10 @@ public sealed partial class Cachelet
         }
         catch (PeerUnavailableException e) when (!e.MayHaveArrived)
         {
-            // The owner is gone and never saw the write: commit here with synchronous persistence, so it is safe in storage.
+            // The owner is gone and never saw the write: the caller commits it here with synchronous persistence, so it
+            // is safe in storage.
             OwnerUnreachable(owner, key, e);
-            return null;
+            return (null, true);
         }
         catch (PeerUnavailableException e)
         {
@@ -142,7 +146,7 @@ public sealed partial class Cachelet
             _shm.Delete(map);
         }
 
-        return new WriteReceipt(key, result.Version, cached, result.Persisted, _options.EffectivePersist) { BytesCopied = map.ContentLength };
+        return (new WriteReceipt(key, result.Version, cached, result.Persisted, _options.EffectivePersist) { BytesCopied = map.ContentLength }, false);
     }
 
     /// <summary>After the owner committed a write under strong/owner presets: other members drop older copies (best effort; the task ends when all answered).</summary>

@@ -117,14 +117,23 @@ public sealed partial class Cachelet
             throw;
         }
 
-        if (forward && _peers is not null && WritesToOwner && !_doNotCache.IsMatch(key)
-            && await ForwardWriteAsync(key, map, cancellationToken).ConfigureAwait(false) is { } forwarded)
+        PersistMode persist = _options.EffectivePersist;
+        if (forward && _peers is not null && WritesToOwner && !_doNotCache.IsMatch(key))
         {
-            // The owner committed it (and raises the events there: one cache trigger per write).
-            return forwarded with { BytesCopied = forwarded.BytesCopied + copiedIn };
+            (WriteReceipt? forwarded, bool ownerGone) = await ForwardWriteAsync(key, map, cancellationToken).ConfigureAwait(false);
+            if (forwarded is not null)
+            {
+                // The owner committed it (and raises the events there: one cache trigger per write).
+                return forwarded with { BytesCopied = forwarded.BytesCopied + copiedIn };
+            }
+
+            // The owner is gone and never saw the write: this instance is not the key's owner, so a write-back queued
+            // here would leave storage (where readers fall back while the owner is gone) without the acknowledged
+            // write until it ran; commit it to storage before acknowledging, whatever the preset's persist mode.
+            persist = ownerGone ? PersistMode.Sync : persist;
         }
 
-        WriteReceipt receipt = await CommitCoreAsync(key, map, forward ? AccessKind.Write : AccessKind.PeerWrite, cancellationToken).ConfigureAwait(false);
+        WriteReceipt receipt = await CommitCoreAsync(key, map, forward ? AccessKind.Write : AccessKind.PeerWrite, persist, cancellationToken).ConfigureAwait(false);
         receipt = receipt with { BytesCopied = copiedIn };
         await InvalidateOthersAsync(receipt.Key, receipt.Version).ConfigureAwait(false);
         var args = new BlobWrittenEventArgs(receipt.Key, receipt.Version, receipt.Persisted || receipt.Persist != PersistMode.None);
@@ -137,7 +146,7 @@ public sealed partial class Cachelet
         return receipt;
     }
 
-    private async Task<WriteReceipt> CommitCoreAsync(string key, SharedMemoryMap map, AccessKind access, CancellationToken cancellationToken)
+    private async Task<WriteReceipt> CommitCoreAsync(string key, SharedMemoryMap map, AccessKind access, PersistMode mode, CancellationToken cancellationToken)
     {
         if (_doNotCache.IsMatch(key))
         {
@@ -151,7 +160,6 @@ public sealed partial class Cachelet
             }
         }
 
-        PersistMode mode = _options.EffectivePersist;
         if (mode == PersistMode.Sync)
         {
             // Owner, then storage: the cache shows the new version only once storage has it. One write per key at a time,
