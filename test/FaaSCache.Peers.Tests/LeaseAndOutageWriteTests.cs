@@ -10,7 +10,8 @@ namespace FaaSCache.Peers.Tests;
 /// <summary>
 /// Writes under <c>owner</c> when membership or storage is out (found by the reliability suite's storage restart): an
 /// instance without its membership lease neither acts as a key's owner nor picks one from its possibly stale ring, and
-/// an owner whose storage refuses says so to the sender, which reports a write not made rather than one of unknown outcome.
+/// an owner whose storage refuses says so to the sender, which reports a write not made rather than one of unknown outcome;
+/// a write whose owner is gone is in storage when it is acknowledged, under any preset.
 /// </summary>
 [Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
@@ -68,15 +69,6 @@ public sealed class LeaseAndOutageWriteTests(AzuriteFixture azurite)
         Assert.Null(await cluster.DownloadAsync(key));
     }
 
-    /// <summary>A real store whose uploads fail as an unreachable storage account's would.</summary>
-    private sealed class RefusingUploads(IBlobStore inner) : DelegatingBlobStore(inner)
-    {
-        public const string Reason = "Connection refused (test)";
-
-        public override Task<string> UploadAsync(string key, Stream content, string? writeId, CancellationToken cancellationToken = default) =>
-            Task.FromException<string>(new StorageUnavailableException($"Storage is unavailable: the upload of {key} did not succeed ({Reason}).") { Key = key });
-    }
-
     [Fact]
     public async Task Under_ownerAsync_a_write_whose_owner_is_gone_is_in_storage_when_acknowledged()
     {
@@ -94,5 +86,14 @@ public sealed class LeaseAndOutageWriteTests(AzuriteFixture azurite)
         Assert.Equal("v1", Encoding.ASCII.GetString((await cluster.DownloadAsync(key))!));
         using ObjectLease read = await cluster["a"].ReadAsync(key);
         Assert.Equal("v1", Encoding.ASCII.GetString(read.Span));
+    }
+
+    /// <summary>A real store whose uploads fail as an unreachable storage account's would.</summary>
+    private sealed class RefusingUploads(IBlobStore inner) : DelegatingBlobStore(inner)
+    {
+        public const string Reason = "Connection refused (test)";
+
+        public override Task<string> UploadAsync(string key, Stream content, string? writeId, CancellationToken cancellationToken = default) =>
+            Task.FromException<string>(new StorageUnavailableException($"Storage is unavailable: the upload of {key} did not succeed ({Reason}).") { Key = key });
     }
 }
