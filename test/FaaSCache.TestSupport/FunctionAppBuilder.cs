@@ -41,6 +41,13 @@ public sealed class FunctionAppBuilder
         return this;
     }
 
+    /// <summary>Removes a setting added before.</summary>
+    public FunctionAppBuilder WithoutSetting(string name)
+    {
+        _settings.Remove(name);
+        return this;
+    }
+
     /// <summary>Writes local.settings.json with exactly this text (valid JSON or not), ignoring <see cref="WithSetting"/>.</summary>
     public FunctionAppBuilder WithLocalSettingsJson(string text)
     {

@@ -38,7 +38,7 @@ public sealed class FunctionAppLoaderTests
 
         FunctionApp loaded = FunctionAppLoader.Load(app.Path, WorkersDirectory, NoEnvironment());
 
-        FunctionDefinition function = Assert.Single(loaded.Functions);
+        FunctionDefinition function = Assert.Single(loaded.FolderFunctions);
         Assert.Equal("Hello", function.Name);
         Assert.Equal("python", function.Language);
         Assert.Equal(Path.Combine(app.Path, "Hello", "__init__.py"), function.ScriptFile);
@@ -237,6 +237,84 @@ public sealed class FunctionAppLoaderTests
         .WithSetting("AzureWebJobsStorage", Storage)
         .WithSetting("FUNCTIONS_WORKER_RUNTIME", "python")
         .WithFunction("Hello", functionJson, ("__init__.py", PythonScript));
+
+    [Fact]
+    public void An_app_with_neither_function_json_folders_nor_a_worker_indexed_model_names_both_ways_and_what_was_looked_for()
+    {
+        using FunctionAppFolder app = new FunctionAppBuilder().WithSetting("AzureWebJobsStorage", Storage).Build();
+
+        string message = LoadError(app.Path);
+
+        Assert.Contains($"No functions found in '{app.Path}'", message, StringComparison.Ordinal);
+        Assert.Contains("function.json folders", message, StringComparison.Ordinal);
+        Assert.Contains("function_app.py", message, StringComparison.Ordinal);
+        Assert.Contains("package.json", message, StringComparison.Ordinal);
+        Assert.Contains("'FUNCTIONS_WORKER_RUNTIME' is not set", message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void A_python_v2_app_is_left_to_its_worker_to_index()
+    {
+        using FunctionAppFolder app = new FunctionAppBuilder()
+            .WithSetting("AzureWebJobsStorage", Storage)
+            .WithFile("function_app.py", "import azure.functions as func\napp = func.FunctionApp()\n")
+            .Build();
+
+        FunctionApp loaded = FunctionAppLoader.Load(app.Path, WorkersDirectory, NoEnvironment());
+
+        Assert.Equal("python", loaded.IndexingLanguage);
+        Assert.Empty(loaded.FolderFunctions);
+        Assert.Empty(loaded.Functions);
+        Assert.False(loaded.Indexed.IsCompleted);
+        Assert.True(loaded.Workers["python"].WorkerIndexing);
+    }
+
+    [Fact]
+    public void A_node_v4_app_is_found_by_its_package_json()
+    {
+        using FunctionAppFolder app = new FunctionAppBuilder()
+            .WithSetting("AzureWebJobsStorage", Storage)
+            .WithFile("package.json", """{ "name": "app", "main": "src/functions/*.js" }""")
+            .Build();
+
+        FunctionApp loaded = FunctionAppLoader.Load(app.Path, WorkersDirectory, NoEnvironment());
+
+        Assert.Equal("node", loaded.IndexingLanguage);
+    }
+
+    [Fact]
+    public void A_function_json_app_is_indexed_by_folders_at_once()
+    {
+        using FunctionAppFolder app = PythonApp(HttpFunctionJson).WithoutSetting("FUNCTIONS_WORKER_RUNTIME").Build();
+
+        FunctionApp loaded = FunctionAppLoader.Load(app.Path, WorkersDirectory, NoEnvironment());
+
+        Assert.Null(loaded.IndexingLanguage);
+        Assert.True(loaded.Indexed.IsCompletedSuccessfully);
+        Assert.Equal("Hello", Assert.Single(loaded.Functions).Name);
+    }
+
+    [Fact]
+    public void The_route_prefix_comes_from_host_json()
+    {
+        using FunctionAppFolder app = PythonApp(HttpFunctionJson).WithHostJson("""{ "version": "2.0", "extensions": { "http": { "routePrefix": "/v1/" } } }""").Build();
+
+        Assert.Equal("v1", FunctionAppLoader.Load(app.Path, WorkersDirectory, NoEnvironment()).RoutePrefix);
+    }
+
+    [Fact]
+    public void A_timer_trigger_with_a_bad_schedule_names_the_schedule_and_what_is_allowed()
+    {
+        using FunctionAppFolder app = PythonApp("""
+            { "bindings": [ { "type": "timerTrigger", "direction": "in", "name": "timer", "schedule": "every minute" } ] }
+            """).Build();
+
+        string message = LoadError(app.Path);
+
+        Assert.Contains(app.FunctionJsonPath("Hello"), message, StringComparison.Ordinal);
+        Assert.Contains("'every minute'", message, StringComparison.Ordinal);
+        Assert.Contains("NCRONTAB", message, StringComparison.Ordinal);
+    }
 
     private static Hashtable NoEnvironment() => [];
 

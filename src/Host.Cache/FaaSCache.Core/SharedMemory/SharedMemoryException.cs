@@ -1,7 +1,7 @@
 namespace FaaSCache.SharedMemory;
 
 /// <summary>A shared-memory map is missing, malformed or cannot be created.</summary>
-public sealed class SharedMemoryException : Exception
+public class SharedMemoryException : Exception
 {
     /// <summary>Initializes a new instance of the <see cref="SharedMemoryException"/> class.</summary>
     public SharedMemoryException()
@@ -20,3 +20,4 @@ public sealed class SharedMemoryException : Exception
     {
     }
 }
+

@@ -109,9 +109,9 @@ public sealed partial class SharedMemoryMap
             int errno = Marshal.GetLastPInvokeError();
             if (errno is TryAgain or Busy)
             {
-                throw new SharedMemoryException(
-                    $"Shared-memory map '{name}' is open in another process, so it cannot be taken over: a worker must close an output map before " +
-                    "returning it, and a map of the cache or of another app is never handed over.");
+                throw new SharedMemoryMapInUseException(
+                    $"Shared-memory map '{name}' is open in another process, so it cannot be taken over while it is: the worker that wrote it " +
+                    "must close it first (it is asked to, with CloseSharedMemoryResourcesRequest), and a map of the cache or of another app is never handed over.");
             }
 
             return false;

@@ -5,7 +5,8 @@ namespace FaaSCache.SharedMemory;
 
 /// <summary>
 /// The journal (<c>&lt;dir&gt;/FaaSCache/&lt;instanceId&gt;.maps</c>): a '+' line is written before a map file can exist and a
-/// '-' line after it is gone, so a later start-up deletes exactly the files a dead instance left.
+/// '-' line after it is gone, so a later start-up deletes exactly the files a dead instance left. A '?' line names a map a
+/// worker handed over (an output) before the host has taken it over or deleted it: swept the same way.
 /// </summary>
 public sealed partial class SharedMemoryStore
 {
@@ -18,7 +19,9 @@ public sealed partial class SharedMemoryStore
                 return;
             }
 
-            bool changed = op == '+' ? _live.Add(name) : _live.Remove(name);
+            // A handed-over map ('?') that is taken over becomes one of this instance's own ('+'), journaled as such.
+            bool wasHandedOver = op == '+' && _handedOver.Remove(name);
+            bool changed = op == '+' ? _live.Add(name) | wasHandedOver : _live.Remove(name);
             if (changed)
             {
                 WriteJournalLinesLocked(op, [name]);
@@ -38,7 +41,7 @@ public sealed partial class SharedMemoryStore
         }
 
         _journal.Flush();
-        if (_journalLines > 4096 && _journalLines > 4 * (_live.Count + _pooledNames.Count))
+        if (_journalLines > 4096 && _journalLines > 4 * (_live.Count + _pooledNames.Count + _handedOver.Count))
         {
             CompactJournal();
         }
@@ -63,8 +66,15 @@ public sealed partial class SharedMemoryStore
             writer.Write('\n');
         }
 
+        foreach (string name in _handedOver)
+        {
+            writer.Write('?');
+            writer.Write(name);
+            writer.Write('\n');
+        }
+
         writer.Flush();
-        _journalLines = _live.Count + _pooledNames.Count;
+        _journalLines = _live.Count + _pooledNames.Count + _handedOver.Count;
         return writer;
     }
 
@@ -99,7 +109,7 @@ public sealed partial class SharedMemoryStore
             var names = new HashSet<string>(StringComparer.Ordinal);
             foreach (string line in lines)
             {
-                if (line.Length > 1 && line[0] == '+')
+                if (line.Length > 1 && line[0] is '+' or '?')
                 {
                     names.Add(line[1..]);
                 }

@@ -138,11 +138,24 @@ public sealed partial class SharedMemoryStore : IDisposable
                 $"Shared-memory map '{mapName}' is one of this host's own cache maps, not one the worker created: only a map a worker wrote for its output can be handed over.");
         }
 
-        (SharedMemoryMap map, bool proven) = SharedMemoryMap.OpenHandedOver(DirectoryOf(mapName), mapName);
+        TrackHandedOver(mapName);
+        SharedMemoryMap map;
+        bool proven;
+        try
+        {
+            (map, proven) = SharedMemoryMap.OpenHandedOver(DirectoryOf(mapName), mapName);
+        }
+        catch (SharedMemoryException) when (!File.Exists(Path.Combine(DirectoryOf(mapName), mapName)))
+        {
+            ForgetHandedOver(mapName); // missing, or malformed and deleted (nobody held it)
+            throw;
+        }
+
         if (expectedContentLength is long expected && expected != map.ContentLength)
         {
             map.Dispose();
             SharedMemoryMap.TryDeleteFile(map.FilePath);
+            ForgetHandedOver(mapName);
             throw new SharedMemoryException(
                 $"Shared-memory map '{mapName}' holds {map.ContentLength} content bytes but the output says count {expected}; it was not taken over (deleted).");
         }
@@ -239,6 +252,17 @@ public sealed partial class SharedMemoryStore : IDisposable
             }
 
             DisposePoolLocked();
+        }
+
+        // Outside the lock: the retries take it.
+        DiscardPendingAtDispose();
+        lock (_gate)
+        {
+            if (_disposed)
+            {
+                return;
+            }
+
             _disposed = true;
             foreach (string name in _live)
             {
@@ -249,8 +273,18 @@ public sealed partial class SharedMemoryStore : IDisposable
             }
 
             _live.Clear();
-            _journal.Dispose();
-            SharedMemoryMap.TryDeleteFile(JournalPath);
+            if (_handedOver.Count > 0)
+            {
+                // Handed-over maps still held elsewhere: the journal keeps only them ('?'), for the next start-up's sweep.
+                _journal.Dispose();
+                _journal = OpenJournal();
+                _journal.Dispose();
+            }
+            else
+            {
+                _journal.Dispose();
+                SharedMemoryMap.TryDeleteFile(JournalPath);
+            }
             DeleteSpillDirectory();
         }
     }

@@ -13,7 +13,7 @@ public enum BindingDirection
     InOut,
 }
 
-/// <summary>One entry of function.json's <c>bindings</c>.</summary>
+/// <summary>One binding: an entry of function.json's <c>bindings</c>, or one of a worker-indexed function's raw bindings.</summary>
 public sealed class BindingDefinition
 {
     /// <summary>Gets the binding name (<c>$return</c> binds the return value).</summary>
@@ -25,10 +25,10 @@ public sealed class BindingDefinition
     /// <summary>Gets the direction.</summary>
     public required BindingDirection Direction { get; init; }
 
-    /// <summary>Gets function.json's <c>dataType</c> (<c>string</c>, <c>binary</c>, <c>stream</c>), if any.</summary>
+    /// <summary>Gets the <c>dataType</c> (<c>string</c>, <c>binary</c>, <c>stream</c>, any case), if any.</summary>
     public string? DataType { get; init; }
 
-    /// <summary>Gets the blob path template (<c>container/{name}</c>), for blob bindings.</summary>
+    /// <summary>Gets the blob path template (<c>container/{name}</c>; <c>path</c>, or <c>blobPath</c> as the .NET SDK writes it), for blob bindings.</summary>
     public string? Path { get; init; }
 
     /// <summary>Gets the connection setting name (default <c>AzureWebJobsStorage</c>).</summary>
@@ -49,6 +49,10 @@ public sealed class BindingDefinition
     /// <summary>Gets a value indicating whether this is an HTTP output.</summary>
     public bool IsHttpOutput => Type.Equals("http", StringComparison.OrdinalIgnoreCase) && Direction == BindingDirection.Out;
 
-    /// <summary>Gets a string property of the raw JSON, or null.</summary>
-    public string? Property(string name) => Raw.TryGetPropertyValue(name, out JsonNode? v) && v is JsonValue value && value.TryGetValue(out string? s) ? s : null;
+    /// <summary>Gets a value indicating whether this is a timer trigger.</summary>
+    public bool IsTimerTrigger => Type.Equals("timerTrigger", StringComparison.OrdinalIgnoreCase);
+
+    /// <summary>Gets a string property of the raw JSON (names compared case-insensitively, as the Functions host does), or null.</summary>
+    public string? Property(string name)
+        => Raw.FirstOrDefault(p => string.Equals(p.Key, name, StringComparison.OrdinalIgnoreCase)).Value is JsonValue value && value.TryGetValue(out string? s) ? s : null;
 }

@@ -1,8 +1,15 @@
 namespace FaaSCache.Host.AppModel;
 
-/// <summary>A loaded function app folder.</summary>
+/// <summary>
+/// A loaded function app folder. Its functions come from function.json folders (known at load) or from the language
+/// worker (worker indexing, known once the worker answered <c>FunctionsMetadataRequest</c>): <see cref="Functions"/> is
+/// the list in force, and <see cref="Indexed"/> completes when it is final.
+/// </summary>
 public sealed class FunctionApp
 {
+    private readonly TaskCompletionSource<IReadOnlyList<FunctionDefinition>> _indexed = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private IReadOnlyList<FunctionDefinition> _functions = [];
+
     /// <summary>Gets the app folder (the script root).</summary>
     public required string RootDirectory { get; init; }
 
@@ -15,9 +22,53 @@ public sealed class FunctionApp
     /// <summary>Gets the storage connection string (the <c>AzureWebJobsStorage</c> setting).</summary>
     public required string StorageConnection { get; init; }
 
-    /// <summary>Gets the functions.</summary>
-    public required IReadOnlyList<FunctionDefinition> Functions { get; init; }
+    /// <summary>Gets the functions declared in function.json folders (the legacy models), whether or not they are in force.</summary>
+    public required IReadOnlyList<FunctionDefinition> FolderFunctions { get; init; }
 
     /// <summary>Gets the workers, by language.</summary>
     public required IReadOnlyDictionary<string, WorkerDescription> Workers { get; init; }
+
+    /// <summary>
+    /// Gets the language whose worker indexes the functions (its worker.config.json says <c>workerIndexing</c>), or null
+    /// when the function.json folders are all there is.
+    /// </summary>
+    public string? IndexingLanguage { get; init; }
+
+    /// <summary>Gets the HTTP route prefix (host.json <c>extensions.http.routePrefix</c>, default <c>api</c>; empty for none).</summary>
+    public string RoutePrefix { get; init; } = "api";
+
+    /// <summary>Gets the functions in force: empty until indexing is done when a worker indexes them.</summary>
+    public IReadOnlyList<FunctionDefinition> Functions => IndexingLanguage is null ? FolderFunctions : Volatile.Read(ref _functions);
+
+    /// <summary>Gets a task that completes with the functions once they are final, or faults naming why there are none.</summary>
+    public Task<IReadOnlyList<FunctionDefinition>> Indexed
+    {
+        get
+        {
+            if (IndexingLanguage is null)
+            {
+                _indexed.TrySetResult(FolderFunctions);
+            }
+
+            return _indexed.Task;
+        }
+    }
+
+    /// <summary>Gets a value indicating whether the functions are final.</summary>
+    public bool IsIndexed => Indexed.IsCompletedSuccessfully;
+
+    /// <summary>Sets the functions the worker indexed (or the folders' ones, when it declined); false if already set.</summary>
+    public bool CompleteIndex(IReadOnlyList<FunctionDefinition> functions)
+    {
+        if (_indexed.Task.IsCompleted)
+        {
+            return false;
+        }
+
+        Volatile.Write(ref _functions, functions);
+        return _indexed.TrySetResult(functions);
+    }
+
+    /// <summary>Indexing failed for good (no function could be found): start-up stops with <paramref name="message"/>.</summary>
+    public void FailIndex(string message) => _indexed.TrySetException(new AppLoadException(message));
 }

@@ -6,9 +6,10 @@ using FaaSCache.Options;
 namespace FaaSCache.Host.AppModel;
 
 /// <summary>
-/// Loads a function app folder as Core Tools does: host.json, local.settings.json and one folder per
-/// function with function.json; finds each language's worker.config.json. Every problem stops the
-/// load with a message naming the file and what is wrong.
+/// Loads a function app folder as Core Tools does: host.json, local.settings.json, the function.json folders (the legacy
+/// models) and each language's worker.config.json; when the runtime's worker indexes functions itself (today's models:
+/// Python v2, Node.js v4, C# isolated), the app is left for it to index once it runs (<see cref="FunctionApp.Indexed"/>).
+/// Every problem stops the load with a message naming the file and what is wrong.
 /// </summary>
 public static class FunctionAppLoader
 {
@@ -17,8 +18,6 @@ public static class FunctionAppLoader
 
     /// <summary>The setting naming the worker runtime.</summary>
     public const string RuntimeSetting = "FUNCTIONS_WORKER_RUNTIME";
-
-    private static readonly JsonDocumentOptions JsonOptions = new() { CommentHandling = JsonCommentHandling.Skip, AllowTrailingCommas = true };
 
     /// <summary>Loads the app in <paramref name="scriptRoot"/>, with workers from <paramref name="workersDirectory"/>.</summary>
     public static FunctionApp Load(string scriptRoot, string workersDirectory, IDictionary? environment = null)
@@ -63,9 +62,28 @@ public static class FunctionAppLoader
             }
         }
 
-        if (functions.Count == 0)
+        // Worker indexing, as the Functions host does it: the worker of FUNCTIONS_WORKER_RUNTIME is asked for the
+        // functions when its worker.config.json says "workerIndexing"; it may decline (then the folders above count).
+        string? runtime = settings.GetValueOrDefault(RuntimeSetting) is { Length: > 0 } r ? r.ToLowerInvariant() : null;
+        runtime ??= functions.Count == 0 ? DetectRuntime(root) : null;
+        string? indexing = null;
+        if (runtime is not null)
         {
-            throw new AppLoadException($"No functions found in '{root}': each function is a folder holding a function.json.");
+            if (!workers.TryGetValue(runtime, out WorkerDescription? worker))
+            {
+                worker = LoadWorkerFor(runtime, root, workersDirectory);
+                if (worker.WorkerIndexing || functions.Count == 0)
+                {
+                    workers[worker.Language] = worker;
+                }
+            }
+
+            indexing = worker.WorkerIndexing ? worker.Language : null;
+        }
+
+        if (functions.Count == 0 && indexing is null)
+        {
+            throw new AppLoadException(NoFunctionsMessage(root, runtime, settings.ContainsKey(RuntimeSetting)));
         }
 
         return new FunctionApp
@@ -73,9 +91,75 @@ public static class FunctionAppLoader
             RootDirectory = root,
             Settings = settings,
             StorageConnection = storage,
-            Functions = functions,
+            FolderFunctions = functions,
             Workers = workers,
+            IndexingLanguage = indexing,
+            RoutePrefix = RoutePrefixOf(hostJson),
         };
+    }
+
+    /// <summary>
+    /// The message when an app declares no function either way. <paramref name="runtime"/> is the worker that was asked
+    /// (or would have been); <paramref name="runtimeWasSet"/> says whether the app setting named it.
+    /// </summary>
+    public static string NoFunctionsMessage(string root, string? runtime, bool runtimeWasSet, string? workerSaid = null)
+    {
+        string indexed = runtime switch
+        {
+            null => $"no file of today's models either (Python v2: {PythonScript}; Node.js v4: package.json with \"main\"; C# isolated: the build output's worker.config.json), and the app setting '{RuntimeSetting}' is not set",
+            _ when workerSaid is not null => $"and the {runtime} worker indexed none: {workerSaid.TrimEnd('.')}",
+            _ => $"and the {runtime} worker{(runtimeWasSet ? $" ('{RuntimeSetting}' is '{runtime}')" : string.Empty)} does not index functions itself (its worker.config.json has no \"workerIndexing\": \"true\")",
+        };
+        return $"No functions found in '{root}'. An app declares them in one of two ways, and neither gave any: function.json folders (Python v1, Node.js v3: '<app>/<function>/function.json'), none here; or the worker's own index (Python v2 {PythonScript}, Node.js v4 @azure/functions 4.x, C# isolated), {indexed}.";
+    }
+
+    private const string PythonScript = "function_app.py";
+
+    /// <summary>
+    /// The runtime of an app with no function.json folder and no <c>FUNCTIONS_WORKER_RUNTIME</c>, from the files today's
+    /// models put in the app folder; null when none is there.
+    /// </summary>
+    private static string? DetectRuntime(string root)
+    {
+        string dotnetConfig = Path.Combine(root, "worker.config.json");
+        if (File.Exists(dotnetConfig) && ParseObject(dotnetConfig)["description"] is JsonObject d
+            && string.Equals(StringProperty(dotnetConfig, d, "language"), "dotnet-isolated", StringComparison.OrdinalIgnoreCase))
+        {
+            return "dotnet-isolated";
+        }
+
+        string python = Environment.GetEnvironmentVariable("PYTHON_SCRIPT_FILE_NAME") is { Length: > 0 } named ? named : PythonScript;
+        if (File.Exists(Path.Combine(root, python)))
+        {
+            return "python";
+        }
+
+        return File.Exists(Path.Combine(root, "package.json")) ? "node" : null;
+    }
+
+    /// <summary>
+    /// The worker.config.json of a runtime: the workers folder's <c>&lt;language&gt;/</c> for python and node; the app's own
+    /// folder for a C# isolated build output, which brings its worker with it.
+    /// </summary>
+    private static WorkerDescription LoadWorkerFor(string runtime, string root, string workersDirectory) => runtime switch
+    {
+        "python" or "node" => LoadWorkerConfig(Path.Combine(workersDirectory, runtime, "worker.config.json"), runtime),
+        "dotnet-isolated" => LoadWorkerConfig(Path.Combine(root, "worker.config.json"), runtime),
+        _ => throw new AppLoadException($"The app setting '{RuntimeSetting}' is '{runtime}'; this host runs python, node and dotnet-isolated."),
+    };
+
+    /// <summary>host.json's <c>extensions.http.routePrefix</c> (default <c>api</c>), without slashes.</summary>
+    private static string RoutePrefixOf(string hostJson)
+    {
+        JsonObject json = ParseObject(hostJson);
+        if (json["extensions"] is JsonObject extensions && extensions["http"] is JsonObject http && http["routePrefix"] is JsonNode prefix)
+        {
+            return prefix is JsonValue v && v.TryGetValue(out string? text)
+                ? text.Trim('/')
+                : throw new AppLoadException($"'{hostJson}': extensions.http.routePrefix must be a string (\"api\" by default, \"\" for none).");
+        }
+
+        return "api";
     }
 
     /// <summary>local.settings.json's Values (optional file), then the environment on top, as Core Tools does.</summary>
@@ -134,21 +218,10 @@ public static class FunctionAppLoader
         var bindings = new List<BindingDefinition>();
         for (int i = 0; i < bindingArray.Count; i++)
         {
-            bindings.Add(ParseBinding(path, i, bindingArray[i], settings));
+            bindings.Add(BindingParser.Parse($"'{path}'", i, bindingArray[i], settings));
         }
 
-        int triggers = bindings.Count(b => b.IsTrigger);
-        if (triggers != 1)
-        {
-            throw new AppLoadException($"'{path}': a function needs exactly one trigger binding (a type ending in 'Trigger'); found {triggers}.");
-        }
-
-        var duplicate = bindings.GroupBy(b => b.Name, StringComparer.OrdinalIgnoreCase).FirstOrDefault(g => g.Count() > 1);
-        if (duplicate is not null)
-        {
-            throw new AppLoadException($"'{path}': binding name '{duplicate.Key}' is used more than once.");
-        }
-
+        BindingParser.CheckFunction($"'{path}'", bindings);
         string? runtime = settings.GetValueOrDefault(RuntimeSetting);
         string? scriptFile = StringProperty(path, json, "scriptFile");
         scriptFile ??= runtime?.ToLowerInvariant() switch
@@ -173,84 +246,6 @@ public static class FunctionAppLoader
             Language = worker.Language,
             Bindings = bindings,
         };
-    }
-
-    private static BindingDefinition ParseBinding(string path, int index, JsonNode? node, Dictionary<string, string> settings)
-    {
-        if (node is not JsonObject raw)
-        {
-            throw new AppLoadException($"'{path}': binding {index} is not an object.");
-        }
-
-        string where = $"'{path}': binding {index}";
-        string type = StringProperty(path, raw, "type") ?? throw new AppLoadException($"{where} has no \"type\".");
-        string name = StringProperty(path, raw, "name") ?? throw new AppLoadException($"{where} ({type}) has no \"name\".");
-        where = $"'{path}': binding '{name}' ({type})";
-        if (name != "$return" && (name.Length == 0 || !char.IsAsciiLetter(name[0]) || name.Any(c => !(char.IsAsciiLetterOrDigit(c) || c == '_'))))
-        {
-            throw new AppLoadException($"{where}: the name must start with a letter and use letters, digits or '_' (or be \"$return\").");
-        }
-
-        string? directionText = StringProperty(path, raw, "direction");
-        BindingDirection direction = directionText?.ToLowerInvariant() switch
-        {
-            "in" => BindingDirection.In,
-            "out" => BindingDirection.Out,
-            "inout" => BindingDirection.InOut,
-            null when type.EndsWith("Trigger", StringComparison.OrdinalIgnoreCase) => BindingDirection.In,
-            null => throw new AppLoadException($"{where} has no \"direction\" (in, out or inout)."),
-            _ => throw new AppLoadException($"{where}: direction '{directionText}' is not one of in, out, inout."),
-        };
-        string? dataType = StringProperty(path, raw, "dataType");
-        if (dataType is not null && dataType.ToLowerInvariant() is not ("string" or "binary" or "stream"))
-        {
-            throw new AppLoadException($"{where}: dataType '{dataType}' is not one of string, binary, stream.");
-        }
-
-        var binding = new BindingDefinition
-        {
-            Name = name,
-            Type = type,
-            Direction = direction,
-            DataType = dataType,
-            Path = StringProperty(path, raw, "path"),
-            Connection = StringProperty(path, raw, "connection"),
-            Raw = raw,
-        };
-        if (binding.IsBlob)
-        {
-            ValidateBlobBinding(where, binding, settings);
-        }
-
-        return binding;
-    }
-
-    private static void ValidateBlobBinding(string where, BindingDefinition binding, Dictionary<string, string> settings)
-    {
-        string path = binding.Path ?? throw new AppLoadException($"{where} has no \"path\" (container/blob, e.g. \"samples/{{name}}\").");
-        int slash = path.IndexOf('/', StringComparison.Ordinal);
-        if (slash <= 0 || slash == path.Length - 1)
-        {
-            throw new AppLoadException($"{where}: path '{path}' must be 'container/blob' (a container, '/', then the blob name or a pattern).");
-        }
-
-        string container = path[..slash];
-        if (!container.Contains('{', StringComparison.Ordinal) &&
-            (container.Length is < 3 or > 63 || container.Any(c => !(char.IsAsciiLetterLower(c) || char.IsAsciiDigit(c) || c == '-'))))
-        {
-            throw new AppLoadException($"{where}: container '{container}' in path '{path}' must be 3 to 63 lowercase letters, digits or '-'.");
-        }
-
-        string connection = binding.Connection is { Length: > 0 } c ? c : StorageSetting;
-        if (!settings.TryGetValue(connection, out string? value) && !settings.TryGetValue(connection + "__serviceUri", out value))
-        {
-            throw new AppLoadException($"{where}: connection setting '{connection}' is not set (local.settings.json \"Values\" or the environment).");
-        }
-
-        if (!string.Equals(value, settings.GetValueOrDefault(StorageSetting), StringComparison.Ordinal))
-        {
-            throw new AppLoadException($"{where}: connection '{connection}' names another storage account than '{StorageSetting}'; a FaaSCache app caches one account.");
-        }
     }
 
     private static WorkerDescription FindWorker(string functionJson, string script, string? runtime, string workersDirectory, Dictionary<string, WorkerDescription> workers)
@@ -316,32 +311,19 @@ public static class FunctionAppLoader
             DefaultWorkerPath = resolved,
             Arguments = StringArray(path, d, "arguments"),
             WorkerArguments = StringArray(path, d, "workerArguments"),
+            WorkerIndexing = d.FirstOrDefault(p => string.Equals(p.Key, "workerIndexing", StringComparison.OrdinalIgnoreCase)).Value switch
+            {
+                null => false,
+                JsonValue v when v.TryGetValue(out bool b) => b,
+                JsonValue v when v.TryGetValue(out string? s) && bool.TryParse(s, out bool b) => b,
+                JsonNode other => throw new AppLoadException($"'{path}': description.workerIndexing must be \"true\" or \"false\", not {other.ToJsonString()}."),
+            },
         };
     }
 
-    private static JsonObject ParseObject(string path)
-    {
-        try
-        {
-            return JsonNode.Parse(File.ReadAllText(path), documentOptions: JsonOptions) as JsonObject
-                ?? throw new AppLoadException($"'{path}' must hold a JSON object.");
-        }
-        catch (JsonException e)
-        {
-            throw new AppLoadException($"'{path}' is not valid JSON: {e.Message}", e);
-        }
-    }
+    private static JsonObject ParseObject(string path) => BindingParser.ParseObject($"'{path}'", File.ReadAllText(path));
 
-    private static string? StringProperty(string file, JsonObject json, string name)
-    {
-        JsonNode? node = json.FirstOrDefault(p => string.Equals(p.Key, name, StringComparison.OrdinalIgnoreCase)).Value;
-        return node switch
-        {
-            null => null,
-            JsonValue v when v.TryGetValue(out string? s) => s,
-            _ => throw new AppLoadException($"'{file}': \"{name}\" must be a string, not {node.GetValueKind()}."),
-        };
-    }
+    private static string? StringProperty(string file, JsonObject json, string name) => BindingParser.StringProperty($"'{file}'", json, name);
 
     private static List<string> StringArray(string file, JsonObject json, string name) => json[name] switch
     {

@@ -3,7 +3,7 @@ namespace FaaSCache.Host.AppModel;
 /// <summary>A language worker's <c>worker.config.json</c> (<c>description</c> section).</summary>
 public sealed class WorkerDescription
 {
-    /// <summary>Gets the language (<c>python</c>, <c>node</c>).</summary>
+    /// <summary>Gets the language (<c>python</c>, <c>node</c>, <c>dotnet-isolated</c>).</summary>
     public required string Language { get; init; }
 
     /// <summary>Gets the folder holding worker.config.json.</summary>
@@ -23,4 +23,7 @@ public sealed class WorkerDescription
 
     /// <summary>Gets the arguments placed after the worker script.</summary>
     public IReadOnlyList<string> WorkerArguments { get; init; } = [];
+
+    /// <summary>Gets a value indicating whether the worker indexes the app's functions itself (<c>"workerIndexing": "true"</c>).</summary>
+    public bool WorkerIndexing { get; init; }
 }

@@ -10,9 +10,10 @@ namespace FaaSCache.Host.Bindings;
 /// <summary>
 /// Blob bindings through the cachelet: an input is a lease on the cache's own map, handed to the worker as
 /// <c>RpcSharedMemory</c> (nothing copied on a local hit); a worker without shared-memory support gets the bytes inside
-/// the message, copied from the lease (counted as copied). A worker's output map is adopted by the cache as it is; a
-/// region inside a map (a non-zero offset) is copied. With the cache on, a worker leaves its output maps to the host, so a
-/// map that is not adopted (copied, or refused) is deleted here, when no other process holds it.
+/// the message, copied from the lease (counted as copied). A worker's output map is adopted by the cache as it is, once no
+/// other process holds it (a worker that still does is asked to close it first); a region inside a map (a non-zero offset),
+/// or a map the worker will not let go, is copied. With the cache on, a worker leaves its output maps to the host, so a map
+/// that is not adopted (copied, or refused) is deleted here once no process holds it.
 /// </summary>
 public sealed class CachedBlobBinder(IObjectCache cache, SharedMemoryStore sharedMemory) : IBlobBinder
 {
@@ -49,45 +50,83 @@ public sealed class CachedBlobBinder(IObjectCache cache, SharedMemoryStore share
     }
 
     /// <inheritdoc />
-    public async Task<OutputRecord> StoreOutputAsync(BindingDefinition binding, string key, ParameterBinding value, CancellationToken cancellationToken)
+    public async Task<OutputRecord> StoreOutputAsync(BindingDefinition binding, string key, ParameterBinding value, IWorkerOutputMaps worker, CancellationToken cancellationToken)
     {
-        if (value.RpcSharedMemory is { } shm)
+        if (value.RpcSharedMemory is not { } shm)
         {
-            if (shm.Offset != 0)
-            {
-                return await StoreRegionCopyAsync(binding, key, shm, cancellationToken).ConfigureAwait(false);
-            }
-
-            try
-            {
-                OutputValues.CheckRegion(binding, key, shm);
-            }
-            catch (BindingException)
-            {
-                sharedMemory.DiscardHandedOver(shm.Name);
-                throw;
-            }
-
-            WriteReceipt adopted;
-            try
-            {
-                adopted = await cache.WriteMapAsync(key, shm.Name, shm.Count, cancellationToken).ConfigureAwait(false);
-            }
-            catch (SharedMemoryException e)
-            {
-                throw new BindingException($"Output '{binding.Name}' ({key}): {e.Message}", e);
-            }
-
-            return new OutputRecord(binding.Name, key, shm.Name, shm.Count, adopted.Cached, adopted.Persisted, adopted.BytesCopied);
+            ReadOnlyMemory<byte> data = OutputValues.Bytes(binding, key, value.Data);
+            WriteReceipt written = await cache.WriteAsync(key, data, cancellationToken).ConfigureAwait(false);
+            return new OutputRecord(binding.Name, key, null, data.Length, false, written.Persisted, written.BytesCopied);
         }
 
-        ReadOnlyMemory<byte> data = OutputValues.Bytes(binding, key, value.Data);
-        WriteReceipt written = await cache.WriteAsync(key, data, cancellationToken).ConfigureAwait(false);
-        return new OutputRecord(binding.Name, key, null, data.Length, false, written.Persisted, written.BytesCopied);
+        // Journaled before anything else, so that whatever happens next the map is not left behind.
+        sharedMemory.TrackHandedOver(shm.Name);
+        if (shm.Offset != 0)
+        {
+            return await StoreCopyAsync(binding, key, shm, cancellationToken).ConfigureAwait(false);
+        }
+
+        try
+        {
+            OutputValues.CheckRegion(binding, key, shm);
+        }
+        catch (BindingException)
+        {
+            sharedMemory.DiscardWhenFree(shm.Name);
+            throw;
+        }
+
+        try
+        {
+            return await AdoptAsync(binding, key, shm, cancellationToken).ConfigureAwait(false);
+        }
+        catch (SharedMemoryMapInUseException)
+        {
+            // The worker still holds it (the real Python worker keeps output maps until the host closes them): ask it to
+            // close the map, then prove again that nobody holds it. Its answer is not trusted; the proof decides.
+            _ = await worker.CloseAsync(shm.Name, cancellationToken).ConfigureAwait(false);
+        }
+        catch (SharedMemoryException e)
+        {
+            sharedMemory.DiscardWhenFree(shm.Name);
+            throw new BindingException($"Output '{binding.Name}' ({key}): {e.Message}", e);
+        }
+
+        try
+        {
+            return await AdoptAsync(binding, key, shm, cancellationToken).ConfigureAwait(false);
+        }
+        catch (SharedMemoryMapInUseException)
+        {
+            // Still held after the close: its bytes are copied, and the map is deleted once its last holder lets go.
+            return await StoreCopyAsync(binding, key, shm, cancellationToken).ConfigureAwait(false);
+        }
+        catch (SharedMemoryException e)
+        {
+            sharedMemory.DiscardWhenFree(shm.Name);
+            throw new BindingException($"Output '{binding.Name}' ({key}): {e.Message}", e);
+        }
     }
 
-    /// <summary>A region inside a worker's map: its bytes are copied (read with pread) and the map is discarded, bad or not.</summary>
-    private async Task<OutputRecord> StoreRegionCopyAsync(BindingDefinition binding, string key, RpcSharedMemory shm, CancellationToken cancellationToken)
+    /// <inheritdoc />
+    public void DiscardOutputMap(string mapName)
+    {
+        sharedMemory.TrackHandedOver(mapName);
+        sharedMemory.DiscardWhenFree(mapName);
+    }
+
+    /// <summary>Takes the worker's map over as the cached object (no copy) once no other process holds it.</summary>
+    private async Task<OutputRecord> AdoptAsync(BindingDefinition binding, string key, RpcSharedMemory shm, CancellationToken cancellationToken)
+    {
+        WriteReceipt adopted = await cache.WriteMapAsync(key, shm.Name, shm.Count, cancellationToken).ConfigureAwait(false);
+        return new OutputRecord(binding.Name, key, shm.Name, shm.Count, adopted.Cached, adopted.Persisted, adopted.BytesCopied);
+    }
+
+    /// <summary>
+    /// A region the cache does not take over (inside a map, or in a map a worker still holds): its bytes are copied (read
+    /// with pread, which a shrinking file cannot fault) and the map is deleted as soon as no process holds it, bad or not.
+    /// </summary>
+    private async Task<OutputRecord> StoreCopyAsync(BindingDefinition binding, string key, RpcSharedMemory shm, CancellationToken cancellationToken)
     {
         byte[] bytes;
         try
@@ -101,7 +140,7 @@ public sealed class CachedBlobBinder(IObjectCache cache, SharedMemoryStore share
         }
         finally
         {
-            sharedMemory.DiscardHandedOver(shm.Name);
+            sharedMemory.DiscardWhenFree(shm.Name);
         }
 
         WriteReceipt written = await cache.WriteAsync(key, bytes, cancellationToken).ConfigureAwait(false);

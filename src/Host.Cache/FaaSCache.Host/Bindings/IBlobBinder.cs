@@ -23,8 +23,21 @@ public interface IBlobBinder
     /// </summary>
     Task<BoundInput> BindInputAsync(BindingDefinition binding, string key, bool workerMapsSharedMemory, CancellationToken cancellationToken);
 
-    /// <summary>Stores a blob output the worker returned.</summary>
-    Task<OutputRecord> StoreOutputAsync(BindingDefinition binding, string key, ParameterBinding value, CancellationToken cancellationToken);
+    /// <summary>
+    /// Stores a blob output the worker returned. <paramref name="worker"/> asks the worker to close an output map it still
+    /// holds (the real Python worker keeps them open until <c>CloseSharedMemoryResourcesRequest</c>).
+    /// </summary>
+    Task<OutputRecord> StoreOutputAsync(BindingDefinition binding, string key, ParameterBinding value, IWorkerOutputMaps worker, CancellationToken cancellationToken);
+
+    /// <summary>An output map nothing stores (its binding is unknown, or an earlier output failed): not to be left behind.</summary>
+    void DiscardOutputMap(string mapName);
+}
+
+/// <summary>The worker that returned an invocation's outputs, as far as its output maps go.</summary>
+public interface IWorkerOutputMaps
+{
+    /// <summary>Asks the worker to close output map <paramref name="mapName"/> now; true when it says it did.</summary>
+    Task<bool> CloseAsync(string mapName, CancellationToken cancellationToken);
 }
 
 /// <summary>What both binders share: the bytes of an output value that did not come in shared memory.</summary>

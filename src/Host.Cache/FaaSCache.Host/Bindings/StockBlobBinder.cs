@@ -25,9 +25,10 @@ public sealed class StockBlobBinder(IBlobStore storage, SharedMemoryStore shared
     }
 
     /// <inheritdoc />
-    public async Task<OutputRecord> StoreOutputAsync(BindingDefinition binding, string key, ParameterBinding value, CancellationToken cancellationToken)
+    public async Task<OutputRecord> StoreOutputAsync(BindingDefinition binding, string key, ParameterBinding value, IWorkerOutputMaps worker, CancellationToken cancellationToken)
     {
-        // The worker deletes its own map when the host closes it.
+        // Read with pread, which a worker still holding the map cannot fault; with the cache off the worker deletes its own
+        // map when the host closes it after the invocation, as with the stock host.
         ReadOnlyMemory<byte> bytes;
         try
         {
@@ -48,6 +49,12 @@ public sealed class StockBlobBinder(IBlobStore storage, SharedMemoryStore shared
 
         await storage.UploadAsync(key, new MemoryStream(bytes.ToArray(), writable: false), cancellationToken).ConfigureAwait(false);
         return new OutputRecord(binding.Name, key, value.RpcSharedMemory?.Name, bytes.Length, false, true, bytes.Length);
+    }
+
+    /// <inheritdoc />
+    public void DiscardOutputMap(string mapName)
+    {
+        // With the cache off the worker deletes its output maps when the host closes them.
     }
 
     private static async Task<byte[]> ReadAllAsync(long length, string etag, Stream content, CancellationToken cancellationToken)

@@ -1,3 +1,4 @@
+using System.Collections.Concurrent;
 using System.Diagnostics;
 using FaaSCache.Host.AppModel;
 using FaaSCache.Host.Bindings;
@@ -18,7 +19,6 @@ public sealed record InvocationOutcome(HttpResponseData? Http, InvocationRecord 
 /// sends it to the function's worker, stores the outputs and releases everything.
 /// </summary>
 public sealed class FunctionInvoker(
-    FunctionApp app,
     IBlobBinder blobs,
     IReadOnlyDictionary<string, LanguageWorkerManager> workers,
     InvocationLog log,
@@ -28,11 +28,10 @@ public sealed class FunctionInvoker(
     /// <summary>The worker capability that says it reads inputs from, and writes outputs to, shared memory.</summary>
     public const string SharedMemoryCapability = "SharedMemoryDataTransfer";
 
-    private readonly Dictionary<BindingDefinition, BindingTemplate> _templates = app.Functions
-        .SelectMany(f => f.Bindings).Where(b => b.IsBlob).ToDictionary(b => b, b => new BindingTemplate(b.Path!));
+    private readonly ConcurrentDictionary<BindingDefinition, BindingTemplate> _templates = new();
 
-    /// <summary>Gets the template of a blob binding.</summary>
-    public BindingTemplate TemplateOf(BindingDefinition binding) => _templates[binding];
+    /// <summary>Gets the template of a blob binding (functions may be indexed after the host starts).</summary>
+    public BindingTemplate TemplateOf(BindingDefinition binding) => _templates.GetOrAdd(binding, b => new BindingTemplate(b.Path!));
 
     /// <summary>Invokes <paramref name="function"/> for <paramref name="trigger"/>.</summary>
     public async Task<InvocationOutcome> InvokeAsync(FunctionDefinition function, TriggerEvent trigger, CancellationToken cancellationToken)
@@ -59,7 +58,7 @@ public sealed class FunctionInvoker(
                 }
                 else if (binding.IsBlob)
                 {
-                    string key = binding.IsTrigger && trigger is BlobTriggerEvent blob ? blob.Key : _templates[binding].Resolve(trigger.BindingData, binding.Name);
+                    string key = binding.IsTrigger && trigger is BlobTriggerEvent blob ? blob.Key : TemplateOf(binding).Resolve(trigger.BindingData, binding.Name);
                     request.InputData.Add(await BindInputAsync(binding, key, workerMaps, record, holds, cancellationToken).ConfigureAwait(false));
                 }
             }
@@ -121,13 +120,14 @@ public sealed class FunctionInvoker(
         CancellationToken cancellationToken)
     {
         RpcHttp? http = null;
-        var workerMaps = new List<string>();
+        var workerMaps = new OutputMaps(channel);
         var values = response.OutputData.ToList();
         if (response.ReturnValue is { } returned && returned.DataCase != TypedData.DataOneofCase.None)
         {
             values.Add(new ParameterBinding { Name = "$return", Data = returned });
         }
 
+        var unstored = new HashSet<string>(values.Where(v => v.RpcSharedMemory is not null).Select(v => v.RpcSharedMemory.Name), StringComparer.Ordinal);
         try
         {
             foreach (ParameterBinding value in values)
@@ -139,28 +139,49 @@ public sealed class FunctionInvoker(
                     continue;
                 }
 
-                if (value.RpcSharedMemory is { } shm)
-                {
-                    workerMaps.Add(shm.Name);
-                }
-
                 if (binding.IsHttpOutput)
                 {
                     http = value.Data?.Http ?? http;
                 }
                 else if (binding.IsBlob)
                 {
-                    string key = _templates[binding].Resolve(bindingData, binding.Name);
-                    record.Outputs.Add(await blobs.StoreOutputAsync(binding, key, value, cancellationToken).ConfigureAwait(false));
+                    string key = TemplateOf(binding).Resolve(bindingData, binding.Name);
+                    if (value.RpcSharedMemory is { } shm)
+                    {
+                        unstored.Remove(shm.Name);
+                    }
+
+                    record.Outputs.Add(await blobs.StoreOutputAsync(binding, key, value, workerMaps, cancellationToken).ConfigureAwait(false));
                 }
             }
         }
         finally
         {
-            // The worker closes its handles; with the cache on it leaves the files, which the cache now owns.
-            channel.CloseSharedMemory(workerMaps);
+            // The worker closes what it still holds; with the cache on it leaves the files, which the cache now owns, or
+            // which are deleted as soon as nobody holds them (those nothing stored).
+            channel.CloseSharedMemory(values.Where(v => v.RpcSharedMemory is not null).Select(v => v.RpcSharedMemory.Name).Where(n => !workerMaps.Closed.Contains(n)));
+            foreach (string name in unstored)
+            {
+                blobs.DiscardOutputMap(name);
+            }
         }
 
         return http;
+    }
+
+    /// <summary>Closes an output map the worker still holds, once, and remembers it so the final close does not repeat it.</summary>
+    private sealed class OutputMaps(WorkerChannel channel) : IWorkerOutputMaps
+    {
+        /// <summary>How long the worker has to answer a close (the real Python worker answers in well under a millisecond).</summary>
+        private static readonly TimeSpan CloseTimeout = TimeSpan.FromSeconds(2);
+
+        public HashSet<string> Closed { get; } = new(StringComparer.Ordinal);
+
+        public async Task<bool> CloseAsync(string mapName, CancellationToken cancellationToken)
+        {
+            Closed.Add(mapName);
+            IReadOnlyDictionary<string, bool> answers = await channel.CloseSharedMemoryAsync([mapName], CloseTimeout, cancellationToken).ConfigureAwait(false);
+            return answers.TryGetValue(mapName, out bool closed) && closed;
+        }
     }
 }

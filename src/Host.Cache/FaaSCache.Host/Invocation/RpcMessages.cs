@@ -13,8 +13,22 @@ internal static class RpcMessages
     public static TypedData TriggerData(TriggerEvent trigger) => trigger switch
     {
         HttpTriggerEvent http => new TypedData { Http = ToRpc(http.Request) },
+        TimerTriggerEvent timer => new TypedData { Json = TimerInfo(timer) },
         _ => new TypedData(),
     };
+
+    /// <summary>The timer's argument as the Functions host serializes TimerInfo (what <c>func.TimerRequest</c> and Node's <c>Timer</c> read).</summary>
+    private static string TimerInfo(TimerTriggerEvent timer) => JsonSerializer.Serialize(new Dictionary<string, object?>
+    {
+        ["Schedule"] = new Dictionary<string, object?> { ["AdjustForDST"] = true },
+        ["ScheduleStatus"] = new Dictionary<string, object?>
+        {
+            ["Last"] = (timer.Last ?? DateTimeOffset.MinValue).ToString("O", CultureInfo.InvariantCulture),
+            ["Next"] = timer.Next.ToString("O", CultureInfo.InvariantCulture),
+            ["LastUpdated"] = timer.Scheduled.ToString("O", CultureInfo.InvariantCulture),
+        },
+        ["IsPastDue"] = timer.IsPastDue,
+    });
 
     /// <summary>The trigger metadata the worker gets, as the real host sends it.</summary>
     public static Dictionary<string, TypedData> Metadata(TriggerEvent trigger)

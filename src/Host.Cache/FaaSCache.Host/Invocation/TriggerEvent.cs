@@ -3,7 +3,7 @@ namespace FaaSCache.Host.Invocation;
 /// <summary>What started an invocation: typed, so that triggers need not know FunctionRpc.</summary>
 public abstract record TriggerEvent
 {
-    /// <summary>Gets the kind for the invocation record: <c>http</c>, <c>cache</c> (a write through the cache) or <c>blob</c> (found by polling).</summary>
+    /// <summary>Gets the kind for the invocation record: <c>http</c>, <c>cache</c> (a write through the cache), <c>blob</c> (found by polling) or <c>timer</c>.</summary>
     public abstract string Kind { get; }
 
     /// <summary>Gets the values that fill the function's binding path templates (route and query values, blob-name captures).</summary>
@@ -44,6 +44,20 @@ public sealed record BlobTriggerEvent(string Key, string Version, BlobTriggerSou
 
     /// <inheritdoc />
     public override IReadOnlyDictionary<string, string> BindingData => Captures;
+}
+
+/// <summary>A timer trigger's occurrence.</summary>
+/// <param name="Scheduled">When it was due.</param>
+/// <param name="Next">When it is due next.</param>
+/// <param name="Last">When it last ran, if it did since the host started.</param>
+/// <param name="IsPastDue">True when it runs later than due (the host was busy or not running).</param>
+public sealed record TimerTriggerEvent(DateTimeOffset Scheduled, DateTimeOffset Next, DateTimeOffset? Last, bool IsPastDue) : TriggerEvent
+{
+    /// <inheritdoc />
+    public override string Kind => "timer";
+
+    /// <inheritdoc />
+    public override IReadOnlyDictionary<string, string> BindingData { get; } = new Dictionary<string, string>();
 }
 
 /// <summary>An HTTP request as the trigger sees it.</summary>

@@ -36,9 +36,9 @@ public static class Banner
         foreach (FunctionDefinition f in app.Functions)
         {
             string trigger = f.Trigger.IsHttpTrigger
-                ? $"[{(f.Methods.Count == 0 ? "ALL" : string.Join(",", f.Methods))}] {http}api/{f.Route}"
-                : $"{f.Trigger.Type} {f.Trigger.Path}";
-            text.AppendLine(inv, $"    {f.Name} ({f.Language}): {trigger}");
+                ? $"[{(f.Methods.Count == 0 ? "ALL" : string.Join(",", f.Methods))}] {http}{(app.RoutePrefix.Length > 0 ? app.RoutePrefix + "/" : string.Empty)}{f.Route}"
+                : f.Trigger.IsTimerTrigger ? $"timerTrigger {f.Trigger.Property("schedule")}" : $"{f.Trigger.Type} {f.Trigger.Path}";
+            text.AppendLine(inv, $"    {f.Name} ({f.Language}{(f.WorkerIndexed ? ", indexed by its worker" : string.Empty)}): {trigger}");
         }
 
         return text.ToString();

@@ -16,6 +16,7 @@ using FaaSCache.Scaling;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.DependencyInjection.Extensions;
 using OpenTelemetry.Metrics;
 
 namespace FaaSCache.Host.Start;
@@ -87,7 +88,6 @@ public static class HostApplication
             ? new CachedBlobBinder(sp.GetRequiredService<IObjectCache>(), sp.GetRequiredService<SharedMemoryStore>())
             : new StockBlobBinder(sp.GetRequiredService<IBlobStore>(), sp.GetRequiredService<SharedMemoryStore>()));
         services.AddSingleton(sp => new FunctionInvoker(
-            app,
             sp.GetRequiredService<IBlobBinder>(),
             sp.GetRequiredService<IReadOnlyDictionary<string, LanguageWorkerManager>>(),
             sp.GetRequiredService<InvocationLog>(),
@@ -104,6 +104,8 @@ public static class HostApplication
         services.AddSingleton<WorkerHostedService>();
         services.AddHostedService(sp => sp.GetRequiredService<WorkerHostedService>());
         services.AddHostedService(sp => sp.GetRequiredService<BlobTriggerService>());
+        services.TryAddSingleton(TimeProvider.System);
+        services.AddHostedService<TimerTriggerService>();
         services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(15));
 
         WebApplication web = builder.Build();

@@ -10,8 +10,6 @@ namespace FaaSCache.Host.Start;
 /// <summary><c>start --script-root &lt;app&gt; --port &lt;p&gt;</c>: runs a function app, as Core Tools' <c>func start</c> does.</summary>
 public static class StartCommand
 {
-    private static readonly string[] SupportedBindings = ["httpTrigger", "http", "blob", "blobTrigger"];
-
     /// <summary>Runs until Ctrl+C / SIGTERM.</summary>
     public static async Task<int> RunAsync(HostSettings settings)
     {
@@ -19,7 +17,6 @@ public static class StartCommand
         try
         {
             app = FunctionAppLoader.Load(settings.ScriptRoot, settings.WorkersDirectory);
-            CheckBindings(app);
         }
         catch (AppLoadException e)
         {
@@ -48,6 +45,23 @@ public static class StartCommand
             return 1;
         }
 
+        // A worker-indexed app's functions come from its worker, which runs now; the function.json ones are known already.
+        try
+        {
+            _ = await app.Indexed.WaitAsync(WorkerChannel.MetadataTimeout + TimeSpan.FromSeconds(30), web.Lifetime.ApplicationStopping);
+        }
+        catch (Exception e) when (e is AppLoadException or TimeoutException)
+        {
+            await Console.Error.WriteLineAsync($"FaaSCache host: cannot start the app: {e.Message}");
+            await web.StopAsync();
+            return 1;
+        }
+        catch (OperationCanceledException)
+        {
+            await web.StopAsync();
+            return 0;
+        }
+
         Uri httpUri = Addresses(web, settings.Port);
         Uri grpcUri = web.Services.GetRequiredService<WorkerHostedService>().GrpcUri!;
         Console.WriteLine(Banner.Describe(app, settings, web.Services, httpUri, grpcUri));
@@ -56,19 +70,6 @@ public static class StartCommand
         // cachelet's lifetime disposes it: async writes flushed, maps removed.
         await web.WaitForShutdownAsync();
         return 0;
-    }
-
-    private static void CheckBindings(FunctionApp app)
-    {
-        foreach (FunctionDefinition f in app.Functions)
-        {
-            BindingDefinition? unsupported = f.Bindings.FirstOrDefault(b => !SupportedBindings.Contains(b.Type, StringComparer.OrdinalIgnoreCase));
-            if (unsupported is not null)
-            {
-                throw new AppLoadException(
-                    $"'{Path.Combine(f.Directory, "function.json")}': binding '{unsupported.Name}' has type '{unsupported.Type}', which this host does not serve (supported: {string.Join(", ", SupportedBindings)}).");
-            }
-        }
     }
 
     private static Uri Addresses(WebApplication web, int port)

@@ -18,7 +18,9 @@ namespace FaaSCache.Host.Triggers;
 /// </summary>
 public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
 {
-    private readonly List<(FunctionDefinition Function, BindingTemplate Path)> _triggers;
+    private readonly FunctionApp _app;
+    private List<(FunctionDefinition Function, BindingTemplate Path)> _triggers = [];
+    private Task? _starting;
     private readonly FunctionInvoker _invoker;
     private readonly IObjectCache? _cachelet;
     private readonly IBlobStore _storage;
@@ -42,13 +44,31 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
         _settings = settings;
         _logger = logger;
         _receipts = new BlobReceipts(storage, settings.AppName);
-        _triggers = app.Functions.Where(f => f.Trigger.Type.Equals("blobTrigger", StringComparison.OrdinalIgnoreCase))
-            .Select(f => (f, invoker.TemplateOf(f.Trigger))).ToList();
+        _app = app;
     }
 
     /// <inheritdoc />
-    public async Task StartAsync(CancellationToken cancellationToken)
+    public Task StartAsync(CancellationToken cancellationToken)
     {
+        // A worker-indexed app's functions are known only once its worker runs, after the host started.
+        _starting = Task.Run(StartWhenIndexedAsync, CancellationToken.None);
+        return Task.CompletedTask;
+    }
+
+    private async Task StartWhenIndexedAsync()
+    {
+        IReadOnlyList<FunctionDefinition> functions;
+        try
+        {
+            functions = await _app.Indexed.WaitAsync(_stopping.Token).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is OperationCanceledException or AppLoadException)
+        {
+            return;
+        }
+
+        _triggers = functions.Where(f => f.Trigger.Type.Equals("blobTrigger", StringComparison.OrdinalIgnoreCase))
+            .Select(f => (f, _invoker.TemplateOf(f.Trigger))).ToList();
         if (_triggers.Count == 0)
         {
             return;
@@ -60,7 +80,19 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
         }
 
         // The first scan fires what was written while no instance ran (no receipt yet), as the real host does.
-        await ScanAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            await ScanAsync(_stopping.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (_stopping.IsCancellationRequested)
+        {
+            return;
+        }
+        catch (Exception e)
+        {
+            _logger.LogWarning(e, "The first scan of the blob-trigger containers failed; polling goes on: {Message}", e.Message);
+        }
+
         _poller = Task.Run(PollAsync, CancellationToken.None);
     }
 
@@ -73,6 +105,11 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
         }
 
         await _stopping.CancelAsync().ConfigureAwait(false);
+        if (_starting is not null)
+        {
+            await _starting.ConfigureAwait(false);
+        }
+
         if (_poller is not null)
         {
             await _poller.ConfigureAwait(false);

@@ -3,25 +3,46 @@ using FaaSCache.Host.AppModel;
 using FaaSCache.Host.Bindings;
 using FaaSCache.Host.Invocation;
 using FaaSCache.Host.Workers;
+using Microsoft.AspNetCore.Routing.Patterns;
 
 namespace FaaSCache.Host.Triggers;
 
-/// <summary>Serves HTTP-triggered functions on <c>/api/&lt;route&gt;</c>, as Core Tools does.</summary>
+/// <summary>
+/// Serves HTTP-triggered functions on <c>/&lt;routePrefix&gt;/&lt;route&gt;</c> (host.json <c>extensions.http.routePrefix</c>,
+/// default <c>api</c>), as Core Tools does. The routes are published once the app's functions are known, which for a
+/// worker-indexed app is after its worker answered (<see cref="FunctionApp.Indexed"/>).
+/// </summary>
 public static class HttpTriggerEndpoints
 {
     private const int MaxErrorLength = 4000;
 
-    /// <summary>Maps one endpoint per HTTP-triggered function.</summary>
+    /// <summary>Adds the data source of the HTTP-triggered functions' endpoints; it fills once the app is indexed.</summary>
     public static void Map(WebApplication web, FunctionApp app)
     {
-        foreach (FunctionDefinition function in app.Functions.Where(f => f.Trigger.IsHttpTrigger))
+        var source = new FunctionEndpointDataSource();
+        ((IEndpointRouteBuilder)web).DataSources.Add(source);
+        _ = app.Indexed.ContinueWith(
+            t =>
+            {
+                if (t.IsCompletedSuccessfully)
+                {
+                    source.Publish(t.Result.Where(f => f.Trigger.IsHttpTrigger).Select(f => Endpoint(app, f)));
+                }
+            },
+            TaskScheduler.Default);
+    }
+
+    private static RouteEndpoint Endpoint(FunctionApp app, FunctionDefinition function)
+    {
+        string pattern = "/" + string.Join('/', new[] { app.RoutePrefix, function.Route }.Where(p => p.Length > 0));
+        var builder = new RouteEndpointBuilder(c => HandleAsync(c, function), RoutePatternFactory.Parse(pattern), order: 0) { DisplayName = function.Name };
+        if (function.Methods.Count > 0)
         {
-            string pattern = "/api/" + function.Route;
-            IEndpointConventionBuilder route = function.Methods.Count > 0
-                ? web.MapMethods(pattern, function.Methods, (HttpContext c) => HandleAsync(c, function))
-                : web.Map(pattern, (HttpContext c) => HandleAsync(c, function));
-            route.WithName(function.Name);
+            builder.Metadata.Add(new HttpMethodMetadata(function.Methods));
         }
+
+        builder.Metadata.Add(new EndpointNameMetadata(function.Name));
+        return (RouteEndpoint)builder.Build();
     }
 
     private static async Task HandleAsync(HttpContext context, FunctionDefinition function)

@@ -21,7 +21,6 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
     private static readonly TimeSpan ConnectTimeout = TimeSpan.FromSeconds(60);
     private readonly WorkerDescription _worker;
     private readonly FunctionApp _app;
-    private readonly IReadOnlyList<FunctionDefinition> _functions;
     private readonly WorkerRegistry _registry;
     private readonly IReadOnlyDictionary<string, string> _hostCapabilities;
     private readonly IReadOnlyDictionary<string, string> _environment;
@@ -49,7 +48,6 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
     {
         _worker = worker;
         _app = app;
-        _functions = app.Functions.Where(f => string.Equals(f.Language, worker.Language, StringComparison.OrdinalIgnoreCase)).ToList();
         _registry = registry;
         _hostCapabilities = hostCapabilities;
         _environment = environment;
@@ -156,7 +154,9 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
         while (!_stopping.IsCancellationRequested)
         {
             string workerId = Guid.NewGuid().ToString();
-            var channel = new WorkerChannel(workerId, _worker, _app.RootDirectory, _functions, _hostCapabilities, _loggers);
+            // The first process of the indexing language is asked for the functions; later ones (restarts) only load them.
+            bool index = string.Equals(_app.IndexingLanguage, _worker.Language, StringComparison.OrdinalIgnoreCase) && !_app.Indexed.IsCompleted;
+            var channel = new WorkerChannel(workerId, _worker, _app, index, _hostCapabilities, _loggers);
             _registry.Add(channel);
             var started = Stopwatch.StartNew();
             _state = WorkerState.Starting;
@@ -238,6 +238,10 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
             : $"{reason}. The host will not start it again; invocations of {_worker.Language} functions fail until the host is restarted. The worker's last output:{Environment.NewLine}{tail}";
         Volatile.Write(ref _failure, failure);
         _state = WorkerState.Failed;
+        if (string.Equals(_app.IndexingLanguage, _worker.Language, StringComparison.OrdinalIgnoreCase))
+        {
+            _app.FailIndex($"The {_worker.Language} worker, which indexes the app's functions, cannot start: {failure}");
+        }
         _failed.TrySetResult();
         _logger.LogError("{Failure}", failure);
     }

@@ -16,32 +16,41 @@ public sealed class WorkerChannel
     private readonly Channel<StreamingMessage> _outbound = Channel.CreateUnbounded<StreamingMessage>(new UnboundedChannelOptions { SingleReader = true });
     private readonly ConcurrentDictionary<string, (TaskCompletionSource<InvocationResponse> Done, FunctionDefinition Function)> _inflight = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, string> _loadErrors = new(StringComparer.Ordinal);
-    private readonly ConcurrentDictionary<string, byte> _closing = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<string, TaskCompletionSource<bool>> _closing = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, byte> _loaded = new(StringComparer.Ordinal);
     private readonly TaskCompletionSource _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly IReadOnlyList<FunctionDefinition> _functions;
+    private readonly FunctionApp _app;
+    private readonly bool _index;
+    private IReadOnlyList<FunctionDefinition> _functions = [];
     private readonly WorkerDescription _worker;
     private readonly string _appDirectory;
     private readonly IReadOnlyDictionary<string, string> _hostCapabilities;
     private readonly ILogger _logger;
     private readonly ILoggerFactory _loggers;
     private int _pendingLoads;
+    private int _closesUnanswered;
+    private int _indexed;
     private int _initialized;
     private string _requestId = string.Empty;
 
-    /// <summary>Initializes a new instance of the <see cref="WorkerChannel"/> class.</summary>
+    /// <summary>
+    /// Initializes a new instance of the <see cref="WorkerChannel"/> class. With <paramref name="index"/> the worker is
+    /// asked for the app's functions after it initializes (worker indexing; the first process of the indexing language,
+    /// until the app is indexed); otherwise it loads the functions of its language the app has.
+    /// </summary>
     public WorkerChannel(
         string workerId,
         WorkerDescription worker,
-        string appDirectory,
-        IReadOnlyList<FunctionDefinition> functions,
+        FunctionApp app,
+        bool index,
         IReadOnlyDictionary<string, string> hostCapabilities,
         ILoggerFactory loggers)
     {
         WorkerId = workerId;
         _worker = worker;
-        _appDirectory = appDirectory;
-        _functions = functions;
+        _app = app;
+        _index = index;
+        _appDirectory = app.RootDirectory;
         _hostCapabilities = hostCapabilities;
         _loggers = loggers;
         _logger = loggers.CreateLogger($"Worker.{worker.Language}");
@@ -55,6 +64,9 @@ public sealed class WorkerChannel
 
     /// <summary>Gets the capabilities the worker advertised.</summary>
     public IReadOnlyDictionary<string, string> WorkerCapabilities { get; private set; } = new Dictionary<string, string>();
+
+    /// <summary>How long a worker has to answer FunctionsMetadataRequest (the Functions host's limit).</summary>
+    public static readonly TimeSpan MetadataTimeout = TimeSpan.FromMinutes(1);
 
     /// <summary>Gets a task that completes when the worker has loaded its functions (or faults).</summary>
     public Task Ready => _ready.Task;
@@ -109,6 +121,11 @@ public sealed class WorkerChannel
     /// <summary>Sends an invocation and waits for its response.</summary>
     public async Task<InvocationResponse> InvokeAsync(InvocationRequest request, FunctionDefinition function, CancellationToken cancellationToken)
     {
+        if (function.IndexingError is { } indexingError)
+        {
+            throw new WorkerFailedException($"Function '{function.Name}' could not be indexed by the {_worker.Language} worker: {indexingError}");
+        }
+
         await Ready.WaitAsync(cancellationToken).ConfigureAwait(false);
         if (_loadErrors.TryGetValue(function.FunctionId, out string? loadError))
         {
@@ -132,25 +149,69 @@ public sealed class WorkerChannel
         }
     }
 
-    /// <summary>Tells the worker it may release the maps it created for outputs.</summary>
-    public void CloseSharedMemory(IEnumerable<string> mapNames)
+    /// <summary>Tells the worker it may release the maps it created for outputs (its answer is not awaited).</summary>
+    public void CloseSharedMemory(IEnumerable<string> mapNames) => _ = SendClose(mapNames);
+
+    /// <summary>
+    /// Asks the worker to close output maps it still holds and waits for its answer: per map, true when the worker closed
+    /// it. A worker that does not answer within <paramref name="timeout"/> (one that ignores the request) gets false, and
+    /// later calls do not wait for it again until it answers one.
+    /// </summary>
+    public async Task<IReadOnlyDictionary<string, bool>> CloseSharedMemoryAsync(IReadOnlyCollection<string> mapNames, TimeSpan timeout, CancellationToken cancellationToken)
+    {
+        Dictionary<string, Task<bool>> answers = SendClose(mapNames);
+        var results = mapNames.ToDictionary(n => n, _ => false, StringComparer.Ordinal);
+        if (answers.Count == 0 || Volatile.Read(ref _closesUnanswered) != 0)
+        {
+            return results;
+        }
+
+        Task all = Task.WhenAll(answers.Values);
+        if (await Task.WhenAny(all, Task.Delay(timeout, cancellationToken)).ConfigureAwait(false) != all)
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            Volatile.Write(ref _closesUnanswered, 1);
+            _logger.LogWarning(
+                "Worker {WorkerId} (pid {Pid}) did not answer CloseSharedMemoryResourcesRequest within {Timeout} ms; its output maps are copied from now on until it answers one",
+                WorkerId, ProcessId, timeout.TotalMilliseconds);
+        }
+
+        foreach ((string name, Task<bool> answer) in answers)
+        {
+            results[name] = answer.IsCompletedSuccessfully && answer.Result;
+        }
+
+        return results;
+    }
+
+    private Dictionary<string, Task<bool>> SendClose(IEnumerable<string> mapNames)
     {
         var request = new CloseSharedMemoryResourcesRequest();
-        request.MapNames.Add(mapNames);
-        if (request.MapNames.Count > 0)
+        var answers = new Dictionary<string, Task<bool>>(StringComparer.Ordinal);
+        foreach (string name in mapNames.Distinct(StringComparer.Ordinal))
         {
             if (_closing.Count > 4096)
             {
-                _closing.Clear(); // a worker that never answers closes must not grow this without bound
+                // A worker that never answers closes must not grow this without bound.
+                foreach ((string stale, TaskCompletionSource<bool> unanswered) in _closing)
+                {
+                    _closing.TryRemove(stale, out _);
+                    unanswered.TrySetResult(false);
+                }
             }
 
-            foreach (string name in request.MapNames)
-            {
-                _closing[name] = 0;
-            }
+            var answer = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+            _closing[name] = answer;
+            answers[name] = answer.Task;
+            request.MapNames.Add(name);
+        }
 
+        if (request.MapNames.Count > 0)
+        {
             Send(new StreamingMessage { CloseSharedMemoryResourcesRequest = request });
         }
+
+        return answers;
     }
 
     /// <summary>Asks the worker to exit after <paramref name="grace"/>.</summary>
@@ -161,6 +222,12 @@ public sealed class WorkerChannel
     public void Fail(string reason)
     {
         IsClosed = true;
+        foreach ((string map, TaskCompletionSource<bool> answer) in _closing)
+        {
+            _closing.TryRemove(map, out _);
+            answer.TrySetResult(false); // the process is gone: it holds nothing any more
+        }
+
         _ready.TrySetException(new WorkerFailedException($"{reason}; it had not finished starting."));
         _ = _ready.Task.Exception;
         foreach ((string id, (TaskCompletionSource<InvocationResponse> done, FunctionDefinition function)) in _inflight)
@@ -200,6 +267,16 @@ public sealed class WorkerChannel
             case StreamingMessage.ContentOneofCase.FunctionLoadResponse:
                 OnLoaded(message.FunctionLoadResponse);
                 break;
+            case StreamingMessage.ContentOneofCase.FunctionLoadResponseCollection:
+                foreach (FunctionLoadResponse loaded in message.FunctionLoadResponseCollection.FunctionLoadResponses)
+                {
+                    OnLoaded(loaded);
+                }
+
+                break;
+            case StreamingMessage.ContentOneofCase.FunctionMetadataResponse:
+                OnMetadata(message.FunctionMetadataResponse);
+                break;
             case StreamingMessage.ContentOneofCase.InvocationResponse:
                 OnResponse(message.InvocationResponse);
                 break;
@@ -209,8 +286,7 @@ public sealed class WorkerChannel
             case StreamingMessage.ContentOneofCase.CloseSharedMemoryResourcesResponse:
                 OnMapsClosed(message.CloseSharedMemoryResourcesResponse);
                 break;
-            case StreamingMessage.ContentOneofCase.WorkerStatusResponse or StreamingMessage.ContentOneofCase.FunctionEnvironmentReloadResponse
-                or StreamingMessage.ContentOneofCase.FunctionMetadataResponse:
+            case StreamingMessage.ContentOneofCase.WorkerStatusResponse or StreamingMessage.ContentOneofCase.FunctionEnvironmentReloadResponse:
                 _logger.LogDebug("Ignoring {Message} from worker {WorkerId}", message.ContentCase, WorkerId);
                 break;
             case StreamingMessage.ContentOneofCase.None:
@@ -242,15 +318,20 @@ public sealed class WorkerChannel
 
     private void OnMapsClosed(CloseSharedMemoryResourcesResponse response)
     {
+        Volatile.Write(ref _closesUnanswered, 0);
         foreach ((string map, bool closed) in response.CloseMapResults)
         {
-            if (!_closing.TryRemove(map, out _))
+            if (!_closing.TryRemove(map, out TaskCompletionSource<bool>? answer))
             {
                 _logger.LogWarning("Worker {WorkerId} (pid {Pid}) reported closing shared-memory map '{Map}', which the host never asked it to close; ignored", WorkerId, ProcessId, map);
             }
-            else if (!closed)
+            else
             {
-                _logger.LogWarning("Worker {WorkerId} could not close shared-memory map {Map}", WorkerId, map);
+                answer.TrySetResult(closed);
+                if (!closed)
+                {
+                    _logger.LogDebug("Worker {WorkerId} did not close shared-memory map {Map} (it no longer held it, or could not)", WorkerId, map);
+                }
             }
         }
     }
@@ -278,10 +359,84 @@ public sealed class WorkerChannel
             response.WorkerMetadata?.RuntimeName,
             response.WorkerMetadata?.RuntimeVersion,
             string.Join(", ", response.Capabilities.Select(c => $"{c.Key}={c.Value}")));
+        if (_index)
+        {
+            // Worker indexing, as the Functions host does it: once, on the first process, before any load.
+            Send(new StreamingMessage { FunctionsMetadataRequest = new FunctionsMetadataRequest { FunctionAppDirectory = _appDirectory } });
+            _ = Task.Delay(MetadataTimeout).ContinueWith(
+                _ =>
+                {
+                    if (Volatile.Read(ref _indexed) == 0 && !IsClosed)
+                    {
+                        string reason = $"The {_worker.Language} worker (pid {ProcessId}) did not answer FunctionsMetadataRequest within {MetadataTimeout.TotalSeconds:0} s (requesting metadata from the worker failed).";
+                        _logger.LogError("{Reason}", reason);
+                        _app.FailIndex(reason);
+                    }
+                },
+                TaskScheduler.Default);
+            return;
+        }
+
+        SendLoads(_app.Functions);
+    }
+
+    private void OnMetadata(FunctionMetadataResponse response)
+    {
+        if (!_index || Interlocked.Exchange(ref _indexed, 1) != 0)
+        {
+            _logger.LogWarning("Worker {WorkerId} (pid {Pid}) sent a FunctionMetadataResponse the host did not ask for; ignored", WorkerId, ProcessId);
+            return;
+        }
+
+        WorkerIndexResult result = WorkerIndex.FromResponse(_app, _worker.Language, response);
+        foreach (string error in result.Errors)
+        {
+            _logger.LogError("{Error}", error);
+        }
+
+        IReadOnlyList<FunctionDefinition> functions = result.Functions;
+        if (result.UsedFolders)
+        {
+            _logger.LogInformation("The {Language} worker left indexing to the host (use_default_metadata_indexing): {Count} function.json folder(s)", _worker.Language, functions.Count);
+        }
+        else
+        {
+            _logger.LogInformation("{Count} function(s) indexed by the {Language} worker: {Names}", functions.Count, _worker.Language, string.Join(", ", functions.Select(f => f.Name)));
+        }
+
+        if (functions.Count == 0)
+        {
+            string said = result.Errors.Count > 0 ? string.Join("; ", result.Errors) : "it found none";
+            _app.FailIndex(FunctionAppLoader.NoFunctionsMessage(_appDirectory, _worker.Language, runtimeWasSet: true, workerSaid: said));
+        }
+        else if (!_app.CompleteIndex(functions))
+        {
+            functions = _app.Functions;
+        }
+
+        SendLoads(functions);
+    }
+
+    /// <summary>
+    /// Loads this worker's functions: one FunctionLoadResponseCollection when it advertised SupportsLoadResponseCollection,
+    /// else a FunctionLoadRequest each, as the Functions host does. Functions the worker failed to index are not loaded.
+    /// </summary>
+    private void SendLoads(IReadOnlyList<FunctionDefinition> all)
+    {
+        _functions = [.. all.Where(f => string.Equals(f.Language, _worker.Language, StringComparison.OrdinalIgnoreCase) && f.IndexingError is null)];
         _pendingLoads = _functions.Count;
         if (_pendingLoads == 0)
         {
             _ready.TrySetResult();
+            return;
+        }
+
+        if (WorkerCapabilities.TryGetValue("SupportsLoadResponseCollection", out string? collection) && string.Equals(collection, "true", StringComparison.OrdinalIgnoreCase))
+        {
+            var loads = new FunctionLoadRequestCollection();
+            loads.FunctionLoadRequests.Add(_functions.Select(f => new FunctionLoadRequest { FunctionId = f.FunctionId, Metadata = ToMetadata(f) }));
+            Send(new StreamingMessage { FunctionLoadRequestCollection = loads });
+            return;
         }
 
         foreach (FunctionDefinition f in _functions)
@@ -351,7 +506,13 @@ public sealed class WorkerChannel
             EntryPoint = f.EntryPoint,
             FunctionId = f.FunctionId,
             Language = f.Language,
+            IsProxy = false,
+            RetryOptions = f.RetryOptions,
         };
+        foreach ((string key, string value) in f.Properties)
+        {
+            metadata.Properties[key] = value;
+        }
         foreach (BindingDefinition b in f.Bindings)
         {
             var info = new BindingInfo

@@ -1,0 +1,94 @@
+using FaaSCache.Host.AppModel;
+using FaaSCache.Host.Invocation;
+
+namespace FaaSCache.Host.Triggers;
+
+/// <summary>
+/// Timer triggers: each timer-triggered function runs at its schedule's occurrences (UTC) while the host runs, and once
+/// at start-up when its binding says <c>runOnStartup</c>. An occurrence that comes while the previous run is still going
+/// waits for it and is marked past due, as the Functions host does. With several instances each runs its timers (the
+/// Functions host's singleton lock across instances is not modelled).
+/// </summary>
+public sealed class TimerTriggerService(FunctionApp app, FunctionInvoker invoker, TimeProvider time, ILogger<TimerTriggerService> logger) : IHostedService, IDisposable
+{
+    private readonly CancellationTokenSource _stopping = new();
+    private readonly List<Task> _timers = [];
+    private Task? _starting;
+
+    /// <inheritdoc />
+    public Task StartAsync(CancellationToken cancellationToken)
+    {
+        _starting = Task.Run(StartWhenIndexedAsync, CancellationToken.None);
+        return Task.CompletedTask;
+    }
+
+    /// <inheritdoc />
+    public void Dispose() => _stopping.Dispose();
+
+    /// <inheritdoc />
+    public async Task StopAsync(CancellationToken cancellationToken)
+    {
+        await _stopping.CancelAsync().ConfigureAwait(false);
+        if (_starting is not null)
+        {
+            await _starting.ConfigureAwait(false);
+        }
+
+        await Task.WhenAll(_timers).WaitAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    private async Task StartWhenIndexedAsync()
+    {
+        IReadOnlyList<FunctionDefinition> functions;
+        try
+        {
+            functions = await app.Indexed.WaitAsync(_stopping.Token).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is OperationCanceledException or AppLoadException)
+        {
+            return;
+        }
+
+        foreach (FunctionDefinition function in functions.Where(f => f.Trigger.IsTimerTrigger))
+        {
+            _timers.Add(Task.Run(() => RunAsync(function), CancellationToken.None));
+        }
+    }
+
+    private async Task RunAsync(FunctionDefinition function)
+    {
+        TimerSchedule schedule = TimerSchedule.Parse(function.Trigger.Property("schedule")!);
+        bool runOnStartup = function.Trigger.Raw.FirstOrDefault(p => string.Equals(p.Key, "runOnStartup", StringComparison.OrdinalIgnoreCase)).Value
+            is System.Text.Json.Nodes.JsonValue v && (v.TryGetValue(out bool b) ? b : v.TryGetValue(out string? s) && bool.TryParse(s, out bool parsed) && parsed);
+        DateTimeOffset? last = null;
+        DateTimeOffset due = runOnStartup ? time.GetUtcNow() : schedule.Next(time.GetUtcNow());
+        while (!_stopping.IsCancellationRequested)
+        {
+            try
+            {
+                TimeSpan wait = due - time.GetUtcNow();
+                if (wait > TimeSpan.Zero)
+                {
+                    await Task.Delay(wait, time, _stopping.Token).ConfigureAwait(false);
+                }
+
+                DateTimeOffset now = time.GetUtcNow();
+                DateTimeOffset next = schedule.Next(now);
+                bool pastDue = now - due > TimeSpan.FromSeconds(1);
+                logger.LogInformation("Executing '{Function}' (reason: timer due at {Due:O}{PastDue})", function.Name, due, pastDue ? ", past due" : string.Empty);
+                await invoker.InvokeAsync(function, new TimerTriggerEvent(due, next, last, pastDue), _stopping.Token).ConfigureAwait(false);
+                last = now;
+                due = next;
+            }
+            catch (OperationCanceledException) when (_stopping.IsCancellationRequested)
+            {
+                break;
+            }
+            catch (Exception e)
+            {
+                logger.LogError(e, "Timer-triggered '{Function}' failed: {Message}", function.Name, e.Message);
+                due = schedule.Next(time.GetUtcNow());
+            }
+        }
+    }
+}
