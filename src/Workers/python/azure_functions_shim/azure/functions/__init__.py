@@ -1,21 +1,50 @@
 """A small `azure.functions`, written for FaaSCache's Python worker.
 
 Same public names and behaviour as the real `azure-functions` library for what function.json-model
-functions use: HttpRequest, HttpResponse, InputStream, Out and Context. The worker puts this package
-on sys.path only when the real library cannot be imported, so an app that ships the real one gets it.
+functions use (HttpRequest, HttpResponse, InputStream, Out, Context) and for the v2 programming model's
+decorators (FunctionApp, Blueprint, route, blob_trigger/input/output, schedule, function_name, retry) with
+TimerRequest. The worker puts this package on sys.path only when the real library cannot be imported, so an
+app that ships the real one gets it.
 """
 
-from ._abc import Context, InputStream, Out
+from ._abc import Context, InputStream, Out, TimerRequest
 from ._http import HttpRequest, HttpRequestHeaders, HttpResponse, HttpResponseHeaders
+from .decorators import (
+    AuthLevel,
+    BindingApi,
+    BlobSource,
+    Blueprint,
+    DataType,
+    DecoratorApi,
+    Function,
+    FunctionApp,
+    FunctionRegister,
+    HttpMethod,
+    SettingsApi,
+    TriggerApi,
+)
 
 __all__ = [
+    "AuthLevel",
+    "BindingApi",
+    "BlobSource",
+    "Blueprint",
     "Context",
+    "DataType",
+    "DecoratorApi",
+    "Function",
+    "FunctionApp",
+    "FunctionRegister",
+    "HttpMethod",
     "HttpRequest",
     "HttpRequestHeaders",
     "HttpResponse",
     "HttpResponseHeaders",
     "InputStream",
     "Out",
+    "SettingsApi",
+    "TimerRequest",
+    "TriggerApi",
 ]
 
 __version__ = "0+faascache"

@@ -48,6 +48,15 @@ class InputStream(io.BufferedIOBase, abc.ABC):
         """The blob's primary location, when known."""
 
 
+class TimerRequest(abc.ABC):
+    """A timer trigger's invocation (the worker passes azure.functions.timer.TimerRequest)."""
+
+    @property
+    @abc.abstractmethod
+    def past_due(self) -> bool:
+        """Whether this invocation comes later than its schedule said (e.g. after the app was down)."""
+
+
 class Context(abc.ABC):
     """What a function can learn about its invocation (declare a parameter named `context`)."""
 
