@@ -7,6 +7,7 @@ mapped, not copied; the parameter's annotation decides what the function gets:
   bytes             one explicit copy
   str               decoded (UTF-8)
   func.HttpRequest  for HTTP triggers
+  func.TimerRequest for timer triggers (from the host's JSON {"Schedule": ..., "ScheduleStatus": ..., "IsPastDue": ...})
   no annotation     by function.json "dataType" (binary -> bytes, string -> str, stream -> InputStream),
                     else by the data's own type
 
@@ -18,6 +19,7 @@ TypedData.http.
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import os
@@ -139,6 +141,26 @@ def http_request_from_rpc(func_mod: ModuleType, http: Any) -> Any:
     )
 
 
+def timer_request(func_mod: ModuleType, name: str, kind: str, value: Any) -> Any:
+    """azure.functions.timer.TimerRequest (concrete in the real library and ours) from the host's timer JSON."""
+    if kind not in ("json", "string"):
+        raise BindingError(f"timer trigger '{name}' received {kind} data; expected the host's timer JSON "
+                           '({"Schedule": ..., "ScheduleStatus": ..., "IsPastDue": ...})')
+    text = value if isinstance(value, str) else str(value, "utf-8")
+    try:
+        info = json.loads(text)
+    except ValueError as e:
+        raise BindingError(f"timer trigger '{name}' received text that is not JSON ({e}): {text[:200]!r}") from e
+    if not isinstance(info, dict):
+        raise BindingError(f"timer trigger '{name}' received JSON that is not an object: {text[:200]!r}")
+    timer_class = importlib.import_module(func_mod.__name__ + ".timer").TimerRequest
+    return timer_class(
+        past_due=bool(info.get("IsPastDue", False)),
+        schedule_status=info.get("ScheduleStatus") or {},
+        schedule=info.get("Schedule") or {},
+    )
+
+
 def decode_input(
     pb: ModuleType,
     func_mod: ModuleType,
@@ -153,6 +175,8 @@ def decode_input(
     kind, value = _incoming(pb, binding, invocation_id, shm)
     spec = param.binding
     target = param.kind
+    if target == loader.KIND_AUTO and spec is not None and spec.is_timer:
+        target = loader.KIND_TIMER
     if target == loader.KIND_AUTO and spec is not None:
         target = {"binary": loader.KIND_BYTES, "string": loader.KIND_STR, "stream": loader.KIND_STREAM}.get(
             spec.data_type, loader.KIND_AUTO
@@ -165,6 +189,8 @@ def decode_input(
         raise BindingError(f"binding '{param.name}' is annotated func.HttpRequest but received {kind} data")
     if kind == "none":
         return None
+    if target == loader.KIND_TIMER:
+        return timer_request(func_mod, param.name, kind, value)
     if target == loader.KIND_STREAM:
         data = _as_buffer(kind, value, param.name)
         name = uri = None

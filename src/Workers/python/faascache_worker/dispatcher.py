@@ -8,7 +8,6 @@ through one queue, so logs written during an invocation reach the host before it
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import platform
@@ -25,6 +24,7 @@ import grpc
 
 from . import __version__, azure_functions, bindings, loader, protos
 from .cli import WorkerArgs
+from .function_metadata import FunctionMetadataHandlers
 from .invocation import InvocationRunner
 from .logging_bridge import RpcLogHandler
 from .memory_trim import IdleTrimmer, libc_trim, period_seconds
@@ -55,39 +55,6 @@ def thread_count(environ: Mapping[str, str] = os.environ) -> int:
     return min(32, (os.cpu_count() or 1) + 4)
 
 
-def metadata_from_proto(pb: ModuleType, request: Any) -> loader.FunctionMetadata:
-    """loader.FunctionMetadata from a FunctionLoadRequest; raw_bindings fill in a missing dataType."""
-    meta = request.metadata
-    raw_types: dict[str, str] = {}
-    for raw in meta.raw_bindings:
-        try:
-            item = json.loads(raw)
-            if isinstance(item, dict) and item.get("name") and item.get("dataType"):
-                raw_types[str(item["name"])] = str(item["dataType"]).lower()
-        except ValueError:
-            pass
-    specs = {}
-    for name, info in meta.bindings.items():
-        data_type = pb.BindingInfo.DataType.Name(info.data_type)
-        if data_type == "undefined":
-            data_type = raw_types.get(name, "undefined")
-        specs[name] = loader.BindingSpec(
-            name=name,
-            type=info.type,
-            direction=pb.BindingInfo.Direction.Name(info.direction),
-            data_type=data_type,
-            properties=dict(info.properties),
-        )
-    return loader.FunctionMetadata(
-        function_id=request.function_id or meta.function_id,
-        name=meta.name,
-        directory=meta.directory,
-        script_file=meta.script_file,
-        entry_point=meta.entry_point,
-        bindings=specs,
-    )
-
-
 def add_app_paths(app_directory: str) -> None:
     """The app's own packages (.python_packages) and modules come before the worker's, as in Azure."""
     for path in (app_directory, os.path.join(app_directory, ".python_packages", "lib", "site-packages")):
@@ -95,7 +62,7 @@ def add_app_paths(app_directory: str) -> None:
             sys.path.insert(0, path)
 
 
-class Dispatcher(InvocationRunner):
+class Dispatcher(InvocationRunner, FunctionMetadataHandlers):
     def __init__(self, args: WorkerArgs) -> None:
         self.args = args
         self.pb, self.pb_grpc = protos.load()
@@ -118,6 +85,7 @@ class Dispatcher(InvocationRunner):
         self._exit_code = 0
         self._log_handler: RpcLogHandler | None = None
         self._trimmer = IdleTrimmer(libc_trim(), period_seconds())
+        self._init_indexing()
 
     @property
     def busy_threads(self) -> int:
@@ -306,16 +274,6 @@ class Dispatcher(InvocationRunner):
     def _on_worker_status_request(self, _request: Any) -> None:
         self.send(self._message(worker_status_response=self.pb.WorkerStatusResponse()))
 
-    def _on_functions_metadata_request(self, _request: Any) -> None:
-        # function.json apps only: the host indexes them itself.
-        self.send(
-            self._message(
-                function_metadata_response=self.pb.FunctionMetadataResponse(
-                    use_default_metadata_indexing=True, result=self._success()
-                )
-            )
-        )
-
     def _on_function_environment_reload_request(self, request: Any) -> None:
         try:
             os.environ.clear()
@@ -334,29 +292,6 @@ class Dispatcher(InvocationRunner):
                     worker_metadata=self._worker_metadata(), capabilities=WORKER_CAPABILITIES, result=result
                 )
             )
-        )
-
-    def _on_function_load_request(self, request: Any) -> None:
-        self._loading[request.function_id] = asyncio.ensure_future(self._load(request))
-
-    async def _load(self, request: Any) -> None:
-        try:
-            meta = metadata_from_proto(self.pb, request)
-            loaded = await self._in_pool(loader.load_function, meta, self._app_directory)
-            self._functions[request.function_id] = loaded
-            log.info("loaded function %s (%s, %s)", meta.name, loaded.script_path, "async" if loaded.is_async else "sync")
-            result = self._success()
-        except loader.FunctionLoadError as e:
-            log.error("%s", e)
-            result = self._failure(str(e), e.details, exc_type="FunctionLoadError", user=True)
-        except Exception as e:
-            log.exception("unexpected error loading function %s", request.metadata.name)
-            result = self._failure(f"cannot load function '{request.metadata.name}': {type(e).__name__}: {e}",
-                                   traceback.format_exc())
-        finally:
-            self._loading.pop(request.function_id, None)
-        self.send(
-            self._message(function_load_response=self.pb.FunctionLoadResponse(function_id=request.function_id, result=result))
         )
 
     def _on_close_shared_memory_resources_request(self, request: Any) -> None:

@@ -1,5 +1,6 @@
 """Loads a function of the function.json programming model: imports its script by path, finds the entry
-point, and matches its parameters with the bindings. Every failure says which file and why."""
+point, and matches its parameters with the bindings. Every failure says which file and why. (Functions of
+the v2 model are found by indexing.py and matched with their bindings here too, by bind_function.)"""
 
 from __future__ import annotations
 
@@ -29,12 +30,13 @@ KIND_STREAM = "stream"
 KIND_BYTES = "bytes"
 KIND_STR = "str"
 KIND_MEMORYVIEW = "memoryview"
+KIND_TIMER = "timer"  # func.TimerRequest from the host's timer JSON
 KIND_AUTO = "auto"  # unannotated (or a type we pass through): decided by dataType and the data itself
 
 _BLOB_TYPES = {"blob", "blobtrigger"}
 
 # Loads run in the thread pool; one import at a time so a shared package __init__ runs once.
-_import_lock = threading.RLock()
+import_lock = threading.RLock()
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,10 @@ class BindingSpec:
     @property
     def is_http(self) -> bool:
         return self.type.lower() in ("http", "httptrigger")
+
+    @property
+    def is_timer(self) -> bool:
+        return self.type.lower() == "timertrigger"
 
 
 @dataclass(frozen=True)
@@ -115,7 +121,7 @@ def load_function(meta: FunctionMetadata, app_directory: str | None = None) -> L
     if not path.endswith(".py"):
         raise FunctionLoadError(f"{prefix}: script file {path} is not a .py file")
     try:
-        with _import_lock:
+        with import_lock:
             module = _import_script(meta, path, app_directory or os.path.dirname(os.path.normpath(meta.directory)))
     except SyntaxError as e:
         raise FunctionLoadError(
@@ -137,7 +143,13 @@ def load_function(meta: FunctionMetadata, app_directory: str | None = None) -> L
     if not callable(fn):
         raise FunctionLoadError(f"{prefix}: '{entry}' in {path} is a {type(fn).__name__}, not a function")
 
-    params, return_binding = _match_bindings(meta, fn, prefix)
+    return bind_function(meta, fn, path)
+
+
+def bind_function(meta: FunctionMetadata, fn: Callable[..., Any], path: str, source: str = "function.json") -> LoadedFunction:
+    """Matches fn's parameters with meta's bindings (declared in `source`: function.json, or the decorators of a
+    v2 function); raises FunctionLoadError naming what does not match."""
+    params, return_binding = _match_bindings(meta, fn, f"cannot load function '{meta.name}'", source)
     return LoadedFunction(
         metadata=meta,
         func=fn,
@@ -226,6 +238,9 @@ def _kind(name: str, annotation: Any, binding: BindingSpec | None, func_mod: typ
             return KIND_HTTP, None
         if issubclass(annotation, func_mod.InputStream):
             return KIND_STREAM, None
+        timer_request = getattr(func_mod, "TimerRequest", None)
+        if isinstance(timer_request, type) and issubclass(annotation, timer_request):
+            return KIND_TIMER, None
         if annotation is bytes:
             return KIND_BYTES, None
         if annotation is str:
@@ -238,6 +253,8 @@ def _kind(name: str, annotation: Any, binding: BindingSpec | None, func_mod: typ
         return KIND_OUT, None
     if binding is not None and binding.type.lower() == "httptrigger" and annotation is inspect.Parameter.empty:
         return KIND_HTTP, None
+    if binding is not None and binding.is_timer and annotation is inspect.Parameter.empty:
+        return KIND_TIMER, None
     return KIND_AUTO, None
 
 
@@ -246,7 +263,7 @@ def _describe(annotation: Any) -> str:
 
 
 def _match_bindings(
-    meta: FunctionMetadata, fn: Callable[..., Any], prefix: str
+    meta: FunctionMetadata, fn: Callable[..., Any], prefix: str, source: str = "function.json"
 ) -> tuple[list[ParamSpec], BindingSpec | None]:
     func_mod = azure_functions.module()
     signature = _signature(fn)
@@ -264,31 +281,31 @@ def _match_bindings(
             elif p.default is inspect.Parameter.empty:
                 extra.append(p.name)
             continue
-        _check(prefix, p.name, p.annotation, kind, binding)
+        _check(prefix, p.name, p.annotation, kind, binding, source)
         params.append(ParamSpec(p.name, kind, binding, p.annotation, out_type))
     missing = sorted(set(bindings) - {p.name for p in params})
     if extra:
         raise FunctionLoadError(
-            f"{prefix}: the following parameters are declared in Python but not in function.json: {', '.join(sorted(extra))}"
+            f"{prefix}: the following parameters are declared in Python but not in {source}: {', '.join(sorted(extra))}"
         )
     if missing:
         raise FunctionLoadError(
-            f"{prefix}: the following bindings are declared in function.json but are not parameters of "
+            f"{prefix}: the following bindings are declared in {source} but are not parameters of "
             f"'{getattr(fn, '__name__', '?')}': {', '.join(missing)}"
         )
     return params, meta.bindings.get(RETURN)
 
 
-def _check(prefix: str, name: str, annotation: Any, kind: str, binding: BindingSpec) -> None:
+def _check(prefix: str, name: str, annotation: Any, kind: str, binding: BindingSpec, source: str) -> None:
     if binding.direction == "out" and kind != KIND_OUT:
         raise FunctionLoadError(
-            f"{prefix}: binding '{name}' has direction \"out\" in function.json, so its parameter must be "
+            f"{prefix}: binding '{name}' has direction \"out\" in {source}, so its parameter must be "
             f"annotated func.Out[...] (it is {_describe(annotation)})"
         )
     if binding.direction != "out" and kind == KIND_OUT:
         raise FunctionLoadError(
             f"{prefix}: parameter '{name}' is annotated func.Out but binding '{name}' has direction "
-            f"\"{binding.direction}\" in function.json"
+            f"\"{binding.direction}\" in {source}"
         )
     if binding.is_blob and binding.direction != "out":
         allowed = (KIND_STREAM, KIND_BYTES, KIND_STR, KIND_MEMORYVIEW)
@@ -300,4 +317,13 @@ def _check(prefix: str, name: str, annotation: Any, kind: str, binding: BindingS
     if binding.type.lower() == "httptrigger" and kind not in (KIND_HTTP, KIND_AUTO):
         raise FunctionLoadError(
             f"{prefix}: HTTP trigger '{name}' is annotated {_describe(annotation)}; annotate it func.HttpRequest"
+        )
+    if binding.is_timer and kind not in (KIND_TIMER, KIND_STR, KIND_BYTES, KIND_AUTO):
+        raise FunctionLoadError(
+            f"{prefix}: timer trigger '{name}' is annotated {_describe(annotation)}; annotate it func.TimerRequest"
+        )
+    if kind == KIND_TIMER and not binding.is_timer:
+        raise FunctionLoadError(
+            f"{prefix}: parameter '{name}' is annotated func.TimerRequest but binding '{name}' is a {binding.type}, "
+            "not a timerTrigger"
         )

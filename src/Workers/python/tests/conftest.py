@@ -51,6 +51,23 @@ def shm_root(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.fixture
+def session_factory(pb, pb_grpc, shm_root, tmp_path):
+    """Starts worker processes connected to fake hosts (fake_host.Session); closes them all afterwards."""
+    from fake_host import Session
+
+    sessions: list[Session] = []
+
+    def start(**kwargs: Any) -> Session:
+        s = Session(pb, pb_grpc, shm_root, tmp_path / f"worker-{len(sessions)}.log", **kwargs)
+        sessions.append(s)
+        return s
+
+    yield start
+    for s in sessions:
+        s.close()
+
+
 def write_host_map(root: Path, content: bytes, name: str | None = None) -> str:
     """Writes a map the way the C# host does (header by hand, not through our writer)."""
     name = name or str(uuid.uuid4())
@@ -82,5 +99,31 @@ def function_load_request(pb: Any, name: str, function_id: str, app: Path) -> An
             bindings=bindings,
             raw_bindings=[json.dumps(b) for b in spec["bindings"]],
             language="python",
+        ),
+    )
+
+
+def indexed_load_request(pb: Any, metadata: Any) -> Any:
+    """The FunctionLoadRequest a host sends for a function the worker indexed (an RpcFunctionMetadata of its
+    FunctionMetadataResponse): the same id, name, directory, script and properties, and bindings rebuilt from
+    raw_bindings (type, direction, dataType, read without regard to case), as the Functions host does."""
+    bindings = {}
+    for raw in metadata.raw_bindings:
+        b = json.loads(raw)
+        bindings[b["name"]] = pb.BindingInfo(
+            type=b["type"],
+            direction=pb.BindingInfo.Direction.Value(b.get("direction", "in").lower()),
+            data_type=pb.BindingInfo.DataType.Value(b.get("dataType", "undefined").lower()),
+        )
+    return pb.FunctionLoadRequest(
+        function_id=metadata.function_id,
+        metadata=pb.RpcFunctionMetadata(
+            name=metadata.name,
+            directory=metadata.directory,
+            script_file=metadata.script_file,
+            entry_point=metadata.entry_point,
+            is_proxy=False,
+            bindings=bindings,
+            properties=dict(metadata.properties),
         ),
     )

@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from conftest import WORKER_DIR, function_load_request
+from conftest import WORKER_DIR, function_load_request, indexed_load_request
 
 from faascache_worker.shared_memory import DIRECTORIES_SETTING
 
 
 APP = Path(__file__).resolve().parent / "apps" / "sample_app"
+APP_V2 = Path(__file__).resolve().parent / "apps" / "v2_app"
 TIMEOUT = 30.0
 
 
@@ -131,7 +132,7 @@ class Session:
     """A worker subprocess connected to a FakeHost, after the handshake."""
 
     def __init__(self, pb: Any, pb_grpc: Any, shm_root: Path, log_path: Path, *, function_data_cache: bool,
-                 shared_memory_enabled: bool = False) -> None:
+                 shared_memory_enabled: bool = False, app: Path = APP) -> None:
         self.pb = pb
         self.host = FakeHost(pb, pb_grpc)
         self.request_id = uuid.uuid4().hex
@@ -164,7 +165,7 @@ class Session:
                 host_version="faascache-test",
                 capabilities={"FunctionDataCache": "true"} if function_data_cache else {},
                 worker_directory=str(WORKER_DIR),
-                function_app_directory=str(APP),
+                function_app_directory=str(app),
             )
         )
         self.init = self.host.expect("worker_init_response").worker_init_response
@@ -176,15 +177,30 @@ class Session:
         assert response.function_id == function_id
         return response
 
-    def invoke(self, function_id: str, *inputs: Any, invocation_id: str | None = None) -> Any:
-        self.send_invocation(function_id, *inputs, invocation_id=invocation_id)
+    def metadata(self, app: Path) -> Any:
+        """FunctionsMetadataRequest for `app`, as the host sends it once after the handshake; the response."""
+        self.host.send(functions_metadata_request=self.pb.FunctionsMetadataRequest(function_app_directory=str(app)))
+        return self.host.expect("function_metadata_response").function_metadata_response
+
+    def load_indexed(self, metadata: Any) -> Any:
+        """Loads a function the worker indexed (an entry of a FunctionMetadataResponse), as the host does."""
+        self.host.send(function_load_request=indexed_load_request(self.pb, metadata))
+        response = self.host.expect("function_load_response").function_load_response
+        assert response.function_id == metadata.function_id
+        return response
+
+    def invoke(self, function_id: str, *inputs: Any, invocation_id: str | None = None,
+               trigger_metadata: dict[str, Any] | None = None) -> Any:
+        self.send_invocation(function_id, *inputs, invocation_id=invocation_id, trigger_metadata=trigger_metadata)
         return self.host.expect("invocation_response").invocation_response
 
-    def send_invocation(self, function_id: str, *inputs: Any, invocation_id: str | None = None) -> str:
+    def send_invocation(self, function_id: str, *inputs: Any, invocation_id: str | None = None,
+                        trigger_metadata: dict[str, Any] | None = None) -> str:
         invocation_id = invocation_id or uuid.uuid4().hex
         self.host.send(
             invocation_request=self.pb.InvocationRequest(
-                invocation_id=invocation_id, function_id=function_id, input_data=list(inputs)
+                invocation_id=invocation_id, function_id=function_id, input_data=list(inputs),
+                trigger_metadata=trigger_metadata or {},
             )
         )
         return invocation_id

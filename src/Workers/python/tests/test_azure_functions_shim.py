@@ -76,8 +76,9 @@ def test_worker_context_implements_context(func):
 
 def test_the_real_library_wins_when_installed(tmp_path):
     fake = tmp_path / "site" / "azure" / "functions"
-    fake.mkdir(parents=True)
+    (fake / "decorators").mkdir(parents=True)
     (fake / "__init__.py").write_text("REAL = True\n")
+    (fake / "decorators" / "__init__.py").write_text("")
     script = textwrap.dedent(
         f"""
         import sys
@@ -110,3 +111,26 @@ def test_the_shim_is_used_when_nothing_else_is_there():
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
+
+
+def test_a_real_library_without_the_v2_decorators_gives_way_to_ours(tmp_path):
+    fake = tmp_path / "site" / "azure" / "functions"  # azure-functions < 1.11: no decorators package
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("REAL = True\n")
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path / 'site')!r})
+        sys.path.insert(0, {str(WORKER_DIR)!r})
+        from faascache_worker import azure_functions
+        assert azure_functions.ensure_available() == "shim"
+        import azure.functions as func
+        assert func.__faascache_shim__ and not hasattr(func, "REAL")
+        assert func.FunctionApp
+        print("ok")
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+    assert "has no v2 decorators" in out.stderr and "using FaaSCache's own" in out.stderr

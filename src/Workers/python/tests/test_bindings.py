@@ -167,3 +167,22 @@ def test_parameter_binding_wraps_either_form(pb):
     assert inline.WhichOneof("rpc_data") == "data"
     region = bindings.to_parameter_binding(pb, "o", pb.RpcSharedMemory(name="n", count=1))
     assert region.WhichOneof("rpc_data") == "rpc_shared_memory"
+
+
+def test_timer_input_from_the_hosts_json(pb, func, manager):
+    spec = loader.BindingSpec("timer", "timerTrigger", "in")
+    info = {"Schedule": {"AdjustForDST": True}, "ScheduleStatus": None, "IsPastDue": True}
+    for data in (pb.TypedData(json=json.dumps(info)), pb.TypedData(string=json.dumps(info))):
+        for kind in (loader.KIND_TIMER, loader.KIND_AUTO):
+            timer = decode(pb, func, kind, pb.ParameterBinding(name="timer", data=data), manager, spec=spec)
+            assert isinstance(timer, func.TimerRequest)
+            assert (timer.past_due, timer.schedule, timer.schedule_status) == (True, {"AdjustForDST": True}, {})
+    with pytest.raises(BindingError, match="timer trigger 'timer' received bytes data; expected the host's timer JSON"):
+        decode(pb, func, loader.KIND_TIMER, pb.ParameterBinding(name="timer", data=pb.TypedData(bytes=b"{}")), manager,
+               spec=spec)
+    with pytest.raises(BindingError, match="timer trigger 'timer' received JSON that is not an object: '\\[1\\]'"):
+        decode(pb, func, loader.KIND_TIMER, pb.ParameterBinding(name="timer", data=pb.TypedData(json="[1]")), manager,
+               spec=spec)
+    with pytest.raises(BindingError, match="timer trigger 'timer' received text that is not JSON"):
+        decode(pb, func, loader.KIND_TIMER, pb.ParameterBinding(name="timer", data=pb.TypedData(string="soon")), manager,
+               spec=spec)

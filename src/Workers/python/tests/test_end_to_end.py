@@ -11,23 +11,9 @@ from typing import Any
 
 import pytest
 from conftest import write_host_map
-from fake_host import APP, TIMEOUT, Session, http_binding, read_map_file
+from fake_host import APP, TIMEOUT, http_binding, read_map_file
 
 from faascache_worker.shared_memory import DIRECTORIES_SETTING, MAP_FOLDER
-
-
-@pytest.fixture
-def session_factory(pb, pb_grpc, shm_root, tmp_path):
-    sessions: list[Session] = []
-
-    def start(**kwargs: Any) -> Session:
-        s = Session(pb, pb_grpc, shm_root, tmp_path / f"worker-{len(sessions)}.log", **kwargs)
-        sessions.append(s)
-        return s
-
-    yield start
-    for s in sessions:
-        s.close()
 
 
 @pytest.mark.parametrize(

@@ -162,3 +162,18 @@ def test_annotations_as_strings_are_resolved(app):
     bindings = {**HTTP, "b": BindingSpec("b", "blob", "in")}
     fn = loader.load_function(meta(folder, bindings), str(app))
     assert {p.name: p.kind for p in fn.params} == {"req": "http", "b": "bytes"}
+
+
+def test_timer_triggers_take_a_timer_request(app):
+    timer = {"t": BindingSpec("t", "timerTrigger", "in")}
+    folder = make_function(app, "Timer", "import azure.functions as func\ndef main(t: func.TimerRequest):\n    pass\n")
+    assert [p.kind for p in loader.load_function(meta(folder, timer), str(app)).params] == ["timer"]
+    folder = make_function(app, "TimerBare", "def main(t):\n    pass\n")
+    assert [p.kind for p in loader.load_function(meta(folder, timer), str(app)).params] == ["timer"]
+    folder = make_function(app, "TimerHttp", "import azure.functions as func\ndef main(t: func.HttpRequest):\n    pass\n")
+    with pytest.raises(FunctionLoadError, match="timer trigger 't' is annotated HttpRequest; annotate it func.TimerRequest"):
+        loader.load_function(meta(folder, timer), str(app))
+    folder = make_function(app, "NotTimer", "import azure.functions as func\ndef main(req, b: func.TimerRequest):\n    pass\n")
+    with pytest.raises(FunctionLoadError,
+                       match="'b' is annotated func.TimerRequest but binding 'b' is a queue, not a timerTrigger"):
+        loader.load_function(meta(folder, {**HTTP, "b": BindingSpec("b", "queue", "in")}), str(app))
