@@ -26,6 +26,7 @@ from faascache_worker.shared_memory import MAP_FOLDER, SharedMemoryError, Shared
 LANGUAGE = "python"
 CONFORMANCE = WORKER_DIR.parent / "conformance"
 APPS = CONFORMANCE / "apps"
+APPS_V2 = CONFORMANCE / "apps-v2"  # a v2 app (function_app.py) for the worker-indexing fixtures
 KINDS = ("map_headers", "input_decoding", "message_scripts")
 TIMEOUT = 10.0
 
@@ -332,12 +333,13 @@ async def run_script(pb: Any, case: dict[str, Any], variables: dict[str, Any], r
 
 @pytest.fixture
 def app_modules_restored() -> Iterator[None]:
-    """The worker imports the functions as the package __app__ (one app per process): forget it afterwards, so
-    another test can load its own app under that name."""
-    before = {name for name in sys.modules if name == loader.APP_PACKAGE or name.startswith(loader.APP_PACKAGE + ".")}
+    """The worker imports the functions as the package __app__, and a v2 app's function_app.py by its stem (one app
+    per process): forget them afterwards, so another test can load its own app under those names."""
+    before = set(sys.modules)
     yield
-    for name in [n for n in sys.modules if n == loader.APP_PACKAGE or n.startswith(loader.APP_PACKAGE + ".")]:
-        if name not in before:
+    for name in set(sys.modules) - before:
+        file = getattr(sys.modules[name], "__file__", None) or ""
+        if name == loader.APP_PACKAGE or name.startswith(loader.APP_PACKAGE + ".") or file.startswith(str(APPS_V2)):
             del sys.modules[name]
 
 
@@ -346,7 +348,7 @@ def test_message_script(case, pb, shm_root, monkeypatch, app_modules_restored):
     for key, value in case.get("env", {}).items():
         monkeypatch.setenv(key, value)
     monkeypatch.setattr(sys, "path", list(sys.path))  # the worker puts the app folder in front
-    variables: dict[str, Any] = {"app": str(APPS)}
+    variables: dict[str, Any] = {"app": str(APPS), "app_v2": str(APPS_V2)}
     for name, spec in case.get("host_maps", {}).items():
         content = content_of(spec)
         variables[name] = write_host_map(shm_root, content)
