@@ -290,6 +290,25 @@ async function encodeOutput(name, spec, value, options) {
 }
 
 /**
+ * TypedData or RpcSharedMemory for an output that is already TypedData (what the Node.js v4 programming model
+ * returns), under the same rules as `encodeOutput`: bytes go to a new map as `bytes`, strings and JSON as
+ * `string`, when the policy says so; everything else stays as it is.
+ * @param {Record<string, any>} td TypedData with one member set
+ * @param {{ policy: OutputPolicy, shm: import('./sharedMemory').SharedMemoryManager, invocationId: string }} options
+ * @returns {Promise<Encoded>}
+ */
+async function encodeTypedOutput(td, options) {
+  const bytes = td.bytes !== undefined ? td.bytes : td.stream;
+  if (bytes !== undefined && bytes !== null) return (await viaSharedMemory(asBuffer(bytes), 'bytes', options)) || { data: td };
+  const text = typeof td.string === 'string' ? td.string : typeof td.json === 'string' ? td.json : undefined;
+  if (text !== undefined && options.policy.anySharedMemory) {
+    const length = Buffer.byteLength(text, 'utf8');
+    if (options.policy.useSharedMemory(length)) return /** @type {Encoded} */ (await viaSharedMemory(Buffer.from(text, 'utf8'), 'string', options));
+  }
+  return { data: td };
+}
+
+/**
  * @param {string} name
  * @param {Encoded} encoded
  */
@@ -304,6 +323,7 @@ module.exports = {
   isHttp,
   decodeInput,
   encodeOutput,
+  encodeTypedOutput,
   toParameterBinding,
   bindingData,
   camelKeys,

@@ -11,18 +11,26 @@ const bindings = require('./bindings');
 const loader = require('./loader');
 const protos = require('./protos');
 const invocationArgs = require('./invocation');
+const workerIndexing = require('./workerIndexing');
+const coreApi = require('./coreApi');
+const { startApp, executeHooks } = require('./appStart');
 const { RpcLogger, invocationStore, bridgeConsole } = require('./logging');
 const { SharedMemoryManager, roots } = require('./sharedMemory');
 
 const WORKER_VERSION = require('../package.json').version;
 
-/** What this worker tells the host it can do (names as the real Node worker advertises them). */
+/**
+ * What this worker tells the host it can do: the real Node worker's (3.9) capabilities, and shared memory. A
+ * Node.js v4 app's programming model may add to them (`getCapabilities`, e.g. `app.setup({ capabilities })`).
+ */
 const WORKER_CAPABILITIES = Object.freeze({
+  RawHttpBodyBytes: 'true', // HTTP bodies as bytes, not re-encoded strings
   RpcHttpTriggerMetadataRemoved: 'true', // query, headers and route params come in the request, not twice
   RpcHttpBodyOnly: 'true', // no duplicate rawBody
-  RawHttpBodyBytes: 'true', // HTTP bodies as bytes, not re-encoded strings
-  TypedDataCollection: 'true',
+  IgnoreEmptyValuedRpcHttpHeaders: 'true', // headers with an empty value may be left out
+  UseNullableValueDictionaryForHttp: 'true', // headers, query and route params may come as nullable_* maps
   WorkerStatus: 'true',
+  TypedDataCollection: 'true',
   HandlesWorkerTerminateMessage: 'true',
   SharedMemoryDataTransfer: 'true', // inputs may arrive, outputs may leave, as RpcSharedMemory
 });
@@ -54,6 +62,29 @@ class Dispatcher {
     this.policy = new bindings.OutputPolicy();
     /** @type {string | undefined} */
     this.appDirectory = undefined;
+    /** The app's registrations (Node.js v4 model) and hooks, replaced when an app is started. */
+    this.app = new coreApi.AppContext();
+    this.hostVersion = '';
+    /** @type {Promise<void>} the app's start (at WorkerInitRequest): metadata, load and invocation requests wait for it */
+    this.appStarting = Promise.resolve();
+    const dispatcher = this;
+    /** @type {import('./coreApi').CoreHost} what @azure/functions-core acts on while this worker's app is active */
+    this.coreHost = {
+      get app() {
+        return dispatcher.app;
+      },
+      get hostVersion() {
+        return dispatcher.hostVersion;
+      },
+      log: (level, category, message) => this.logger.core('', 'faascache-node-worker', level, category, message),
+    };
+    /** @type {import('./appStart').AppHost} */
+    this.appHost = {
+      get app() {
+        return dispatcher.app;
+      },
+      log: (level, message, err) => this.logger.system(level, message, err),
+    };
     this.terminating = false;
     this.exitCode = 0;
     /** @type {any} */
@@ -103,13 +134,64 @@ class Dispatcher {
   }
 
   workerMetadata() {
+    /** @type {Record<string, string>} */
+    const custom = { worker: 'faascache', sharedMemoryInputs: this.shm.mode };
+    const model = this.app.programmingModel;
+    if (this.app.usesV4Model) {
+      custom.modelName = String(model.name);
+      custom.modelVersion = String(model.version);
+    }
     return {
       runtime_name: 'node',
       runtime_version: process.versions.node,
       worker_version: WORKER_VERSION,
-      worker_bitness: process.arch,
-      custom_properties: { worker: 'faascache', sharedMemoryInputs: this.shm.mode },
+      worker_bitness: process.arch === 'ia32' ? 'x86' : process.arch,
+      custom_properties: custom,
     };
+  }
+
+  /** The worker's capabilities, with what the app's programming model adds (as the real worker asks it). */
+  async capabilities() {
+    /** @type {Record<string, string>} */
+    let capabilities = { ...WORKER_CAPABILITIES };
+    const model = this.app.programmingModel;
+    if (this.app.usesV4Model && typeof model.getCapabilities === 'function') {
+      capabilities = (await model.getCapabilities(capabilities)) || capabilities;
+    }
+    /** @type {Record<string, string>} */
+    const out = {};
+    for (const [k, v] of Object.entries(capabilities)) if (v !== undefined && v !== null) out[k] = String(v);
+    return out;
+  }
+
+  /**
+   * A fresh app: the core module acts on it; with a folder, its package.json "main" is loaded (a Node.js v4 app
+   * registers its functions then) and its appStart hooks run.
+   * @param {string | undefined} appDirectory
+   */
+  async _startApp(appDirectory) {
+    this.app = new coreApi.AppContext();
+    coreApi.installCoreModule();
+    coreApi.activate(this.coreHost);
+    if (appDirectory) await startApp(this.appHost, appDirectory);
+  }
+
+  /** Waits for the app's start; its failure was reported in the WorkerInitResponse. */
+  async _appStarted() {
+    try {
+      await this.appStarting;
+    } catch {
+      // reported at init
+    }
+  }
+
+  /**
+   * A StatusResult of Failure for an error of the app's start or of the core API (its message as the real worker's).
+   * @param {unknown} e
+   */
+  _failureOf(e) {
+    const err = e instanceof Error ? e : new Error(String(e));
+    return this.failure(err.message, { stack: err.stack, type: err.name, user: !(/** @type {any} */ (err).isAzureFunctionsSystemError) });
   }
 
   // ---- main loop ----------------------------------------------------------------------------------------
@@ -252,9 +334,10 @@ class Dispatcher {
   }
 
   /** @param {any} request */
-  on_worker_init_request(request) {
+  async on_worker_init_request(request) {
     this.hostCapabilities = { ...(request.capabilities || {}) };
     this.policy = bindings.OutputPolicy.fromHost(this.hostCapabilities);
+    this.hostVersion = request.host_version || '';
     if (request.function_app_directory) this.appDirectory = request.function_app_directory;
     const outputs = this.policy.functionDataCache ? 'always' : this.policy.sharedMemoryEnabled ? '>= 1 MiB' : 'off';
     this.logger.system(
@@ -262,11 +345,27 @@ class Dispatcher {
       `host ${request.host_version || '(unknown version)'}: FunctionDataCache ${this.policy.functionDataCache ? 'on' : 'off'}, ` +
         `shared-memory outputs ${outputs}, shared-memory inputs ${this.shm.mode}; app ${this.appDirectory || '(not given)'}`,
     );
+    // The app loads now (the real worker's startApp): a Node.js v4 app registers its functions.
+    this.appStarting = this._startApp(request.function_app_directory || undefined);
+    let result = this.success();
+    /** @type {Record<string, string>} */
+    let capabilities = { ...WORKER_CAPABILITIES };
+    try {
+      await this.appStarting;
+      capabilities = await this.capabilities();
+      if (this.app.isUsingWorkerIndexing) {
+        this.logger.system('Information', `the app registered ${this.app.functions.size} function(s): ${[...this.app.functions.keys()].join(', ')}`);
+      }
+    } catch (e) { // an appStart hook or the model's getCapabilities threw
+      const err = e instanceof Error ? e : new Error(String(e));
+      this.logger.system('Error', `starting the app failed: ${err.message}`, err);
+      result = this._failureOf(err);
+    }
     this.send({
       worker_init_response: {
         worker_version: WORKER_VERSION,
-        capabilities: WORKER_CAPABILITIES,
-        result: this.success(),
+        capabilities,
+        result,
         worker_metadata: this.workerMetadata(),
       },
     });
@@ -276,23 +375,44 @@ class Dispatcher {
     this.send({ worker_status_response: {} });
   }
 
-  on_functions_metadata_request() {
-    // function.json apps only: the host indexes them itself.
-    this.send({ function_metadata_response: { use_default_metadata_indexing: true, result: this.success() } });
+  /**
+   * The functions a Node.js v4 app registered; a function.json app (nothing registered) is indexed by the host
+   * (`use_default_metadata_indexing`). Registering ends here. An entry point that failed to load makes it a
+   * Failure (with use_default_metadata_indexing still set when nothing was registered).
+   */
+  async on_functions_metadata_request() {
+    await this._appStarted();
+    const { app } = this;
+    app.workerIndexingLocked = true;
+    /** @type {Record<string, unknown>} */
+    const response = { use_default_metadata_indexing: !app.isUsingWorkerIndexing };
+    if (app.blockingAppStartError) {
+      response.result = this._failureOf(app.blockingAppStartError);
+    } else {
+      if (app.isUsingWorkerIndexing) response.function_metadata_results = workerIndexing.functionMetadataResults(app);
+      response.result = this.success();
+    }
+    this.send({ function_metadata_response: response });
   }
 
   /** @param {any} request */
-  on_function_environment_reload_request(request) {
+  async on_function_environment_reload_request(request) {
     let result;
+    /** @type {Record<string, string>} */
+    let capabilities = { ...WORKER_CAPABILITIES };
     try {
       const next = request.environment_variables || {};
       for (const key of Object.keys(process.env)) if (!(key in next)) delete process.env[key];
       Object.assign(process.env, next);
+      this.policy = bindings.OutputPolicy.fromHost(this.hostCapabilities);
       if (request.function_app_directory) {
         this.appDirectory = request.function_app_directory;
         process.chdir(request.function_app_directory);
+        // Specialization: the app is started again from the new folder (the real worker's resetApp + startApp).
+        this.appStarting = this._startApp(request.function_app_directory);
+        await this.appStarting;
       }
-      this.policy = bindings.OutputPolicy.fromHost(this.hostCapabilities);
+      capabilities = await this.capabilities();
       result = this.success();
     } catch (e) {
       const err = e instanceof Error ? e : new Error(String(e));
@@ -301,7 +421,7 @@ class Dispatcher {
     this.send({
       function_environment_reload_response: {
         worker_metadata: this.workerMetadata(),
-        capabilities: WORKER_CAPABILITIES,
+        capabilities,
         result,
       },
     });
@@ -317,6 +437,13 @@ class Dispatcher {
 
   /** @param {any} request */
   async _load(request) {
+    await this._appStarted();
+    const { app } = this;
+    app.workerIndexingLocked = true;
+    if (app.blockingAppStartError || app.isUsingWorkerIndexing) {
+      this.send({ function_load_response: { function_id: request.function_id, result: this._loadRegistered(request.function_id) } });
+      return;
+    }
     let result;
     const name = (request.metadata && request.metadata.name) || request.function_id;
     try {
@@ -338,6 +465,23 @@ class Dispatcher {
     this.send({ function_load_response: { function_id: request.function_id, result } });
   }
 
+  /**
+   * A load of a function the app registered is a no-op (the function is ready since the app started); an
+   * entry point that failed to load fails every load.
+   * @param {string} functionId
+   */
+  _loadRegistered(functionId) {
+    const { app } = this;
+    if (app.blockingAppStartError) return this._failureOf(app.blockingAppStartError);
+    if (!app.functions.has(functionId)) {
+      const message = `Worker was unable to load function '${functionId}': the app registered no function with that id ` +
+        `(registered: ${[...app.functions.keys()].join(', ')}); the function id of a FunctionLoadRequest must be the function_id of the metadata response`;
+      this.logger.system('Error', message);
+      return this.failure(message, { type: 'FunctionLoadError' });
+    }
+    return this.success();
+  }
+
   /** @param {any} request */
   on_close_shared_memory_resources_request(request) {
     const results = this.shm.closeMaps(request.map_names || [], !this.policy.functionDataCache);
@@ -349,6 +493,29 @@ class Dispatcher {
     const d = request.grace_period || {};
     const grace = Number(d.seconds || 0) + Number(d.nanos || 0) / 1e9;
     this.logger.system('Information', `host asked the worker to terminate (grace period ${grace.toFixed(1)} s)`);
+    return this._terminate(grace);
+  }
+
+  /**
+   * The appTerminate hooks (a failing one is logged), then the shutdown.
+   * @param {number} grace
+   */
+  async _terminate(grace) {
+    const { app } = this;
+    if (app.hooks.appTerminate.length && !this.terminating) {
+      const readOnly = (/** @type {string} */ name) => () => {
+        throw new coreApi.ReadOnlyError(name);
+      };
+      const context = Object.defineProperties({}, {
+        hookData: { get: () => app.appLevelOnlyHookData, set: readOnly('hookData'), enumerable: true },
+        appHookData: { get: () => app.appHookData, set: readOnly('appHookData'), enumerable: true },
+      });
+      try {
+        await executeHooks(this.appHost, 'appTerminate', context);
+      } catch (e) {
+        this.logger.system('Error', `an appTerminate hook failed: ${e instanceof Error ? e.message : e}`, e);
+      }
+    }
     return this._shutdown(grace);
   }
 
@@ -388,7 +555,10 @@ class Dispatcher {
   }
 
   /** @param {any} request */
-  _invoke(request) {
+  async _invoke(request) {
+    await this._appStarted();
+    // A Node.js v4 app's functions run through its programming model; function.json functions as before.
+    if (this.app.isUsingWorkerIndexing) return workerIndexing.invoke(this, request);
     return invocationArgs.invoke(this, request);
   }
 }

@@ -36,13 +36,30 @@ function parseBody(bytes, contentType) {
   return bytes; // application/octet-stream, multipart/*, image/*, ...
 }
 
+/**
+ * A map of the request: the nullable form when the host filled it (the worker advertises
+ * UseNullableValueDictionaryForHttp, so a host may send only that one; a null value is ''), else the plain one.
+ * @param {Record<string, any> | undefined} nullable map of NullableString
+ * @param {Record<string, string> | undefined} plain
+ * @returns {Record<string, string>}
+ */
+function requestMap(nullable, plain) {
+  if (nullable && Object.keys(nullable).length) {
+    /** @type {Record<string, string>} */
+    const out = {};
+    for (const [k, v] of Object.entries(nullable)) out[k] = v && v.value !== undefined && v.value !== null ? String(v.value) : '';
+    return out;
+  }
+  return { ...(plain || {}) };
+}
+
 /** The request of an HTTP trigger (`req`, `context.req`). */
 class HttpRequest {
   /** @param {any} http RpcHttp */
   constructor(http) {
     /** @type {Record<string, string>} header names in lower case */
     const headers = {};
-    for (const [k, v] of Object.entries(http.headers || {})) headers[k.toLowerCase()] = String(v);
+    for (const [k, v] of Object.entries(requestMap(http.nullable_headers, http.headers))) headers[k.toLowerCase()] = String(v);
     let bytes = Buffer.alloc(0);
     for (const source of [http.body, http.rawBody]) {
       const { kind, value } = typedValue(source);
@@ -56,9 +73,9 @@ class HttpRequest {
     this.originalUrl = this.url;
     this.headers = headers;
     /** @type {Record<string, string>} */
-    this.query = { ...(http.query || {}) };
+    this.query = requestMap(http.nullable_query, http.query);
     /** @type {Record<string, string>} route parameters */
-    this.params = { ...(http.params || {}) };
+    this.params = requestMap(http.nullable_params, http.params);
     /** Parsed per content-type: object for JSON, string for text, Buffer for binary; undefined when empty. */
     this.body = parseBody(bytes, headers['content-type'] || '');
     /** The body as a UTF-8 string (classic). */
@@ -211,4 +228,4 @@ function toRpcHttp(value) {
   return { status_code: status, headers, body: { bytes } };
 }
 
-module.exports = { HttpRequest, HttpResponse, HttpResponseError, toRpcHttp, parseBody, isBytes, asBuffer };
+module.exports = { requestMap, HttpRequest, HttpResponse, HttpResponseError, toRpcHttp, parseBody, isBytes, asBuffer };

@@ -10,7 +10,7 @@
 const { AsyncLocalStorage } = require('node:async_hooks');
 const util = require('node:util');
 
-/** @typedef {'Trace' | 'Debug' | 'Information' | 'Warning' | 'Error' | 'Critical'} RpcLevel */
+/** @typedef {'Trace' | 'Debug' | 'Information' | 'Warning' | 'Error' | 'Critical' | 'None'} RpcLevel */
 
 /**
  * @typedef {object} InvocationStore
@@ -23,10 +23,14 @@ const invocationStore = new AsyncLocalStorage();
 
 const STDERR_PREFIX = 'faascache-node-worker:';
 /** @type {Record<string, number>} */
-const RANK = { Trace: 0, Debug: 1, Information: 2, Warning: 3, Error: 4, Critical: 5 };
+const RANK = { Trace: 0, Debug: 1, Information: 2, Warning: 3, Error: 4, Critical: 5, None: 6 };
 /** @type {Record<string, RpcLevel>} FAASCACHE_WORKER_LOG_LEVEL names (as the Python worker's) */
 const LEVEL_NAMES = { TRACE: 'Trace', DEBUG: 'Debug', INFO: 'Information', WARNING: 'Warning', WARN: 'Warning', ERROR: 'Error', CRITICAL: 'Critical' };
-const SHORT = { Trace: 'TRACE', Debug: 'DEBUG', Information: 'INFO', Warning: 'WARNING', Error: 'ERROR', Critical: 'CRITICAL' };
+const SHORT = { Trace: 'TRACE', Debug: 'DEBUG', Information: 'INFO', Warning: 'WARNING', Error: 'ERROR', Critical: 'CRITICAL', None: 'NONE' };
+/** @type {Record<string, RpcLevel>} @azure/functions-core level names */
+const CORE_LEVELS = { trace: 'Trace', debug: 'Debug', information: 'Information', warning: 'Warning', error: 'Error', critical: 'Critical', none: 'None' };
+/** @type {Record<string, 'User' | 'System' | 'CustomMetric'>} @azure/functions-core category names */
+const CORE_CATEGORIES = { user: 'User', system: 'System', customMetric: 'CustomMetric' };
 
 /**
  * @param {unknown} err
@@ -94,11 +98,29 @@ class RpcLogger {
   }
 
   /**
+   * A log through @azure/functions-core (`log`, or an invocation's CoreInvocationContext.log), with the core API's
+   * level and category names (information, user, ...). System logs also go to stderr, as the worker's own.
+   * @param {string} invocationId '' outside an invocation
+   * @param {string} category the logger's name
+   * @param {string} level trace, debug, information, warning, error, critical, none
+   * @param {string} logCategory user, system, customMetric
+   * @param {string} message
+   */
+  core(invocationId, category, level, logCategory, message) {
+    const rpcLevel = CORE_LEVELS[level] || 'Information';
+    const rpcCategory = CORE_CATEGORIES[logCategory] || 'User';
+    if (rpcCategory === 'System' && rpcLevel !== 'None' && RANK[rpcLevel] >= this.minRank) {
+      this.stderr.write(`${STDERR_PREFIX} ${SHORT[rpcLevel]} ${message}\n`);
+    }
+    this._send(invocationId, category, rpcLevel, message, rpcCategory, undefined, rpcCategory === 'User');
+  }
+
+  /**
    * @param {string} invocationId
    * @param {string} category
    * @param {RpcLevel} level
    * @param {string} message
-   * @param {'User' | 'System'} logCategory
+   * @param {'User' | 'System' | 'CustomMetric'} logCategory
    * @param {unknown} err
    * @param {boolean} user
    */

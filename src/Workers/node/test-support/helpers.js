@@ -17,6 +17,9 @@ const { MAP_FOLDER, DIRECTORIES_SETTING } = require('../lib/sharedMemory');
 
 const WORKER_DIR = path.resolve(__dirname, '..');
 const APP = path.join(__dirname, 'apps', 'sample_app');
+/** Node.js v4 programming model apps (@azure/functions 4.16.5 in their node_modules: scripts/setup.d/node-apps.sh). */
+const V4_APP = path.join(__dirname, 'apps', 'v4_app');
+const V4_ESM_APP = path.join(__dirname, 'apps', 'v4_esm_app');
 const TIMEOUT_MS = 30_000;
 
 /**
@@ -82,6 +85,32 @@ function functionLoadRequest(name, functionId, app = APP) {
       bindings,
       raw_bindings: spec.bindings.map((/** @type {unknown} */ b) => JSON.stringify(b)),
       language: 'node',
+    },
+  };
+}
+
+/**
+ * The FunctionLoadRequest a host sends for a function the worker returned in its metadata response: function_id
+ * as returned, and the metadata with the bindings map rebuilt from raw_bindings (type, direction, dataType).
+ * @param {any} meta one RpcFunctionMetadata of the FunctionMetadataResponse
+ */
+function workerIndexedLoadRequest(meta) {
+  /** @type {Record<string, unknown>} */
+  const bindings = {};
+  for (const raw of meta.raw_bindings) {
+    const b = JSON.parse(raw);
+    bindings[b.name] = { type: b.type, direction: String(b.direction).toLowerCase(), data_type: b.dataType ? String(b.dataType).toLowerCase() : 'undefined' };
+  }
+  return {
+    function_id: meta.function_id,
+    metadata: {
+      name: meta.name,
+      directory: meta.directory,
+      script_file: meta.script_file,
+      entry_point: meta.entry_point || '',
+      is_proxy: false,
+      bindings,
+      properties: { ...(meta.properties || {}) },
     },
   };
 }
@@ -228,7 +257,8 @@ class FakeHost {
 /** A worker process connected to a FakeHost, after the handshake. */
 class WorkerSession {
   /**
-   * @param {{ shmRoot: string, functionDataCache: boolean, sharedMemoryEnabled?: boolean, env?: Record<string, string> }} options
+   * @param {{ shmRoot: string, functionDataCache: boolean, sharedMemoryEnabled?: boolean, env?: Record<string, string>, app?: string }} options
+   *   app: the function_app_directory of the WorkerInitRequest (default: sample_app)
    */
   constructor(options) {
     this.options = options;
@@ -274,7 +304,7 @@ class WorkerSession {
         host_version: 'faascache-test',
         capabilities: this.options.functionDataCache ? { FunctionDataCache: 'true' } : {},
         worker_directory: WORKER_DIR,
-        function_app_directory: APP,
+        function_app_directory: this.options.app || APP,
       },
     });
     this.init = (await this.host.expect('worker_init_response')).worker_init_response;
@@ -349,6 +379,9 @@ class WorkerSession {
 module.exports = {
   WORKER_DIR,
   APP,
+  V4_APP,
+  V4_ESM_APP,
+  workerIndexedLoadRequest,
   TIMEOUT_MS,
   makeShmRoot,
   writeHostMap,

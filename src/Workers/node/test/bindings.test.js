@@ -68,6 +68,24 @@ describe('inputs', () => {
     assert.equal(get.rawBody, undefined);
   });
 
+  test('an HTTP trigger whose headers, query and route params come in the nullable maps (UseNullableValueDictionaryForHttp)', () => {
+    const nullable = new HttpRequest({
+      method: 'GET',
+      headers: {},
+      query: {},
+      params: {},
+      nullable_headers: { 'X-A': { value: 'b' }, 'x-empty': {} },
+      nullable_query: { q: { value: '1' } },
+      nullable_params: { id: { value: '7' } },
+    });
+    assert.deepEqual([nullable.headers, nullable.query, nullable.params], [{ 'x-a': 'b', 'x-empty': '' }, { q: '1' }, { id: '7' }]);
+    // Both filled (as the FaaSCache host does): the same values; only the plain ones: those.
+    const both = new HttpRequest({ method: 'GET', headers: { 'x-a': 'b' }, nullable_headers: { 'x-a': { value: 'b' } }, query: { q: '1' }, nullable_query: {} });
+    assert.deepEqual([both.headers, both.query], [{ 'x-a': 'b' }, { q: '1' }]);
+    const data = b.bindingData('inv-1', {}, nullable, 'Fn');
+    assert.deepEqual([data.id, data.q, data.headers['x-a']], ['7', '1', 'b']);
+  });
+
   test('bindingData: camelCased trigger metadata, the invocation id, query and route parameters', () => {
     const req = new HttpRequest({ method: 'GET', headers: { h: '1' }, query: { name: 'q', page: '2' }, params: { name: 'route' } });
     const data = b.bindingData('inv-1', { BlobTrigger: { string: 'in/a' }, Properties: { json: '{"Length": 3, "ContentMD5": "x"}' } }, req, 'Fn');

@@ -8,7 +8,9 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { describe, test } = require('node:test');
-const { makeShmRoot, writeHostMap, readMapFile, httpBinding, shmBinding, WorkerSession, APP } = require('../test-support/helpers');
+const {
+  makeShmRoot, writeHostMap, readMapFile, httpBinding, shmBinding, workerIndexedLoadRequest, WorkerSession, APP, V4_APP, V4_ESM_APP,
+} = require('../test-support/helpers');
 const sharedMemory = require('../lib/sharedMemory');
 
 const mmapAvailable = sharedMemory.probeMmap();
@@ -17,7 +19,7 @@ const TEST_TIMEOUT = 60_000;
 /**
  * A worker session on its own shm root; the worker is killed if still running and the root removed after the test.
  * @param {import('node:test').TestContext} t
- * @param {{ functionDataCache: boolean, sharedMemoryEnabled?: boolean, env?: Record<string, string> }} options
+ * @param {{ functionDataCache: boolean, sharedMemoryEnabled?: boolean, env?: Record<string, string>, app?: string }} options
  */
 async function session(t, options) {
   const shm = makeShmRoot();
@@ -302,4 +304,76 @@ test('in mmap mode the input Buffer is the host\'s file, mapped into the worker'
   assert.deepEqual(JSON.parse(r.return_value.http.body.bytes.toString()), { mapped: true, length: 100_000, first: 0x21 });
   assert.ok(readMapFile(path.join(shm.dir, map)).equals(content), 'the function\'s write stayed private to the worker');
   assert.equal(await s.terminate(), 0, s.output);
+});
+
+/**
+ * FunctionsMetadataRequest, then a FunctionLoadRequest per function as the host builds it from the answer.
+ * @param {WorkerSession} s
+ * @param {string} app
+ */
+async function indexAndLoad(s, app) {
+  s.host.send({ functions_metadata_request: { function_app_directory: app } });
+  const metadata = (await s.host.expect('function_metadata_response')).function_metadata_response;
+  assert.equal(metadata.result.status, 'Success', metadata.result.result);
+  assert.equal(metadata.use_default_metadata_indexing, false);
+  for (const meta of metadata.function_metadata_results) {
+    s.host.send({ function_load_request: workerIndexedLoadRequest(meta) });
+    const load = (await s.host.expect('function_load_response')).function_load_response;
+    assert.equal(load.function_id, meta.function_id);
+    assert.equal(load.result.status, 'Success', load.result.result);
+  }
+  return metadata.function_metadata_results;
+}
+
+describe('Node.js v4 apps over a real stream', () => {
+  test('copy_blob: worker indexing, a shared-memory blob input mapped into the worker, the output map, terminate', { timeout: TEST_TIMEOUT }, async (t) => {
+    const { s, shm } = await session(t, { functionDataCache: true, app: V4_APP });
+    assert.equal(s.init.result.status, 'Success', s.init.result.result);
+    assert.deepEqual({ ...s.init.capabilities }, {
+      RawHttpBodyBytes: 'true', RpcHttpTriggerMetadataRemoved: 'true', RpcHttpBodyOnly: 'true', IgnoreEmptyValuedRpcHttpHeaders: 'true',
+      UseNullableValueDictionaryForHttp: 'true', WorkerStatus: 'true', TypedDataCollection: 'true', HandlesWorkerTerminateMessage: 'true',
+      SharedMemoryDataTransfer: 'true',
+    });
+    assert.equal(s.init.worker_metadata.custom_properties.modelName, '@azure/functions');
+    const functions = await indexAndLoad(s, V4_APP);
+    const copy = functions.find((/** @type {any} */ m) => m.name === 'copy_blob');
+    const [trigger, blobIn, , blobOut] = copy.raw_bindings.map((/** @type {string} */ b) => JSON.parse(b).name);
+
+    const content = Buffer.alloc(200_000, 'cache-');
+    const map = writeHostMap(shm.root, content);
+    const r = await s.invoke('copy_blob', [
+      { name: trigger, data: { http: { method: 'GET', url: `http://127.0.0.1:7071/api/copy/p.bin?map=${map}`, nullable_params: { name: { value: 'p.bin' } }, nullable_query: { map: { value: map } }, body: { bytes: Buffer.alloc(0) } } } },
+      shmBinding(blobIn, map, content.length),
+    ]);
+    assert.equal(r.result.status, 'Success', r.result.exception && r.result.exception.stack_trace);
+    const mapped = mmapAvailable.ok;
+    assert.deepEqual(JSON.parse(r.return_value.http.body.bytes.toString()), { name: 'p.bin', read: content.length, isBuffer: true, mapped });
+    const out = r.output_data.find((/** @type {any} */ b) => b.name === blobOut);
+    assert.equal(out.rpc_data, 'rpc_shared_memory');
+    const outPath = path.join(shm.dir, out.rpc_shared_memory.name);
+    assert.ok(readMapFile(outPath).equals(upper(content)));
+    const log = s.host.logs.find((l) => l.message === `copy_blob p.bin: ${content.length} bytes`);
+    assert.ok(log && log.invocation_id === r.invocation_id && log.category === 'copy_blob.Invocation', 'context.log reached the host');
+
+    s.host.send({ close_shared_memory_resources_request: { map_names: [out.rpc_shared_memory.name] } });
+    const closed = (await s.host.expect('close_shared_memory_resources_response')).close_shared_memory_resources_response;
+    assert.deepEqual({ ...closed.close_map_results }, { [out.rpc_shared_memory.name]: true });
+    fs.unlinkSync(outPath); // adopted by the (test) host
+    assert.equal(await s.terminate(), 0, s.output);
+    assert.deepEqual(fs.readdirSync(shm.dir), [map], "nothing of the worker's is left");
+  });
+
+  test('an ES module app imports @azure/functions and @azure/functions-core', { timeout: TEST_TIMEOUT }, async (t) => {
+    const { s } = await session(t, { functionDataCache: false, app: V4_ESM_APP });
+    assert.equal(s.init.result.status, 'Success', s.init.result.result);
+    const [hello] = await indexAndLoad(s, V4_ESM_APP);
+    assert.deepEqual([hello.name, hello.script_file, hello.directory], ['esm_hello', 'index.js', path.join(V4_ESM_APP, 'src')]);
+    const trigger = JSON.parse(hello.raw_bindings[0]).name;
+    const r = await s.invoke('esm_hello', [{ name: trigger, data: { http: { method: 'GET', url: 'http://127.0.0.1:7071/api/esm_hello' } } }]);
+    assert.equal(r.result.status, 'Success', r.result.exception && r.result.exception.stack_trace);
+    assert.deepEqual(JSON.parse(r.return_value.http.body.bytes.toString()), {
+      version: require('../package.json').version, hostVersion: 'faascache-test', sameObject: true, registerFunction: 'function', model: '@azure/functions',
+    });
+    assert.equal(await s.terminate(), 0, s.output);
+  });
 });
