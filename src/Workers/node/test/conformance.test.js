@@ -22,6 +22,8 @@ const { substitute, asJson, match } = require('../test-support/fixtureMatch');
 const LANGUAGE = 'node';
 const CONFORMANCE = path.resolve(WORKER_DIR, '..', 'conformance');
 const APPS = path.join(CONFORMANCE, 'apps');
+/** The Node.js v4 programming model app (`{{app_v4}}`); its @azure/functions comes from scripts/setup.d/node-apps.sh. */
+const APPS_V4 = path.join(CONFORMANCE, 'apps-v4');
 const KINDS = ['map_headers', 'input_decoding', 'message_scripts'];
 const TIMEOUT_MS = 10_000;
 const mmapProbe = shm.probeMmap();
@@ -51,6 +53,12 @@ function cases(kind, section = 'cases') {
   }
   return found;
 }
+
+test('the v4 app apps-v4 brings @azure/functions 4.16.5 in its node_modules (bash scripts/setup.d/node-apps.sh installs it)', () => {
+  const pkg = path.join(APPS_V4, 'node_modules', '@azure', 'functions', 'package.json');
+  assert.ok(fs.existsSync(pkg), `${pkg} is missing: run bash scripts/setup.d/node-apps.sh`);
+  assert.equal(JSON.parse(fs.readFileSync(pkg, 'utf8')).version, '4.16.5');
+});
 
 test('every fixture file is of a known kind', () => {
   const files = fixtureFiles();
@@ -289,7 +297,7 @@ describe('message scripts', () => {
         }
       });
       /** @type {Record<string, any>} */
-      const variables = { app: APPS };
+      const variables = { app: APPS, app_v4: APPS_V4 };
       for (const [name, spec] of Object.entries(c.host_maps || {})) {
         const content = contentOf(/** @type {any} */ (spec));
         variables[name] = writeHostMap(r.root, content);
