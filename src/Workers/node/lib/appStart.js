@@ -13,6 +13,7 @@ const path = require('node:path');
 const { pathToFileURL } = require('node:url');
 const { glob, hasMagic } = require('./glob');
 const { AzFuncSystemError, ReadOnlyError } = require('./errors');
+const { installCoreModuleForImport } = require('./coreApi');
 
 /**
  * package.json of the app folder: `main` and `type` kept only when they are strings (the real worker's rule).
@@ -61,7 +62,10 @@ function forgetAppModules(dir) {
  * @param {{ type?: string }} packageJson
  */
 async function loadScriptFile(file, packageJson) {
-  if (isESModule(file, packageJson)) return import(pathToFileURL(file).href);
+  if (isESModule(file, packageJson)) {
+    installCoreModuleForImport(); // so that its `import ... from '@azure/functions-core'` resolves
+    return import(pathToFileURL(file).href);
+  }
   return require(file);
 }
 

@@ -318,26 +318,32 @@ let requireInstalled = false;
 let esmInstalled = false;
 
 /**
- * `require('@azure/functions-core')` returns `coreApi` from anywhere in the process (the real worker's Proxy over
- * Module.prototype.require), and `import` of it resolves to ./coreModule/esm.mjs, which re-exports it. Idempotent.
+ * `require('@azure/functions-core')` returns `coreApi` from anywhere in the process: the real worker's Proxy over
+ * Module.prototype.require. Idempotent.
  */
 function installCoreModule() {
-  if (!requireInstalled) {
-    const proto = /** @type {any} */ (Module.prototype);
-    proto.require = new Proxy(proto.require, {
-      apply(target, thisArg, argArray) {
-        if (argArray[0] === CORE_MODULE) return coreApi;
-        return Reflect.apply(target, thisArg, argArray);
-      },
-    });
-    requireInstalled = true;
-  }
-  if (!esmInstalled) {
-    const hooks = pathToFileURL(path.join(__dirname, 'coreModule', 'esmHooks.mjs')).href;
-    const facade = pathToFileURL(path.join(__dirname, 'coreModule', 'esm.mjs')).href;
-    /** @type {any} */ (Module).register(hooks, { data: { specifier: CORE_MODULE, url: facade } });
-    esmInstalled = true;
-  }
+  if (requireInstalled) return;
+  const proto = /** @type {any} */ (Module.prototype);
+  proto.require = new Proxy(proto.require, {
+    apply(target, thisArg, argArray) {
+      if (argArray[0] === CORE_MODULE) return coreApi;
+      return Reflect.apply(target, thisArg, argArray);
+    },
+  });
+  requireInstalled = true;
+}
+
+/**
+ * `import` of '@azure/functions-core' from an ES module resolves to ./coreModule/esm.mjs, which re-exports
+ * `coreApi` (a resolve hook, node:module register). Done before an app's first ES module entry point is imported,
+ * not for CommonJS apps: registering starts Node's loader-hooks thread, tens of milliseconds of start-up. Idempotent.
+ */
+function installCoreModuleForImport() {
+  if (esmInstalled) return;
+  const hooks = pathToFileURL(path.join(__dirname, 'coreModule', 'esmHooks.mjs')).href;
+  const facade = pathToFileURL(path.join(__dirname, 'coreModule', 'esm.mjs')).href;
+  /** @type {any} */ (Module).register(hooks, { data: { specifier: CORE_MODULE, url: facade } });
+  esmInstalled = true;
 }
 
 /**
@@ -364,6 +370,7 @@ module.exports = {
   deactivate,
   notifyHostVersion,
   installCoreModule,
+  installCoreModuleForImport,
   onHostVersion,
   checkLogArgs,
 };
