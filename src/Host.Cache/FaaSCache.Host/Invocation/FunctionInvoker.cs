@@ -50,11 +50,12 @@ public sealed class FunctionInvoker(
                 && string.Equals(can, "true", StringComparison.OrdinalIgnoreCase);
             var request = new InvocationRequest { InvocationId = record.InvocationId, FunctionId = function.FunctionId };
             request.TriggerMetadata.Add(RpcMessages.Metadata(trigger));
-            foreach (BindingDefinition binding in function.Bindings.Where(b => b.Direction != BindingDirection.Out))
+            // The trigger first, then the other inputs in declaration order, as the Functions host sends them.
+            foreach (BindingDefinition binding in function.Bindings.Where(b => b.Direction != BindingDirection.Out).OrderBy(b => b.IsTrigger ? 0 : 1))
             {
                 if (binding.IsTrigger && !binding.IsBlob)
                 {
-                    request.InputData.Add(new ParameterBinding { Name = binding.Name, Data = RpcMessages.TriggerData(trigger) });
+                    request.InputData.Add(new ParameterBinding { Name = binding.Name, Data = RpcMessages.TriggerData(trigger, channel.WorkerCapabilities) });
                 }
                 else if (binding.IsBlob)
                 {

@@ -9,10 +9,13 @@ namespace FaaSCache.Host.Invocation;
 /// <summary>The one place where trigger events become FunctionRpc data, and FunctionRpc HTTP responses become HTTP.</summary>
 internal static class RpcMessages
 {
-    /// <summary>The trigger's own parameter: the HTTP request, or nothing for a blob trigger (its blob is an input).</summary>
-    public static TypedData TriggerData(TriggerEvent trigger) => trigger switch
+    /// <summary>
+    /// The trigger's own parameter: the HTTP request (shaped by the worker's capabilities, as the Functions host does), the
+    /// timer's info, or nothing for a blob trigger (its blob is an input).
+    /// </summary>
+    public static TypedData TriggerData(TriggerEvent trigger, IReadOnlyDictionary<string, string> workerCapabilities) => trigger switch
     {
-        HttpTriggerEvent http => new TypedData { Http = ToRpc(http.Request) },
+        HttpTriggerEvent http => new TypedData { Http = ToRpc(http.Request, workerCapabilities) },
         TimerTriggerEvent timer => new TypedData { Json = TimerInfo(timer) },
         _ => new TypedData(),
     };
@@ -77,33 +80,65 @@ internal static class RpcMessages
         return new HttpResponseData(status, new Dictionary<string, string>(http.Headers), body, http.Body?.DataCase == TypedData.DataOneofCase.Json);
     }
 
-    private static RpcHttp ToRpc(HttpRequestData request)
+    /// <summary>
+    /// The request as RpcHttp. The worker's capabilities decide the details, as with the Functions host:
+    /// <c>UseNullableValueDictionaryForHttp</c> adds the nullable header/query/route maps (the .NET isolated and Node.js
+    /// workers read those), <c>IgnoreEmptyValuedRpcHttpHeaders</c> leaves out empty headers, <c>RpcHttpBodyOnly</c> leaves
+    /// out the raw body, and <c>RawHttpBodyBytes</c> sends the raw body as bytes.
+    /// </summary>
+    private static RpcHttp ToRpc(HttpRequestData request, IReadOnlyDictionary<string, string> capabilities)
     {
+        bool nullable = Has(capabilities, "UseNullableValueDictionaryForHttp");
+        bool skipEmptyHeaders = Has(capabilities, "IgnoreEmptyValuedRpcHttpHeaders");
         var http = new RpcHttp { Method = request.Method, Url = request.Url };
         foreach ((string name, string value) in request.Headers)
         {
+            if (skipEmptyHeaders && value.Length == 0)
+            {
+                continue;
+            }
+
             http.Headers[name] = value;
+            if (nullable)
+            {
+                http.NullableHeaders[name] = new NullableString { Value = value };
+            }
         }
 
         foreach ((string name, string value) in request.Query)
         {
             http.Query[name] = value;
+            if (nullable)
+            {
+                http.NullableQuery[name] = new NullableString { Value = value };
+            }
         }
 
         foreach ((string name, string value) in request.RouteValues)
         {
             http.Params[name] = value;
+            if (nullable)
+            {
+                http.NullableParams[name] = new NullableString { Value = value };
+            }
         }
+
         if (!request.Body.IsEmpty)
         {
             http.Body = IsText(request.ContentType)
                 ? new TypedData { String = Encoding.UTF8.GetString(request.Body.Span) }
                 : new TypedData { Bytes = ByteString.CopyFrom(request.Body.Span) };
-            http.RawBody = http.Body;
+            if (!Has(capabilities, "RpcHttpBodyOnly"))
+            {
+                http.RawBody = Has(capabilities, "RawHttpBodyBytes") ? new TypedData { Bytes = ByteString.CopyFrom(request.Body.Span) } : http.Body;
+            }
         }
 
         return http;
     }
+
+    private static bool Has(IReadOnlyDictionary<string, string> capabilities, string name)
+        => capabilities.TryGetValue(name, out string? value) && string.Equals(value, "true", StringComparison.OrdinalIgnoreCase);
 
     private static bool IsText(string? contentType)
         => contentType is not null && (contentType.StartsWith("text/", StringComparison.OrdinalIgnoreCase)
