@@ -3,7 +3,9 @@
 # request, where every blob input came from (LM local miss / LH local hit / storage) and how many bytes
 # the host copied, including the blob-triggered stages the requests set off.
 #
-# usage: scripts/run-sample.sh <amber-alert|thumbnail-node> [--cache on|off] [--requests N] [--no-build]
+# usage: scripts/run-sample.sh <sample> [--cache on|off] [--requests N] [--no-build]
+#   samples: amber-alert-v2 (Python v2, function_app.py), amber-alert (Python v1, function.json),
+#            thumbnail-node-v4 (Node.js v4, @azure/functions 4.x), thumbnail-node (Node.js v3, function.json)
 #
 #   --cache on|off   run the host with the cache (default) or as the stock host does (bytes over gRPC)
 #   --requests N     HTTP requests to send, one after the other (default 3); the sample seeds two inputs
@@ -46,14 +48,16 @@ done
 
 # What each sample serves: the HTTP function, the route of item k, and the blob-triggered stages.
 case "$sample" in
-    amber-alert)
+    amber-alert|amber-alert-v2)
         http_function=BoundingBox; route='bounding-box/camera-%d.ppm'; downstream=(People Car)
         legend="BoundingBox reads a 35 MiB model and writes labelled/<image>; that write fires People (97 MiB model) and Car (5 MiB model)" ;;
-    thumbnail-node)
+    thumbnail-node|thumbnail-node-v4)
         http_function=Thumbnail; route='thumbnail/photo-%d.ppm'; downstream=(IndexThumbnail)
         legend="Thumbnail reads a 4 MiB photo and writes a 64 KiB thumbnail; that write fires IndexThumbnail"
-        [ -d src/Workers/node/node_modules ] || die "the Node worker is not installed (src/Workers/node/node_modules is missing): run bash scripts/setup.sh" ;;
-    *) usage >&2; die "unknown sample '$sample' (amber-alert, thumbnail-node)" ;;
+        [ -d src/Workers/node/node_modules ] || die "the Node worker is not installed (src/Workers/node/node_modules is missing): run bash scripts/setup.sh"
+        [ "$sample" != thumbnail-node-v4 ] || [ -d "samples/$sample/node_modules/@azure/functions" ] \
+            || die "samples/$sample/node_modules/@azure/functions is missing: run bash scripts/setup.sh (it runs npm ci in the app)" ;;
+    *) usage >&2; die "unknown sample '$sample' (amber-alert-v2, amber-alert, thumbnail-node-v4, thumbnail-node)" ;;
 esac
 items=2  # inputs seeded by each sample's seed.sh
 app="$root/samples/$sample"

@@ -98,7 +98,9 @@ public static class InvocationReport
         text.AppendLine(Inv, $"request {i}/{n}: GET /api/{path} -> HTTP {status} in {seconds * 1000:0.0} ms");
         string shown = body.Trim();
         text.AppendLine(Inv, $"  response: {(shown.Length > 200 ? shown[..200] + "..." : shown)}");
-        text.AppendLine(Inv, $"  {"function",-15}{"trigger",-9}{"status",-8}{"ms",9}  {"binding",-10}{"blob",-33}{"source",-19}{"bytes",12}{"copied",13}");
+        // Binding names are as long as the app made them (Node.js v4's are generated: blobInput<10 hex>).
+        int bindingWidth = Math.Max(10, records.SelectMany(r => r.Inputs.Select(x => x.Binding).Concat(r.Outputs.Select(x => x.Binding))).Select(b => b.Length + 1).DefaultIfEmpty(0).Max());
+        text.AppendLine(Inv, $"  {"function",-15}{"trigger",-9}{"status",-8}{"ms",9}  {"binding".PadRight(bindingWidth)}{"blob",-33}{"source",-19}{"bytes",12}{"copied",13}");
         foreach (string function in functions)
         {
             InvocationRecord? r = records.Where(x => x.Function == function).Skip(i - 1).FirstOrDefault();
@@ -120,7 +122,7 @@ public static class InvocationReport
             for (int k = 0; k < rows.Count; k++)
             {
                 (string binding, string key, string source, long bytes, long copied) = rows[k];
-                text.AppendLine(Inv, $"{(k == 0 ? head : new string(' ', head.Length))}{binding,-10}{key,-33}{source,-19}{bytes,12:N0}{copied,13:N0}");
+                text.AppendLine(Inv, $"{(k == 0 ? head : new string(' ', head.Length))}{binding.PadRight(bindingWidth)}{key,-33}{source,-19}{bytes,12:N0}{copied,13:N0}");
             }
 
             if (r.Error is { } error)
