@@ -238,7 +238,7 @@ class Dispatcher(InvocationRunner, FunctionMetadataHandlers):
     def _worker_metadata(self) -> Any:
         return self.pb.WorkerMetadata(
             runtime_name="python",
-            runtime_version=platform.python_version(),
+            runtime_version=f"{sys.version_info.major}.{sys.version_info.minor}",  # as the real worker: 3.11, not 3.11.2
             worker_version=__version__,
             worker_bitness=platform.machine(),
             custom_properties={"worker": "faascache", "azure.functions": azure_functions.ensure_available()},

@@ -5,6 +5,7 @@ with shared-memory blobs, CloseSharedMemoryResources and WorkerTerminate."""
 from __future__ import annotations
 
 import json
+import sys
 import time
 import uuid
 from typing import Any
@@ -32,6 +33,7 @@ def test_http_function_with_blob_input_and_output(
     assert s.init.result.status == pb.StatusResult.Success
     assert caps["SharedMemoryDataTransfer"] == "true" and caps["RawHttpBodyBytes"] == "true"
     assert s.init.worker_metadata.runtime_name == "python"
+    assert s.init.worker_metadata.runtime_version == f"{sys.version_info.major}.{sys.version_info.minor}"  # the real 4.34's
 
     loaded = s.load("HttpBlobCopy")
     assert loaded.result.status == pb.StatusResult.Success, loaded.result
