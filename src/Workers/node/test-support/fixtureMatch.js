@@ -1,11 +1,22 @@
 'use strict';
 /**
  * The conformance fixtures' matchers, shared by the language runners' rules (see the fixtures' README):
- * `{{var}}` placeholders, `$capture`, `$absent`, `$utf8`, `$json`, `$contains`, `$per_language`.
+ * `{{var}}` placeholders, `$capture`, `$absent`, `$utf8`, `$json`, `$contains`, `$per_language`, and for the
+ * conversations with the real workers the binding of a `{{var}}` that is not bound yet.
  */
 const assert = require('node:assert/strict');
 
 const LANGUAGE = 'node';
+
+/**
+ * The variable's name when `value` is a string that is exactly one `{{var}}`.
+ * @param {unknown} value
+ * @returns {string | undefined}
+ */
+function placeholder(value) {
+  const whole = typeof value === 'string' ? /^\{\{([^{}]+)\}\}$/.exec(value) : null;
+  return whole ? whole[1] : undefined;
+}
 
 /**
  * {{var}} placeholders in strings and keys; a string that is exactly one placeholder keeps its type.
@@ -53,13 +64,15 @@ function asJson(value) {
 }
 
 /**
- * Checks `actual` (a message as proto3 JSON) against a fixture matcher; see the fixtures' README.
+ * Checks `actual` (a message as proto3 JSON) against a fixture matcher; see the fixtures' README. With `bind` (the
+ * conversations), a value or key that is exactly an unbound `{{var}}` binds it to what it meets.
  * @param {any} expected
  * @param {any} actual
  * @param {Record<string, any>} variables
  * @param {string} where
+ * @param {boolean} [bind]
  */
-function match(expected, actual, variables, where) {
+function match(expected, actual, variables, where, bind = false) {
   if (expected && typeof expected === 'object' && !Array.isArray(expected)) {
     const keys = Object.keys(expected);
     if (keys.length === 1 && keys[0].startsWith('$')) {
@@ -73,7 +86,7 @@ function match(expected, actual, variables, where) {
           assert.ok(isDefault(actual), `${where}: expected unset, got ${JSON.stringify(actual)}`);
           return;
         case '$utf8':
-          match(arg, Buffer.from(actual || '', 'base64').toString('utf8'), variables, where);
+          match(arg, Buffer.from(actual || '', 'base64').toString('utf8'), variables, where, bind);
           return;
         case '$json':
           assert.equal(typeof actual, 'string', `${where}: expected JSON text, got ${JSON.stringify(actual)}`);
@@ -85,7 +98,7 @@ function match(expected, actual, variables, where) {
           }
           return;
         case '$per_language':
-          match(arg[LANGUAGE], actual, variables, where);
+          match(arg[LANGUAGE], actual, variables, where, bind);
           return;
         default:
           throw new Error(`${where}: unknown matcher ${op}`);
@@ -94,15 +107,27 @@ function match(expected, actual, variables, where) {
     const object = actual === undefined || actual === null ? {} : actual;
     assert.ok(typeof object === 'object' && !Array.isArray(object), `${where}: expected an object, got ${JSON.stringify(actual)}`);
     for (const [key, value] of Object.entries(expected)) {
+      const unbound = placeholder(key);
+      if (bind && unbound !== undefined && !(unbound in variables)) {
+        const keys = Object.keys(object);
+        assert.equal(keys.length, 1, `${where}: cannot bind ${key} from the keys ${JSON.stringify(keys)}`);
+        variables[unbound] = keys[0];
+      }
       const name = substitute(key, variables);
-      match(value, object[name], variables, `${where}.${name}`);
+      match(value, object[name], variables, `${where}.${name}`, bind);
     }
     return;
   }
   if (Array.isArray(expected)) {
     const list = actual === undefined || actual === null ? [] : actual;
     assert.ok(Array.isArray(list) && list.length === expected.length, `${where}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
-    expected.forEach((e, i) => match(e, list[i], variables, `${where}[${i}]`));
+    expected.forEach((e, i) => match(e, list[i], variables, `${where}[${i}]`, bind));
+    return;
+  }
+  const unbound = placeholder(expected);
+  if (bind && unbound !== undefined && !(unbound in variables)) {
+    assert.ok(!isDefault(actual), `${where}: nothing to bind ${expected} to`);
+    variables[unbound] = actual;
     return;
   }
   const wanted = substitute(expected, variables);
@@ -115,4 +140,4 @@ function match(expected, actual, variables, where) {
   }
 }
 
-module.exports = { substitute, isDefault, asJson, match };
+module.exports = { placeholder, substitute, isDefault, asJson, match };

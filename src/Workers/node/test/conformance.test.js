@@ -1,6 +1,7 @@
 'use strict';
 /**
- * The cross-language conformance fixtures (src/Workers/conformance/*.json), run against this worker.
+ * The cross-language conformance fixtures (src/Workers/conformance/*.json and real-workers/*.json), run against this
+ * worker.
  *
  * The Python worker's tests/test_conformance.py runs the same files; ../conformance/README.md describes them.
  */
@@ -24,17 +25,19 @@ const CONFORMANCE = path.resolve(WORKER_DIR, '..', 'conformance');
 const APPS = path.join(CONFORMANCE, 'apps');
 /** The Node.js v4 programming model app (`{{app_v4}}`); its @azure/functions comes from scripts/setup.d/node-apps.sh. */
 const APPS_V4 = path.join(CONFORMANCE, 'apps-v4');
-const KINDS = ['map_headers', 'input_decoding', 'message_scripts'];
+/** The real workers' conversations and their apps (real-workers/apps/node-v4 has its own @azure/functions). */
+const REAL_WORKERS = path.join(CONFORMANCE, 'real-workers');
+const KINDS = ['map_headers', 'input_decoding', 'message_scripts', 'conversations'];
 const TIMEOUT_MS = 10_000;
 const mmapProbe = shm.probeMmap();
 const { eventStream } = protos.load();
 
 // ---- the fixture files --------------------------------------------------------------------------------
 
-/** @returns {{ file: string, fixture: any }[]} */
+/** @returns {{ file: string, fixture: any }[]} the fixture files of the folder, then those of real-workers/ */
 function fixtureFiles() {
-  return fs.readdirSync(CONFORMANCE).filter((f) => f.endsWith('.json')).sort()
-    .map((f) => ({ file: f, fixture: JSON.parse(fs.readFileSync(path.join(CONFORMANCE, f), 'utf8')) }));
+  return [CONFORMANCE, REAL_WORKERS].flatMap((dir) => fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort()
+    .map((f) => ({ file: path.relative(CONFORMANCE, path.join(dir, f)), fixture: JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) })));
 }
 
 /**
@@ -63,6 +66,7 @@ test('the v4 app apps-v4 brings @azure/functions 4.16.5 in its node_modules (bas
 test('every fixture file is of a known kind', () => {
   const files = fixtureFiles();
   assert.ok(files.length, `no fixture files in ${CONFORMANCE}`);
+  assert.ok(files.some(({ file }) => path.dirname(file) === 'real-workers'), `no fixture files in ${REAL_WORKERS}`);
   for (const { file, fixture } of files) assert.ok(KINDS.includes(fixture.kind), `${file}: kind ${JSON.stringify(fixture.kind)} is not one of ${KINDS}`);
 });
 
@@ -282,35 +286,60 @@ class Inbox {
   }
 }
 
+/**
+ * A case's surroundings: a private shared-memory root, the case's `env` (restored after the test), and its
+ * `host_maps` written there as `{{var}}` and `{{var.count}}`.
+ * @param {import('node:test').TestContext} t
+ * @param {any} c
+ * @param {Record<string, any>} variables
+ */
+function caseSetting(t, c, variables) {
+  const r = root(t);
+  /** @type {Record<string, string>} */
+  const env = { ...(c.env || {}), [shm.DIRECTORIES_SETTING]: r.root };
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  t.after(() => {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  });
+  for (const [name, spec] of Object.entries(c.host_maps || {})) {
+    const content = contentOf(/** @type {any} */ (spec));
+    variables[name] = writeHostMap(r.root, content);
+    variables[`${name}.count`] = content.length;
+  }
+  return r;
+}
+
+/** A fresh dispatcher whose messages (logs included) go, as the host decodes them, to an Inbox. */
+function inProcessDispatcher() {
+  const logger = new RpcLogger({ stderr: new PassThrough() });
+  const dispatcher = new Dispatcher(
+    { host: '127.0.0.1', port: 1, workerId: 'conformance-worker', requestId: 'conformance', maxMessageLength: 1 << 30, target: '127.0.0.1:1' },
+    { logger },
+  );
+  const inbox = new Inbox();
+  dispatcher.send = (content) => inbox.push(overTheWire(content));
+  logger.connect((content) => dispatcher.send(content));
+  return {
+    dispatcher,
+    inbox,
+    close() {
+      logger.disconnect();
+      dispatcher.shm.closeAll(!dispatcher.policy.functionDataCache); // as run() does at exit
+    },
+  };
+}
+
 describe('message scripts', () => {
   for (const { title, c } of cases('message_scripts')) {
     test(title, async (t) => {
-      const r = root(t);
-      /** @type {Record<string, string>} */
-      const env = { ...(c.env || {}), [shm.DIRECTORIES_SETTING]: r.root };
-      const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-      Object.assign(process.env, env);
-      t.after(() => {
-        for (const [k, v] of Object.entries(saved)) {
-          if (v === undefined) delete process.env[k];
-          else process.env[k] = v;
-        }
-      });
       /** @type {Record<string, any>} */
       const variables = { app: APPS, app_v4: APPS_V4 };
-      for (const [name, spec] of Object.entries(c.host_maps || {})) {
-        const content = contentOf(/** @type {any} */ (spec));
-        variables[name] = writeHostMap(r.root, content);
-        variables[`${name}.count`] = content.length;
-      }
-      const logger = new RpcLogger({ stderr: new PassThrough() });
-      const dispatcher = new Dispatcher(
-        { host: '127.0.0.1', port: 1, workerId: 'conformance-worker', requestId: 'conformance', maxMessageLength: 1 << 30, target: '127.0.0.1:1' },
-        { logger },
-      );
-      const inbox = new Inbox();
-      dispatcher.send = (content) => inbox.push(overTheWire(content));
-      logger.connect((content) => dispatcher.send(content));
+      const r = caseSetting(t, c, variables);
+      const { dispatcher, inbox, close } = inProcessDispatcher();
       try {
         let number = 0;
         for (const step of c.steps) {
@@ -331,8 +360,134 @@ describe('message scripts', () => {
           }
         }
       } finally {
-        logger.disconnect();
-        dispatcher.shm.closeAll(!dispatcher.policy.functionDataCache); // as run() does at exit
+        close();
+      }
+    });
+  }
+});
+
+// ---- conversations with the real workers ---------------------------------------------------------------
+
+/** The player's steps (the host's HTTP side, the real worker's own maps): nothing to do against our worker. */
+const CONVERSATION_NOOPS = ['worker_map', 'read_map', 'http', 'http_done'];
+/** After the last step: how long the worker must stay silent to show it has nothing more to say. */
+const QUIET_MS = 200;
+
+/**
+ * A message the runner sends as the host: each {{var}} filled in, an unbound one with the case's `vars` default
+ * (which binds it for the later steps); a placeholder that has neither is the fixture's error.
+ * @param {any} value
+ * @param {Record<string, any>} variables
+ * @param {Record<string, any>} defaults
+ * @param {string} where
+ */
+function concrete(value, variables, defaults, where) {
+  for (const [, name] of JSON.stringify(value).matchAll(/\{\{([^{}]+)\}\}/g)) {
+    if (name in variables) continue;
+    assert.ok(name in defaults, `${where}: {{${name}}} is unbound and the case's vars give no default`);
+    variables[name] = defaults[name];
+  }
+  return substitute(value, variables);
+}
+
+/**
+ * The FunctionLoadRequest a host sends for an entry of the worker's FunctionMetadataResponse: name, directory,
+ * script_file, entry_point, raw_bindings and properties as returned, and the bindings rebuilt from the raw ones
+ * (type, direction, dataType, read without regard to case).
+ * @param {any} meta
+ * @param {string} functionId
+ */
+function loadFromMetadata(meta, functionId) {
+  /** @type {Record<string, unknown>} */
+  const bindings = {};
+  for (const raw of meta.raw_bindings) {
+    const b = JSON.parse(raw);
+    bindings[b.name] = { type: b.type, direction: String(b.direction || 'in').toLowerCase(), data_type: String(b.dataType || 'undefined').toLowerCase() };
+  }
+  return {
+    function_id: functionId,
+    metadata: {
+      name: meta.name,
+      directory: meta.directory,
+      script_file: meta.script_file,
+      entry_point: meta.entry_point,
+      raw_bindings: [...meta.raw_bindings],
+      properties: { ...(meta.properties || {}) },
+      bindings,
+    },
+  };
+}
+
+describe('conversations with the real workers', () => {
+  test('a variable binds when matched and takes its default when sent', () => {
+    /** @type {Record<string, any>} */
+    const variables = {};
+    match({ results: { '{{output}}': true }, id: '{{inv}}' }, { results: { 'map-1': true }, id: 'inv-7' }, variables, 'm', true);
+    assert.deepEqual(variables, { output: 'map-1', inv: 'inv-7' });
+    match('{{inv}}', 'inv-7', variables, 'm', true); // bound: compared from now on
+    assert.throws(() => match('{{inv}}', 'inv-8', variables, 'm', true));
+    assert.throws(() => match('{{other}}', '', variables, 'm', true), /nothing to bind/);
+    assert.throws(() => match({ '{{other}}': true }, { a: true, b: true }, variables, 'm', true), /cannot bind/);
+    assert.throws(() => match('{{other}}', 'x', variables, 'm'), /unknown placeholder/); // message scripts: the fixture's error
+    assert.deepEqual(concrete({ invocation_id: '{{inv}}', id: '{{fid}}' }, variables, { fid: 'f-1' }, 's'), { invocation_id: 'inv-7', id: 'f-1' });
+    assert.deepEqual(variables, { output: 'map-1', inv: 'inv-7', fid: 'f-1' });
+    assert.throws(() => concrete({ name: '{{nothing}}' }, variables, {}, 's'), /no default/);
+  });
+
+  const found = cases('conversations');
+  test('the real Node.js worker\'s conversations are run here', () => {
+    assert.ok(found.length, 'no conversation lists node in its languages');
+  });
+  for (const { title, c } of found) {
+    test(title, async (t) => {
+      const app = path.join(REAL_WORKERS, c.app);
+      assert.ok(fs.existsSync(app), `no app ${app}`);
+      /** @type {Record<string, any>} */
+      const variables = { app };
+      const defaults = c.vars || {};
+      const r = caseSetting(t, c, variables);
+      const { dispatcher, inbox, close } = inProcessDispatcher();
+      /** @type {Map<string, any>} the worker's last FunctionMetadataResponse, by function name */
+      let indexed = new Map();
+      try {
+        let number = 0;
+        for (const step of c.steps) {
+          number++;
+          const [[kind, spec]] = Object.entries(step);
+          const where = `step ${number} (${kind})`;
+          if (CONVERSATION_NOOPS.includes(kind)) continue;
+          if (kind === 'expect_map') {
+            checkMap(concrete(spec, variables, defaults, where), r.dir);
+          } else if (kind === 'host') {
+            const content = '$sent' in spec ? spec.$sent : spec;
+            assert.ok(!('$match' in content), `${where}: a $match without its $sent`);
+            dispatcher.dispatch(overTheWire(toWireJson(concrete(content, variables, defaults, where))));
+          } else if (kind === 'host_load') {
+            const load = concrete(spec, variables, defaults, where);
+            const request = indexed.has(load.function)
+              ? loadFromMetadata(indexed.get(load.function), load.function_id)
+              : functionLoadRequest(load.function, load.function_id, app);
+            // What the fixture says the host's request holds must hold for the one built here too.
+            match(load.metadata || {}, asJson(request.metadata), variables, `${where} metadata`);
+            dispatcher.dispatch(overTheWire({ function_load_request: request }));
+          } else if (kind === 'worker') {
+            const expected = '$match' in spec ? spec.$match : spec;
+            const [[content, matcher]] = Object.entries(expected);
+            const sent = await inbox.next(content);
+            assert.equal(sent.content, content, `${where}: expected ${content}, got ${JSON.stringify(asJson(sent)).slice(0, 500)}`);
+            match(matcher, asJson(sent[content]), variables, `${where} ${content}`, true);
+            if (content === 'function_metadata_response') {
+              indexed = new Map(sent.function_metadata_response.function_metadata_results.map((/** @type {any} */ m) => [m.name, m]));
+            }
+          } else {
+            assert.fail(`${where}: unknown step ${JSON.stringify(step)}`);
+          }
+        }
+        await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+        const extra = inbox.messages.filter((m) => m.content !== 'rpc_log').map(asJson);
+        assert.deepEqual(extra, [], 'after the last step the worker sent what the real worker does not');
+      } finally {
+        close();
       }
     });
   }

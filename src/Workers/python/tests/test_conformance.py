@@ -1,4 +1,5 @@
-"""The cross-language conformance fixtures (src/Workers/conformance/*.json), run against this worker.
+"""The cross-language conformance fixtures (src/Workers/conformance/*.json and real-workers/*.json), run against this
+worker.
 
 The Node worker's test/conformance.test.js runs the same files; ../conformance/README.md describes them.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +29,8 @@ LANGUAGE = "python"
 CONFORMANCE = WORKER_DIR.parent / "conformance"
 APPS = CONFORMANCE / "apps"
 APPS_V2 = CONFORMANCE / "apps-v2"  # a v2 app (function_app.py) for the worker-indexing fixtures
-KINDS = ("map_headers", "input_decoding", "message_scripts")
+REAL_WORKERS = CONFORMANCE / "real-workers"  # the real workers' conversations and their apps
+KINDS = ("map_headers", "input_decoding", "message_scripts", "conversations")
 TIMEOUT = 10.0
 
 ANNOTATIONS = {
@@ -43,7 +46,8 @@ ANNOTATIONS = {
 # ---- the fixture files -------------------------------------------------------------------------------
 
 def fixture_files() -> list[tuple[Path, dict[str, Any]]]:
-    return [(path, json.loads(path.read_text(encoding="utf-8"))) for path in sorted(CONFORMANCE.glob("*.json"))]
+    paths = sorted(CONFORMANCE.glob("*.json")) + sorted(REAL_WORKERS.glob("*.json"))
+    return [(path, json.loads(path.read_text(encoding="utf-8"))) for path in paths]
 
 
 def cases(kind: str, section: str = "cases") -> list[Any]:
@@ -61,6 +65,7 @@ def cases(kind: str, section: str = "cases") -> list[Any]:
 def test_every_fixture_file_is_of_a_known_kind():
     files = fixture_files()
     assert files, f"no fixture files in {CONFORMANCE}"
+    assert any(path.parent == REAL_WORKERS for path, _ in files), f"no fixture files in {REAL_WORKERS}"
     for path, fixture in files:
         assert fixture.get("kind") in KINDS, f"{path.name}: kind {fixture.get('kind')!r} is not one of {KINDS}"
 
@@ -209,6 +214,13 @@ def test_input_decoding(case, pb, func, shm_root):
 
 # ---- message scripts ---------------------------------------------------------------------------------
 
+def placeholder(value: Any) -> str | None:
+    """The variable's name when `value` is a string that is exactly one {{var}}."""
+    if isinstance(value, str) and value.startswith("{{") and value.endswith("}}") and value.count("{{") == 1:
+        return value[2:-2]
+    return None
+
+
 def substitute(value: Any, variables: dict[str, Any]) -> Any:
     """{{var}} placeholders in strings and keys; a string that is exactly one placeholder keeps its type."""
     if isinstance(value, dict):
@@ -228,8 +240,9 @@ def is_default(value: Any) -> bool:
     return value is None or value in ("", 0, False, [], {})
 
 
-def match(expected: Any, actual: Any, variables: dict[str, Any], where: str) -> None:
-    """Checks `actual` (a message as proto3 JSON) against a fixture matcher; see the fixtures' README."""
+def match(expected: Any, actual: Any, variables: dict[str, Any], where: str, bind: bool = False) -> None:
+    """Checks `actual` (a message as proto3 JSON) against a fixture matcher; see the fixtures' README. With `bind`
+    (the conversations), a value or key that is exactly an unbound {{var}} binds it to what it meets."""
     if isinstance(expected, dict) and len(expected) == 1 and next(iter(expected)).startswith("$"):
         op, arg = next(iter(expected.items()))
         if op == "$capture":
@@ -238,7 +251,7 @@ def match(expected: Any, actual: Any, variables: dict[str, Any], where: str) -> 
         elif op == "$absent":
             assert is_default(actual), f"{where}: expected unset, got {actual!r}"
         elif op == "$utf8":
-            match(arg, base64.b64decode(actual or "").decode("utf-8"), variables, where)
+            match(arg, base64.b64decode(actual or "").decode("utf-8"), variables, where, bind)
         elif op == "$json":
             assert isinstance(actual, str), f"{where}: expected JSON text, got {actual!r}"
             assert json.loads(actual) == arg, f"{where}: {actual!r} is not the JSON {arg!r}"
@@ -246,7 +259,7 @@ def match(expected: Any, actual: Any, variables: dict[str, Any], where: str) -> 
             for text in arg if isinstance(arg, list) else [arg]:
                 assert isinstance(actual, str) and text in actual, f"{where}: {text!r} not in {actual!r}"
         elif op == "$per_language":
-            match(arg[LANGUAGE], actual, variables, where)
+            match(arg[LANGUAGE], actual, variables, where, bind)
         else:
             raise AssertionError(f"{where}: unknown matcher {op}")
         return
@@ -254,14 +267,23 @@ def match(expected: Any, actual: Any, variables: dict[str, Any], where: str) -> 
         actual = {} if actual is None else actual
         assert isinstance(actual, dict), f"{where}: expected an object, got {actual!r}"
         for key, value in expected.items():
+            name = placeholder(key)
+            if bind and name is not None and name not in variables:
+                assert len(actual) == 1, f"{where}: cannot bind {key} from the keys {sorted(actual)}"
+                variables[name] = next(iter(actual))
             key = substitute(key, variables)
-            match(value, actual.get(key), variables, f"{where}.{key}")
+            match(value, actual.get(key), variables, f"{where}.{key}", bind)
         return
     if isinstance(expected, list):
         actual = [] if actual is None else actual
         assert isinstance(actual, list) and len(actual) == len(expected), f"{where}: expected {expected!r}, got {actual!r}"
         for i, (e, a) in enumerate(zip(expected, actual)):
-            match(e, a, variables, f"{where}[{i}]")
+            match(e, a, variables, f"{where}[{i}]", bind)
+        return
+    name = placeholder(expected)
+    if bind and name is not None and name not in variables:
+        assert not is_default(actual), f"{where}: nothing to bind {expected} to"
+        variables[name] = actual
         return
     expected = substitute(expected, variables)
     if actual is None:
@@ -331,6 +353,9 @@ async def run_script(pb: Any, case: dict[str, Any], variables: dict[str, Any], r
         dispatcher.close()
 
 
+APP_ROOTS = (str(APPS_V2) + "/", str(REAL_WORKERS / "apps") + "/")
+
+
 @pytest.fixture
 def app_modules_restored() -> Iterator[None]:
     """The worker imports the functions as the package __app__, and a v2 app's function_app.py by its stem (one app
@@ -339,7 +364,7 @@ def app_modules_restored() -> Iterator[None]:
     yield
     for name in set(sys.modules) - before:
         file = getattr(sys.modules[name], "__file__", None) or ""
-        if name == loader.APP_PACKAGE or name.startswith(loader.APP_PACKAGE + ".") or file.startswith(str(APPS_V2)):
+        if name == loader.APP_PACKAGE or name.startswith(loader.APP_PACKAGE + ".") or file.startswith(APP_ROOTS):
             del sys.modules[name]
 
 
@@ -354,3 +379,140 @@ def test_message_script(case, pb, shm_root, monkeypatch, app_modules_restored):
         variables[name] = write_host_map(shm_root, content)
         variables[f"{name}.count"] = len(content)
     asyncio.run(run_script(pb, case, variables, shm_root))
+
+
+# ---- conversations with the real workers -------------------------------------------------------------
+
+PLACEHOLDER = re.compile(r"\{\{([^{}]+)\}\}")
+CONVERSATION_NOOPS = ("worker_map", "read_map", "http", "http_done")  # the player's steps (host side, or the real worker's)
+QUIET_SECONDS = 0.2  # after the last step: how long the worker may stay silent to show it has nothing more to say
+
+
+def concrete(value: Any, variables: dict[str, Any], defaults: dict[str, Any], where: str) -> Any:
+    """A message the runner sends as the host: each {{var}} filled in, an unbound one with the case's `vars`
+    default (which binds it for the later steps); a placeholder that has neither is the fixture's error."""
+    for name in PLACEHOLDER.findall(json.dumps(value)):
+        if name not in variables:
+            assert name in defaults, f"{where}: {{{{{name}}}}} is unbound and the case's vars give no default"
+            variables[name] = defaults[name]
+    return substitute(value, variables)
+
+
+def load_from_metadata(pb: Any, metadata: Any, function_id: str) -> Any:
+    """The FunctionLoadRequest a host sends for an entry of the worker's FunctionMetadataResponse: name, directory,
+    script_file, entry_point, raw_bindings and properties as returned, and the bindings rebuilt from the raw ones
+    (type, direction, dataType, read without regard to case)."""
+    bindings = {}
+    for raw in metadata.raw_bindings:
+        b = json.loads(raw)
+        bindings[b["name"]] = pb.BindingInfo(
+            type=b["type"],
+            direction=pb.BindingInfo.Direction.Value(b.get("direction", "in").lower()),
+            data_type=pb.BindingInfo.DataType.Value(b.get("dataType", "undefined").lower()),
+        )
+    return pb.FunctionLoadRequest(
+        function_id=function_id,
+        metadata=pb.RpcFunctionMetadata(
+            name=metadata.name,
+            directory=metadata.directory,
+            script_file=metadata.script_file,
+            entry_point=metadata.entry_point,
+            raw_bindings=list(metadata.raw_bindings),
+            properties=dict(metadata.properties),
+            bindings=bindings,
+        ),
+    )
+
+
+async def run_conversation(pb: Any, case: dict[str, Any], variables: dict[str, Any], root: Path) -> None:
+    """Plays the host's side of a real worker's conversation (see the fixtures' README): sends the `host` messages
+    and the `host_load` requests, and checks that each message of this worker matches the `worker` step."""
+    defaults = case.get("vars", {})
+    app = Path(variables["app"])
+    indexed: dict[str, Any] = {}  # the worker's last FunctionMetadataResponse, by function name
+    dispatcher = Dispatcher(WorkerArgs("127.0.0.1", 1, "conformance-worker", "conformance"))
+    outbox: asyncio.Queue[Any] = asyncio.Queue()
+    dispatcher.attach(asyncio.get_running_loop(), outbox)
+    try:
+        for number, step in enumerate(case["steps"], 1):
+            ((kind, spec),) = step.items()
+            where = f"step {number} ({kind})"
+            if kind in CONVERSATION_NOOPS:
+                continue
+            if kind == "expect_map":
+                check_map(concrete(spec, variables, defaults, where), root)
+            elif kind == "host":
+                content = spec["$sent"] if "$sent" in spec else spec
+                assert "$match" not in content, f"{where}: a $match without its $sent"
+                message = to_wire_json(concrete(content, variables, defaults, where))
+                dispatcher.dispatch(json_format.ParseDict(message, pb.StreamingMessage()))
+            elif kind == "host_load":
+                load = concrete(spec, variables, defaults, where)
+                name = load["function"]
+                if name in indexed:
+                    request = load_from_metadata(pb, indexed[name], load["function_id"])
+                else:
+                    request = function_load_request(pb, name, load["function_id"], app)
+                # What the fixture says the host's request holds must hold for the one built here too.
+                match(load.get("metadata", {}), as_json(request.metadata), variables, f"{where} metadata")
+                dispatcher.dispatch(pb.StreamingMessage(function_load_request=request))
+            elif kind == "worker":
+                expected = spec["$match"] if "$match" in spec else spec
+                ((content, matcher),) = expected.items()
+                sent = await next_message(outbox, content)
+                got = sent.WhichOneof("content")
+                assert got == content, f"{where}: expected {content}, got {got}: {as_json(sent)}"
+                match(matcher, as_json(sent)[content], variables, f"{where} {content}", bind=True)
+                if content == "function_metadata_response":
+                    indexed = {m.name: m for m in sent.function_metadata_response.function_metadata_results}
+            else:
+                raise AssertionError(f"{where}: unknown step {step}")
+        await asyncio.sleep(QUIET_SECONDS)
+        extra = []
+        while not outbox.empty():
+            message = outbox.get_nowait()
+            if message.WhichOneof("content") != "rpc_log":
+                extra.append(as_json(message))
+        assert not extra, f"after the last step the worker sent what the real worker does not: {extra}"
+    finally:
+        dispatcher.close()
+
+
+@pytest.mark.parametrize("case", cases("conversations"))
+def test_conversation(case, pb, shm_root, monkeypatch, app_modules_restored):
+    for key, value in case.get("env", {}).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the worker puts the app folder in front
+    app = REAL_WORKERS / case["app"]
+    assert app.is_dir(), f"no app {app}"
+    variables: dict[str, Any] = {"app": str(app)}
+    for name, spec in case.get("host_maps", {}).items():
+        content = content_of(spec)
+        variables[name] = write_host_map(shm_root, content)
+        variables[f"{name}.count"] = len(content)
+    asyncio.run(run_conversation(pb, case, variables, shm_root))
+
+
+def test_conversation_variables_bind_when_matched_and_default_when_sent():
+    variables: dict[str, Any] = {}
+    match({"results": {"{{output}}": True}, "id": "{{inv}}"}, {"results": {"map-1": True}, "id": "inv-7"}, variables, "m", True)
+    assert variables == {"output": "map-1", "inv": "inv-7"}
+    match("{{inv}}", "inv-7", variables, "m", True)  # bound: compared from now on
+    with pytest.raises(AssertionError):
+        match("{{inv}}", "inv-8", variables, "m", True)
+    with pytest.raises(AssertionError):
+        match("{{other}}", "", variables, "m", True)  # nothing to bind to
+    with pytest.raises(AssertionError):
+        match({"{{other}}": True}, {"a": True, "b": True}, variables, "m", True)  # which key?
+    with pytest.raises(KeyError):
+        match("{{other}}", "x", variables, "m")  # message scripts: an unbound variable is the fixture's error
+    assert concrete({"invocation_id": "{{inv}}", "id": "{{fid}}"}, variables, {"fid": "f-1"}, "s") == {
+        "invocation_id": "inv-7", "id": "f-1"}
+    assert variables["fid"] == "f-1"
+    with pytest.raises(AssertionError):
+        concrete({"name": "{{nothing}}"}, variables, {}, "s")
+
+
+def test_conversations_apply_to_this_worker():
+    """The real Python worker's conversations are run here (a fixture whose languages left Python out would not be)."""
+    assert cases("conversations"), "no conversation lists python in its languages"
