@@ -11,7 +11,7 @@ workerArguments name the fixture, the case and a result file). It connects over 
   mmap kept open, its own descriptor), binding {{var}} to its name; {"worker_map": {"close": var}}: closes it, not deleting;
 - {"read_map": {"name", "utf8"}}: opens a map the host sent and checks its content, then closes it (as a worker reads an input);
 - {"http": {...}}: sends that HTTP request to the host in the background; {"http_done": {}} waits and checks its answer;
-- {"expect_map": {"name", "exists", "utf8"?}}: checks the map file.
+- {"expect_map": {"name", "exists", "utf8"?}}: checks the map file; {"wait_map_gone": {"name", "seconds"}}: waits for it to go.
 
 It writes {"ok": true} or {"ok": false, "error": "..."} to the result file as soon as it knows, keeps the stream open until
 the host ends it (WorkerTerminate) and exits. Standard library plus the worker's gRPC stubs (src/Workers/python).
@@ -296,6 +296,15 @@ class Player:
                 self.start_http(step["http"])
             elif "http_done" in step:
                 self.finish_http()
+            elif "wait_map_gone" in step:
+                spec = step["wait_map_gone"]
+                name = self.fill(spec["name"])
+                for _ in range(int(spec["seconds"] * 10)):
+                    if self.find_map(name) is None:
+                        break
+                    threading.Event().wait(0.1)
+                else:
+                    raise Mismatch(f"{where}: map {name} still exists after {spec['seconds']} s")
             elif "expect_map" in step:
                 spec = step["expect_map"]
                 name = self.fill(spec["name"])

@@ -8,6 +8,7 @@ namespace FaaSCache.Host.AppModel;
 public sealed class FunctionApp
 {
     private readonly TaskCompletionSource<IReadOnlyList<FunctionDefinition>> _indexed = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly List<Action<IReadOnlyList<FunctionDefinition>>> _publishers = [];
     private IReadOnlyList<FunctionDefinition> _functions = [];
 
     /// <summary>Gets the app folder (the script root).</summary>
@@ -57,16 +58,44 @@ public sealed class FunctionApp
     /// <summary>Gets a value indicating whether the functions are final.</summary>
     public bool IsIndexed => Indexed.IsCompletedSuccessfully;
 
+    /// <summary>
+    /// Runs <paramref name="publish"/> with the final functions: now when they are known, else synchronously when the
+    /// index completes, before anything learns of it (the worker is sent its loads after this, so the HTTP routes exist
+    /// before the worker can be invoked).
+    /// </summary>
+    public void OnIndexed(Action<IReadOnlyList<FunctionDefinition>> publish)
+    {
+        lock (_publishers)
+        {
+            if (!Indexed.IsCompletedSuccessfully)
+            {
+                _publishers.Add(publish);
+                return;
+            }
+        }
+
+        publish(Indexed.Result);
+    }
+
     /// <summary>Sets the functions the worker indexed (or the folders' ones, when it declined); false if already set.</summary>
     public bool CompleteIndex(IReadOnlyList<FunctionDefinition> functions)
     {
-        if (_indexed.Task.IsCompleted)
+        lock (_publishers)
         {
-            return false;
-        }
+            if (_indexed.Task.IsCompleted)
+            {
+                return false;
+            }
 
-        Volatile.Write(ref _functions, functions);
-        return _indexed.TrySetResult(functions);
+            Volatile.Write(ref _functions, functions);
+            foreach (Action<IReadOnlyList<FunctionDefinition>> publish in _publishers)
+            {
+                publish(functions);
+            }
+
+            _publishers.Clear();
+            return _indexed.TrySetResult(functions);
+        }
     }
 
     /// <summary>Indexing failed for good (no function could be found): start-up stops with <paramref name="message"/>.</summary>

@@ -144,7 +144,7 @@ public sealed class CachedBlobBinder(IObjectCache cache, SharedMemoryStore share
         }
 
         WriteReceipt written = await cache.WriteAsync(key, bytes, cancellationToken).ConfigureAwait(false);
-        return new OutputRecord(binding.Name, key, shm.Name, bytes.Length, written.Cached, written.Persisted, written.BytesCopied);
+        return new OutputRecord(binding.Name, key, shm.Name, bytes.Length, Adopted: false, written.Persisted, written.BytesCopied);
     }
 
     /// <summary>The record's name of a read source.</summary>

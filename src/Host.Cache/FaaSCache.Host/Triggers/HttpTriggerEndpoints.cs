@@ -21,15 +21,7 @@ public static class HttpTriggerEndpoints
     {
         var source = new FunctionEndpointDataSource();
         ((IEndpointRouteBuilder)web).DataSources.Add(source);
-        _ = app.Indexed.ContinueWith(
-            t =>
-            {
-                if (t.IsCompletedSuccessfully)
-                {
-                    source.Publish(t.Result.Where(f => f.Trigger.IsHttpTrigger).Select(f => Endpoint(app, f)));
-                }
-            },
-            TaskScheduler.Default);
+        app.OnIndexed(functions => source.Publish(functions.Where(f => f.Trigger.IsHttpTrigger).Select(f => Endpoint(app, f))));
     }
 
     private static RouteEndpoint Endpoint(FunctionApp app, FunctionDefinition function)
