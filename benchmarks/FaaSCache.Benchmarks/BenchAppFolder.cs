@@ -25,6 +25,13 @@ internal static class BenchAppFolder
         }
 
         var builder = new FunctionAppBuilder { NamePrefix = namePrefix };
+        string modules = Path.Combine(source, "node_modules");
+        if (Directory.Exists(modules))
+        {
+            // A Node.js v4 app's own dependencies (npm ci by the set-up): linked, not copied, as the app would find them.
+            builder.WithSymbolicLink("node_modules", modules);
+        }
+
         foreach (string file in Directory.EnumerateFiles(source, "*", SearchOption.AllDirectories))
         {
             string relative = Path.GetRelativePath(source, file);

@@ -39,7 +39,7 @@ internal static class InvokeBenchmark
         output.WriteLine($"host {FaaSCacheHostProcess.FindHostDll()}");
 
         await using AzuriteServer azurite = await context.StartAzuriteAsync();
-        output.Write("starting 4 hosts (python and node, --cache on and off)...");
+        output.Write($"starting {2 * InvokeRig.AllLanguages.Length} hosts ({string.Join(", ", InvokeRig.AllLanguages)}; --cache on and off)...");
         await output.FlushAsync(ct);
         var startClock = Stopwatch.StartNew();
         await using InvokeRig rig = await InvokeRig.CreateAsync(azurite, cancellationToken: ct);
@@ -111,6 +111,8 @@ internal static class InvokeBenchmark
         output.WriteLine($"measured in {total.Elapsed.TotalSeconds:0} s; load average after measuring: {ReportFormat.LoadAverage()}");
         output.WriteLine();
         InvokeReport.Print(output, results, context.Quick);
+        output.WriteLine();
+        InvokeReport.PrintModelComparison(output, results);
         output.WriteLine();
         foreach (string csv in InvokeReport.WriteCsv(context.ResultsDirectory, results))
         {

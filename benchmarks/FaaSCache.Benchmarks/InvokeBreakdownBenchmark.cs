@@ -44,6 +44,7 @@ internal static partial class InvokeBreakdownBenchmark
             environment: language => language == "python"
                 ? new Dictionary<string, string> { ["PYTHONPATH"] = Path.Combine(diagnostics, "python") }
                 : new Dictionary<string, string> { ["NODE_OPTIONS"] = $"--require {Path.Combine(diagnostics, "node", "invocation-timing.js")}" },
+            languages: ["python", "node"],
             cancellationToken: ct);
         foreach (BenchHost host in rig.Hosts)
         {

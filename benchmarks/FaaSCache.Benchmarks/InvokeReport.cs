@@ -23,7 +23,7 @@ internal static class InvokeReport
         output.WriteLine();
         output.WriteLine("| language | input access | size | path | p50 ms | p99 ms | n | host p50 ms | copied | vanilla / lh | lm / lh | lh flat? |");
         output.WriteLine("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-        foreach (BenchFunction function in InvokeRig.Functions)
+        foreach (BenchFunction function in Measured(results))
         {
             foreach (long size in Sizes(results))
             {
@@ -48,12 +48,12 @@ internal static class InvokeReport
         output.WriteLine();
         output.WriteLine("| language | size (measured with) | no input p50 ms | p99 ms | n | host p50 ms | lh p50 - no input p50 |");
         output.WriteLine("|---|---:|---:|---:|---:|---:|---|");
-        foreach (BenchFunction baseline in InvokeRig.Baselines)
+        foreach (BenchFunction baseline in InvokeRig.Baselines.Where(b => results.Any(r => r.Function == b)))
         {
             foreach (long size in Sizes(results))
             {
                 InvokeResult b = Find(results, baseline, InvokeRig.NoInput, size);
-                string extra = string.Join(", ", InvokeRig.Functions
+                string extra = string.Join(", ", Measured(results)
                     .Where(f => f.Language == baseline.Language)
                     .Select(f => $"{f.Name} {Signed(Find(results, f, InvokeRig.LocalHit, size).P50Ms - b.P50Ms)} ms"));
                 output.WriteLine(
@@ -63,11 +63,11 @@ internal static class InvokeReport
         }
 
         output.WriteLine();
-        foreach (BenchFunction function in InvokeRig.Functions)
+        foreach (BenchFunction function in Measured(results))
         {
             double vanilla = Find(results, function, InvokeRig.Vanilla, largest).P50Ms / Find(results, function, InvokeRig.LocalHit, largest).P50Ms;
             double flat = Find(results, function, InvokeRig.LocalHit, largest).P50Ms / Find(results, function, InvokeRig.LocalHit, smallest).P50Ms;
-            string target = function.Language == "python"
+            string target = function.Language.StartsWith("python", StringComparison.Ordinal)
                 ? $" (target >= {PythonTarget:0}x: {(vanilla >= PythonTarget ? "met" : "NOT met")})"
                 : string.Empty;
             output.WriteLine(
@@ -76,12 +76,45 @@ internal static class InvokeReport
         }
     }
 
+    /// <summary>
+    /// Today's models against their function.json twins: per function, size and path, the p50 of the worker-indexed app
+    /// over the function.json app's (the issue's aim: within 10%, i.e. 0.90x .. 1.10x, for the local hit).
+    /// </summary>
+    public static void PrintModelComparison(TextWriter output, IReadOnlyList<InvokeResult> results)
+    {
+        var pairs = new[] { ("python-v2", "python"), ("node-v4", "node") };
+        output.WriteLine("Today's programming models against their function.json twins (p50 of the indexed app / p50 of the function.json app, same run)");
+        output.WriteLine();
+        output.WriteLine("| function | size | vanilla | lm | lh | lh within 10%? |");
+        output.WriteLine("|---|---:|---:|---:|---:|---|");
+        foreach ((string model, string legacy) in pairs)
+        {
+            foreach (BenchFunction function in Measured(results).Where(f => f.Language == model))
+            {
+                BenchFunction? twin = InvokeRig.Functions.FirstOrDefault(f => f.Language == legacy && f.Name == function.Name);
+                if (twin is null || !results.Any(r => r.Function == twin))
+                {
+                    continue;
+                }
+
+                foreach (long size in Sizes(results))
+                {
+                    double Ratio(string path) => Find(results, function, path, size).P50Ms / Find(results, twin, path, size).P50Ms;
+                    double lh = Ratio(InvokeRig.LocalHit);
+                    output.WriteLine(
+                        $"| {function.Language} {function.Name} | {ReportFormat.SizeLabel(size)} | {ReportFormat.Ratio(Ratio(InvokeRig.Vanilla))} " +
+                        $"| {ReportFormat.Ratio(Ratio(InvokeRig.LocalMiss))} | {ReportFormat.Ratio(lh)} | {(Math.Abs(lh - 1) <= 0.10 ? "yes" : "NO")} |");
+                }
+            }
+        }
+    }
+
     /// <summary>Writes one CSV per file name of <see cref="InvokeRig.Functions"/> (invoke.csv: the headline function of each language); returns their paths.</summary>
     public static IReadOnlyList<string> WriteCsv(string directory, IReadOnlyList<InvokeResult> results)
     {
         Directory.CreateDirectory(directory);
         var written = new List<string>();
-        foreach (var file in InvokeRig.Functions.GroupBy(f => f.CsvFileName!))
+        foreach (var file in Measured(results).GroupBy(f => f.CsvFileName!))
         {
             var csv = new StringBuilder();
             csv.Append(CsvHeader).Append('\n');
@@ -104,6 +137,9 @@ internal static class InvokeReport
 
         return written;
     }
+
+    /// <summary>The functions of <see cref="InvokeRig.Functions"/> this run measured, in table order.</summary>
+    private static IEnumerable<BenchFunction> Measured(IReadOnlyList<InvokeResult> results) => InvokeRig.Functions.Where(f => results.Any(r => r.Function == f));
 
     private static string Signed(double ms) => (ms >= 0 ? "+" : "-") + ReportFormat.Latency(Math.Abs(ms));
 

@@ -51,22 +51,32 @@ internal sealed partial class InvokeRig : IAsyncDisposable
     /// <summary>Canonical path order (tables and CSV).</summary>
     public static readonly string[] PathNames = [Vanilla, LocalMiss, LocalHit];
 
-    /// <summary>The functions measured, in table order. The first of each language goes to invoke.csv.</summary>
+    /// <summary>
+    /// The functions measured, in table order. The first of each language goes to invoke.csv. A "language" is an app of
+    /// <c>benchmarks/apps/</c>: python and node (function.json models), python-v2 and node-v4 (today's models, indexed by
+    /// the worker), with the same functions, routes and answers.
+    /// </summary>
     public static readonly BenchFunction[] Functions =
     [
         new("python", "TouchStream", "stream", "InputStream read(1), seek, read(1)", "invoke.csv"),
         new("python", "ReadAll", "read", "InputStream read() of all", "invoke-python-read.csv"),
+        new("python-v2", "TouchStream", "stream", "InputStream read(1), seek, read(1)", "invoke.csv"),
+        new("python-v2", "ReadAll", "read", "InputStream read() of all", "invoke-python-read.csv"),
         new("node", "Touch", "touch", "Buffer [0] and [length-1]", "invoke.csv"),
+        new("node-v4", "Touch", "touch", "Buffer [0] and [length-1]", "invoke.csv"),
     ];
 
     /// <summary>The baseline of each language: an HTTP trigger without a blob input, same request and answer shape.</summary>
     public static readonly BenchFunction[] Baselines =
     [
         new("python", "Ping", "ping", "no blob input", null),
+        new("python-v2", "Ping", "ping", "no blob input", null),
         new("node", "Ping", "ping", "no blob input", null),
+        new("node-v4", "Ping", "ping", "no blob input", null),
     ];
 
-    private static readonly string[] Languages = ["python", "node"];
+    /// <summary>Every app the rig can run.</summary>
+    public static readonly string[] AllLanguages = ["python", "python-v2", "node", "node-v4"];
 
     private readonly List<FunctionAppFolder> _apps;
     private readonly List<BenchHost> _hosts;
@@ -88,11 +98,13 @@ internal sealed partial class InvokeRig : IAsyncDisposable
     /// <param name="azurite">The storage.</param>
     /// <param name="vanilla">Also start the cache-off hosts.</param>
     /// <param name="environment">More environment variables for the hosts (and so their workers) of a language, or null.</param>
+    /// <param name="languages">The apps to run (default <see cref="AllLanguages"/>).</param>
     /// <param name="cancellationToken">Cancellation.</param>
     public static async Task<InvokeRig> CreateAsync(
         AzuriteServer azurite,
         bool vanilla = true,
         Func<string, IDictionary<string, string>?>? environment = null,
+        IReadOnlyList<string>? languages = null,
         CancellationToken cancellationToken = default)
     {
         var apps = new List<FunctionAppFolder>();
@@ -103,7 +115,7 @@ internal sealed partial class InvokeRig : IAsyncDisposable
             await container.CreateIfNotExistsAsync(cancellationToken: cancellationToken);
 
             var starting = new List<Task<BenchHost>>();
-            foreach (string language in Languages)
+            foreach (string language in languages ?? AllLanguages)
             {
                 FunctionAppFolder app = BenchAppFolder.Copy(language);
                 apps.Add(app);
@@ -164,10 +176,10 @@ internal sealed partial class InvokeRig : IAsyncDisposable
     /// </summary>
     public IReadOnlyList<InvokeSeries> Series(InputBlob input, IReadOnlyCollection<string>? paths = null) =>
     [
-        .. Functions.SelectMany(f => PathNames
+        .. Functions.Where(f => _hosts.Any(h => h.Language == f.Language)).SelectMany(f => PathNames
             .Where(p => paths is null || paths.Contains(p))
             .Select(p => new InvokeSeries(f, p, Host(f.Language, cache: p != Vanilla), input))),
-        .. Baselines.Select(f => new InvokeSeries(f, NoInput, Host(f.Language, cache: true), input)),
+        .. Baselines.Where(f => _hosts.Any(h => h.Language == f.Language)).Select(f => new InvokeSeries(f, NoInput, Host(f.Language, cache: true), input)),
     ];
 
     /// <summary>The cachelet counters of each cache-on host.</summary>

@@ -20,6 +20,7 @@ public sealed class FunctionAppBuilder
 
     private readonly Dictionary<string, string> _settings = new(StringComparer.Ordinal);
     private readonly List<(string RelativePath, string Content)> _files = [];
+    private readonly List<(string RelativePath, string Target)> _links = [];
     private string _hostJson = """{ "version": "2.0" }""";
     private string? _rawLocalSettings;
     private bool _writeLocalSettings = true;
@@ -38,6 +39,16 @@ public sealed class FunctionAppBuilder
     public FunctionAppBuilder WithSetting(string name, string value)
     {
         _settings[name] = value;
+        return this;
+    }
+
+    /// <summary>
+    /// Adds a symbolic link <paramref name="relativePath"/> to <paramref name="target"/> (e.g. a Node.js app's
+    /// node_modules installed elsewhere); deleting the app removes the link, never what it points to.
+    /// </summary>
+    public FunctionAppBuilder WithSymbolicLink(string relativePath, string target)
+    {
+        _links.Add((relativePath, target));
         return this;
     }
 
@@ -104,6 +115,11 @@ public sealed class FunctionAppBuilder
 
                 Directory.CreateDirectory(Path.GetDirectoryName(full)!);
                 File.WriteAllText(full, content);
+            }
+
+            foreach ((string relativePath, string target) in _links)
+            {
+                Directory.CreateSymbolicLink(Path.Combine(directory.Path, relativePath), target);
             }
 
             return new FunctionAppFolder(directory);

@@ -17,9 +17,8 @@ internal sealed class NodeV4App(string suffix) : PipelineApp(suffix)
 
     public static NodeV4App Create() => new(NewSuffix());
 
-    public FunctionAppFolder Build()
-    {
-        FunctionAppFolder folder = NewBuilder("faascache-nodev4app", "node")
+    public FunctionAppFolder Build() => NewBuilder("faascache-nodev4app", "node")
+            .WithSymbolicLink("node_modules", Path.Combine(Dependencies, "node_modules"))
             .WithFile("package.json", """{ "name": "faascache-test-v4", "version": "1.0.0", "main": "src/functions/*.js" }""")
             .WithFile("src/functions/readModel.js", $$"""
                 const crypto = require('crypto');
@@ -79,7 +78,4 @@ internal sealed class NodeV4App(string suffix) : PipelineApp(suffix)
                 });
                 """)
             .Build();
-        Directory.CreateSymbolicLink(Path.Combine(folder.Path, "node_modules"), Path.Combine(Dependencies, "node_modules"));
-        return folder;
-    }
 }
