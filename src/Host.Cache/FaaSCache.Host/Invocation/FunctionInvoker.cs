@@ -20,6 +20,7 @@ public sealed record InvocationOutcome(HttpResponseData? Http, InvocationRecord 
 /// </summary>
 public sealed class FunctionInvoker(
     IBlobBinder blobs,
+    HttpProxy proxy,
     IReadOnlyDictionary<string, LanguageWorkerManager> workers,
     InvocationLog log,
     ILogger<FunctionInvoker> logger,
@@ -29,6 +30,34 @@ public sealed class FunctionInvoker(
     public const string SharedMemoryCapability = "SharedMemoryDataTransfer";
 
     private readonly ConcurrentDictionary<BindingDefinition, BindingTemplate> _templates = new();
+
+    /// <summary>
+    /// A worker that cannot turn a blob input into the parameter's type (the .NET isolated worker with a <c>Stream</c> or
+    /// <c>BlobClient</c> parameter, which needs ModelBindingData) says so; the host adds why, once, instead of the worker
+    /// silently reading storage itself.
+    /// </summary>
+    private static string DeferredBindingHint(FunctionDefinition function, string error)
+        => error.Contains("Cannot convert input parameter", StringComparison.Ordinal)
+           && function.Bindings.Any(b => b.IsBlob && b.Direction == BindingDirection.In && b.Raw["properties"] is System.Text.Json.Nodes.JsonObject p && p["supportsDeferredBinding"]?.ToString() is { } d && d.Equals("true", StringComparison.OrdinalIgnoreCase))
+            ? " (this host hands blob inputs to the worker as bytes: bind them as byte[], string or a JSON type; SDK types such as Stream, BlobClient and BlockBlobClient need ModelBindingData, which it does not send yet)"
+            : string.Empty;
+
+    /// <summary>Waits for a forwarded request that was cancelled, so its failure is observed.</summary>
+    private static async Task ObserveAsync(Task? task)
+    {
+        if (task is null)
+        {
+            return;
+        }
+
+        try
+        {
+            await task.ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is OperationCanceledException or HttpRequestException)
+        {
+        }
+    }
 
     /// <summary>Gets the template of a blob binding (functions may be indexed after the host starts).</summary>
     public BindingTemplate TemplateOf(BindingDefinition binding) => _templates.GetOrAdd(binding, b => new BindingTemplate(b.Path!));
@@ -64,15 +93,38 @@ public sealed class FunctionInvoker(
                 }
             }
 
-            InvocationResponse response = await channel.InvokeAsync(request, function, cancellationToken).ConfigureAwait(false);
+            // A worker that serves HTTP itself gets the request forwarded, then the invocation (the Functions host's order).
+            using var forwarding = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+            Task<HttpResponseData>? proxied = trigger is HttpTriggerEvent httpTrigger && HttpProxy.WorkerAddress(channel.WorkerCapabilities) is { } workerHttp
+                ? proxy.ForwardAsync(workerHttp, httpTrigger.Request, record.InvocationId, forwarding.Token)
+                : null;
+            InvocationResponse response;
+            try
+            {
+                response = await channel.InvokeAsync(request, function, cancellationToken).ConfigureAwait(false);
+            }
+            catch
+            {
+                await forwarding.CancelAsync().ConfigureAwait(false);
+                await ObserveAsync(proxied).ConfigureAwait(false);
+                throw;
+            }
+
             if (response.Result?.Status != StatusResult.Types.Status.Success)
             {
+                await forwarding.CancelAsync().ConfigureAwait(false);
+                await ObserveAsync(proxied).ConfigureAwait(false);
                 string why = response.Result?.Exception?.Message is { Length: > 0 } m ? m : response.Result?.Result ?? "no result";
-                throw new FunctionInvocationException($"Function '{function.Name}' (invocation {record.InvocationId}) failed: {why}");
+                throw new FunctionInvocationException($"Function '{function.Name}' (invocation {record.InvocationId}) failed: {why}{DeferredBindingHint(function, why)}");
             }
 
             RpcHttp? http = await StoreOutputsAsync(function, response, trigger.BindingData, record, channel, cancellationToken).ConfigureAwait(false);
             record.Status = "succeeded";
+            if (proxied is not null)
+            {
+                return new InvocationOutcome(await proxied.ConfigureAwait(false), record);
+            }
+
             return new InvocationOutcome(http is null ? null : RpcMessages.FromRpc(http), record);
         }
         catch (Exception e)

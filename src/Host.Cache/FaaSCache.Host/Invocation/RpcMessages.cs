@@ -123,7 +123,8 @@ internal static class RpcMessages
             }
         }
 
-        if (!request.Body.IsEmpty)
+        // A worker that serves HTTP itself (HttpUri) gets the request forwarded: the invocation's RpcHttp carries no body.
+        if (!request.Body.IsEmpty && !capabilities.ContainsKey(HttpProxy.HttpUriCapability))
         {
             http.Body = IsText(request.ContentType)
                 ? new TypedData { String = Encoding.UTF8.GetString(request.Body.Span) }

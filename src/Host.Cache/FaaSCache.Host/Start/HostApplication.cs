@@ -87,8 +87,10 @@ public static class HostApplication
         services.AddSingleton<IBlobBinder>(sp => settings.CacheEnabled
             ? new CachedBlobBinder(sp.GetRequiredService<IObjectCache>(), sp.GetRequiredService<SharedMemoryStore>())
             : new StockBlobBinder(sp.GetRequiredService<IBlobStore>(), sp.GetRequiredService<SharedMemoryStore>()));
+        services.AddSingleton<HttpProxy>();
         services.AddSingleton(sp => new FunctionInvoker(
             sp.GetRequiredService<IBlobBinder>(),
+            sp.GetRequiredService<HttpProxy>(),
             sp.GetRequiredService<IReadOnlyDictionary<string, LanguageWorkerManager>>(),
             sp.GetRequiredService<InvocationLog>(),
             sp.GetRequiredService<ILogger<FunctionInvoker>>(),

@@ -334,6 +334,12 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
             start.Environment[name] = value;
         }
 
+        // As the Functions host sets them (the .NET isolated worker resolves its function's script_file against the
+        // application directory and will not load without it).
+        start.Environment["FUNCTIONS_WORKER_RUNTIME"] = _worker.Language;
+        start.Environment["FUNCTIONS_WORKER_DIRECTORY"] = _worker.WorkerDirectory;
+        start.Environment["FUNCTIONS_APPLICATION_DIRECTORY"] = _app.RootDirectory;
+
         var process = new Process { StartInfo = start, EnableRaisingEvents = true };
         ILogger console = _loggers.CreateLogger($"Worker.{_worker.Language}.Console");
         process.OutputDataReceived += (_, e) =>
