@@ -30,18 +30,7 @@ public sealed partial class Cachelet
         long excess = Math.Max(_bytesCached + size - CapacityBytes, shortOfRoom);
         if (excess > 0)
         {
-            var victims = new List<CacheEntry>();
-            foreach (CacheEntry victim in VictimOrderLocked())
-            {
-                victims.Add(victim);
-                excess -= victim.Size;
-                if (excess <= 0)
-                {
-                    break;
-                }
-            }
-
-            if (excess > 0)
+            if (EvictionRules.PickVictims(VictimOrderLocked(), excess, static e => e.Size) is not { } victims)
             {
                 return false;
             }
@@ -188,27 +177,7 @@ public sealed partial class Cachelet
 
     /// <summary>Objects in eviction order: expired ones first, then by policy; never one in use or not yet persisted.</summary>
     private IEnumerable<CacheEntry> VictimOrderLocked()
-    {
-        HashSet<CacheEntry>? expired = null;
-        if (_options.Eviction.Ttl is not null)
-        {
-            foreach (CacheEntry e in _lru.SelectMany(byOwner => byOwner).SelectMany(list => list).Where(e => !e.Pinned && IsExpiredLocked(e)))
-            {
-                (expired ??= []).Add(e);
-                yield return e;
-            }
-        }
-
-        IEnumerable<CacheEntry> byPolicy = EvictionRules.PolicyOrder(
-            _options.Eviction, _lru[0][0], _lru[0][1], _lru[1][0], _lru[1][1], static e => e.LastTouch);
-        foreach (CacheEntry e in byPolicy)
-        {
-            if (!e.Pinned && (expired is null || !expired.Contains(e)))
-            {
-                yield return e;
-            }
-        }
-    }
+        => EvictionRules.VictimOrder(_options.Eviction, _lru, static e => e.LastTouch, IsExpiredLocked, static e => !e.Pinned);
 
     private bool IsLarge(long size) => EvictionRules.IsLarge(_options.Eviction, size);
 }

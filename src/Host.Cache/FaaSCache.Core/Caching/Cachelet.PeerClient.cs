@@ -51,58 +51,6 @@ public sealed partial class Cachelet
         return null;
     }
 
-    /// <summary>A miss: the owner (remote hit or miss), or a previous owner after a membership change, else storage.</summary>
-    private async Task<ObjectLease> MissAsync(string key, bool forward, CancellationToken cancellationToken)
-    {
-        ReadSource fromStorage = ReadSource.LocalMiss;
-        long writesBefore = WriteSequence;
-        // Without a membership lease this cachelet's ring may be stale: storage, not whoever it thinks owns the key.
-        if (forward && _peers is not null && (_owners.HoldsLease || !RevalidatesAfterChanges))
-        {
-            string owner = _owners.GetOwner(key);
-            if (owner != _owners.SelfId)
-            {
-                try
-                {
-                    PeerFetchResult<Received>? fetched = await _peers.GetAsync(owner, key, true, (length, _, content, token) => ReceiveAsync(length, content, cache: true, token, fromPeer: true), cancellationToken)
-                        .ConfigureAwait(false);
-                    if (fetched is { } got)
-                    {
-                        return Admit(key, got.Version, got.Value, got.OwnerHit ? ReadSource.RemoteHit : ReadSource.RemoteMiss, writesBefore);
-                    }
-                }
-                catch (PeerUnavailableException e)
-                {
-                    OwnerUnreachable(owner, key, e);
-                    fromStorage = ReadSource.StorageFallback;
-                }
-            }
-            else if (PreviousOwner(key) is { } previous)
-            {
-                // The key moved to us: take the old owner's copy if it has one (no storage traffic).
-                try
-                {
-                    PeerFetchResult<Received>? moved = await _peers.GetAsync(previous, key, false, (length, _, content, token) => ReceiveAsync(length, content, cache: true, token, fromPeer: true), cancellationToken)
-                        .ConfigureAwait(false);
-                    if (moved is { } got)
-                    {
-                        // A handed-over copy is checked when reads need storage's version, or the key moved (Cachelet.Trust).
-                        if ((!ChecksStorageVersion && !RevalidatesAfterChanges) || await IsStorageVersionAsync(key, got.Version, got.Value, cancellationToken).ConfigureAwait(false))
-                        {
-                            return Admit(key, got.Version, got.Value, ReadSource.RemoteHit, writesBefore);
-                        }
-                    }
-                }
-                catch (PeerUnavailableException e)
-                {
-                    _logger.LogDebug(e, "Previous owner {Member} of {Key} could not hand it over", previous, key);
-                }
-            }
-        }
-
-        return await FetchAsync(key, fromStorage, cache: true, forPeer: !forward, cancellationToken).ConfigureAwait(false);
-    }
-
     /// <summary>
     /// Forwards a write to the owner. Forwarded is null when this cachelet must commit it itself: it owns the key, or
     /// (OwnerGone) the owner provably never saw the write.
@@ -170,47 +118,6 @@ public sealed partial class Cachelet
         {
             _logger.LogDebug(e, "Invalidating {Key} on {Member} failed", key, member);
         }
-    }
-
-    /// <summary>
-    /// Strong reads check every cached copy against storage, a handed-over one too (the blob may have changed outside the
-    /// cache since the previous owner read it): one version request. A copy that is not storage's version is dropped.
-    /// </summary>
-    private async Task<bool> IsStorageVersionAsync(string key, string version, Received received, CancellationToken cancellationToken)
-    {
-        bool current = false;
-        try
-        {
-            Metrics.VersionCheck();
-            current = await _storage.GetVersionAsync(key, cancellationToken).ConfigureAwait(false) == version;
-            return current;
-        }
-        finally
-        {
-            if (!current)
-            {
-                if (received.Reserved)
-                {
-                    lock (_gate)
-                    {
-                        UnreserveLocked(received.Map.ContentLength);
-                    }
-                }
-
-                _shm.Delete(received.Map);
-            }
-        }
-    }
-
-    private string? PreviousOwner(string key)
-    {
-        if (_previousRing is not { IsEmpty: false } previous)
-        {
-            return null;
-        }
-
-        string owner = previous.GetOwner(key);
-        return owner != _owners.SelfId && _owners.Current.Contains(owner) ? owner : null;
     }
 
     /// <summary>

@@ -69,7 +69,7 @@ public sealed partial class Cachelet
             }
         }
 
-        return await _storage.GetVersionAsync(key, cancellationToken).ConfigureAwait(false);
+        return await StorageVersionAsync(key, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>
@@ -82,22 +82,7 @@ public sealed partial class Cachelet
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
         ArgumentNullException.ThrowIfNull(consume);
         Metrics.RangeLoadServed();
-        long started = System.Diagnostics.Stopwatch.GetTimestamp();
-        FaaSCache.Storage.FetchResult<T> result = await _storage.FetchRangeAsync(
-            key,
-            offset,
-            length,
-            version,
-            async (count, etag, content, token) =>
-            {
-                long firstByte = System.Diagnostics.Stopwatch.GetTimestamp();
-                T value = await consume(count, etag, content, token).ConfigureAwait(false);
-                _bandwidth?.Profiler.RecordStorage(count, System.Diagnostics.Stopwatch.GetElapsedTime(started, firstByte), System.Diagnostics.Stopwatch.GetElapsedTime(firstByte));
-                Metrics.Fetched(count);
-                return value;
-            },
-            cancellationToken).ConfigureAwait(false);
-        return result.Value!;
+        return await FetchRangeFromStorageAsync(key, version, offset, length, consume, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Drops a cached copy of <paramref name="key"/> whose version is not <paramref name="version"/> (the owner wrote a new one).</summary>

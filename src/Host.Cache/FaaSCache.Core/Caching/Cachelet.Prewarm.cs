@@ -38,8 +38,7 @@ public sealed partial class Cachelet
 
         try
         {
-            FetchResult<SharedMemoryMap?> fetched = await _storage.FetchAsync(key, null, (length, _, content, token) => ReceiveIntoFreeSpaceAsync(length, content, token), cancellationToken)
-                .ConfigureAwait(false);
+            FetchResult<SharedMemoryMap?> fetched = await LoadIntoFreeSpaceAsync(key, cancellationToken).ConfigureAwait(false);
             if (fetched.Value is not { } map)
             {
                 return new PrewarmLoadResult(PrewarmLoadOutcome.NoRoom);
@@ -78,54 +77,6 @@ public sealed partial class Cachelet
             EndInflight(key);
             // Waiting readers look again: they find the object, or fetch it themselves (cancelled, failed or no room).
             lead.SetResult(true);
-        }
-    }
-
-    /// <summary>Streams a body into a new map if it fits in the free capacity without evicting; null when it does not.</summary>
-    private async Task<SharedMemoryMap?> ReceiveIntoFreeSpaceAsync(long length, Stream content, CancellationToken cancellationToken)
-    {
-        lock (_gate)
-        {
-            if (_bytesCached + length > CapacityBytes || SharedMemoryMap.HeaderSize + length > _shm.LargestFreeBytes())
-            {
-                return null;
-            }
-
-            _bytesCached += length;
-        }
-
-        SharedMemoryMap? map = null;
-        bool reserved = true;
-        try
-        {
-            map = _shm.Create(length);
-            reserved = KeepReservation(map, reserved);
-            if (!reserved)
-            {
-                _shm.Delete(map);
-                return null;
-            }
-
-            await StreamCopy.FillAsync(content, map, cancellationToken).ConfigureAwait(false);
-            Metrics.Fetched(length);
-            return map;
-        }
-        catch
-        {
-            if (reserved)
-            {
-                lock (_gate)
-                {
-                    UnreserveLocked(length);
-                }
-            }
-
-            if (map is not null)
-            {
-                _shm.Delete(map);
-            }
-
-            throw;
         }
     }
 }

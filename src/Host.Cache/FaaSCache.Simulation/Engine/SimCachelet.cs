@@ -80,18 +80,11 @@ internal sealed class SimCachelet
                 return false;
             }
 
-            var victims = new List<SimEntry>();
-            foreach (SimEntry victim in VictimOrder(now))
-            {
-                victims.Add(victim);
-                excess -= victim.Size;
-                if (excess <= 0)
-                {
-                    break;
-                }
-            }
-
-            if (excess > 0)
+            // The cachelet's own victim choice (Cachelet.Eviction.cs calls the same two rules).
+            if (EvictionRules.PickVictims(
+                    EvictionRules.VictimOrder(_eviction, _lru, static e => e.LastTouch, e => EvictionRules.IsExpired(e.ExpiresAt, now), static _ => true),
+                    excess,
+                    static e => e.Size) is not { } victims)
             {
                 return false;
             }
@@ -177,26 +170,5 @@ internal sealed class SimCachelet
     internal static string VersionName(int version) => "v" + version.ToString(System.Globalization.CultureInfo.InvariantCulture);
 
     /// <summary>Expired entries first, then the policy's order (as the cachelet's <c>VictimOrderLocked</c>).</summary>
-    private IEnumerable<SimEntry> VictimOrder(DateTimeOffset now)
-    {
-        HashSet<SimEntry>? expired = null;
-        if (_eviction.Ttl is not null)
-        {
-            foreach (SimEntry e in _lru.SelectMany(l => l).SelectMany(l => l).Where(e => EvictionRules.IsExpired(e.ExpiresAt, now)))
-            {
-                (expired ??= []).Add(e);
-                yield return e;
-            }
-        }
-
-        foreach (SimEntry e in EvictionRules.PolicyOrder(_eviction, _lru[0][0], _lru[0][1], _lru[1][0], _lru[1][1], static e => e.LastTouch))
-        {
-            if (expired is null || !expired.Contains(e))
-            {
-                yield return e;
-            }
-        }
-    }
-
     private LinkedList<SimEntry> ListOf(SimEntry e) => _lru[e.Owned ? 1 : 0][e.Large ? 1 : 0];
 }

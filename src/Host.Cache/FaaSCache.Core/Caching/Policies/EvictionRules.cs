@@ -87,4 +87,65 @@ public static class EvictionRules
             }
         }
     }
+
+    /// <summary>
+    /// Entries in eviction order over the four LRU lists <c>[owned][large]</c>: expired ones first (when a TTL is set),
+    /// then by <see cref="PolicyOrder{T}"/>; never one that <paramref name="evictable"/> refuses (in use, not yet persisted).
+    /// </summary>
+    /// <typeparam name="T">The caller's entry type.</typeparam>
+    /// <param name="options">The eviction settings.</param>
+    /// <param name="lists">The lists, <c>[owned ? 1 : 0][large ? 1 : 0]</c>, each least recently used first.</param>
+    /// <param name="lastTouch">An entry's last-touch stamp.</param>
+    /// <param name="isExpired">Whether an entry's TTL has run out.</param>
+    /// <param name="evictable">Whether an entry may go at all.</param>
+    /// <returns>The entries, first victim first.</returns>
+    public static IEnumerable<T> VictimOrder<T>(EvictionOptions options, LinkedList<T>[][] lists, Func<T, long> lastTouch, Func<T, bool> isExpired, Func<T, bool> evictable)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(lists);
+        HashSet<T>? expired = null;
+        if (options.Ttl is not null)
+        {
+            foreach (T e in lists.SelectMany(byOwner => byOwner).SelectMany(list => list).Where(e => evictable(e) && isExpired(e)))
+            {
+                (expired ??= []).Add(e);
+                yield return e;
+            }
+        }
+
+        foreach (T e in PolicyOrder(options, lists[0][0], lists[0][1], lists[1][0], lists[1][1], lastTouch))
+        {
+            if (evictable(e) && (expired is null || !expired.Contains(e)))
+            {
+                yield return e;
+            }
+        }
+    }
+
+    /// <summary>
+    /// The victims, in <paramref name="order"/>, that free at least <paramref name="excess"/> bytes; null when all of them
+    /// together would not (then nothing is to be evicted: the object is not cached).
+    /// </summary>
+    /// <typeparam name="T">The caller's entry type.</typeparam>
+    /// <param name="order">Entries in eviction order (<see cref="VictimOrder{T}"/>).</param>
+    /// <param name="excess">The bytes to free.</param>
+    /// <param name="size">An entry's size.</param>
+    /// <returns>The victims, or null.</returns>
+    public static List<T>? PickVictims<T>(IEnumerable<T> order, long excess, Func<T, long> size)
+    {
+        ArgumentNullException.ThrowIfNull(order);
+        var victims = new List<T>();
+        foreach (T victim in order)
+        {
+            if (excess <= 0)
+            {
+                break;
+            }
+
+            victims.Add(victim);
+            excess -= size(victim);
+        }
+
+        return excess > 0 ? null : victims;
+    }
 }
