@@ -5,7 +5,8 @@
 #
 # usage: scripts/run-sample.sh <sample> [--cache on|off] [--requests N] [--no-build]
 #   samples: amber-alert-v2 (Python v2, function_app.py), amber-alert (Python v1, function.json),
-#            thumbnail-node-v4 (Node.js v4, @azure/functions 4.x), thumbnail-node (Node.js v3, function.json)
+#            thumbnail-node-v4 (Node.js v4, @azure/functions 4.x), thumbnail-node (Node.js v3, function.json),
+#            thumbnail-dotnet (C# isolated, Microsoft.Azure.Functions.Worker 2.52: run from its Release build output)
 #
 #   --cache on|off   run the host with the cache (default) or as the stock host does (bytes over gRPC)
 #   --requests N     HTTP requests to send, one after the other (default 3); the sample seeds two inputs
@@ -25,7 +26,7 @@ cd "$root"
 LOG_PREFIX=run-sample
 # shellcheck source=scripts/lib/common.sh
 source scripts/lib/common.sh
-usage() { sed -n '6,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '6,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 sample=""
 cache=on
@@ -57,10 +58,20 @@ case "$sample" in
         [ -d src/Workers/node/node_modules ] || die "the Node worker is not installed (src/Workers/node/node_modules is missing): run bash scripts/setup.sh"
         [ "$sample" != thumbnail-node-v4 ] || [ -d "samples/$sample/node_modules/@azure/functions" ] \
             || die "samples/$sample/node_modules/@azure/functions is missing: run bash scripts/setup.sh (it runs npm ci in the app)" ;;
-    *) usage >&2; die "unknown sample '$sample' (amber-alert-v2, amber-alert, thumbnail-node-v4, thumbnail-node)" ;;
+    thumbnail-dotnet)
+        http_function=Thumbnail; route='thumbnail/photo-%d.ppm'; downstream=(IndexThumbnail)
+        legend="Thumbnail (C# isolated, ASP.NET Core integration) reads a 4 MiB photo and writes a 64 KiB thumbnail; that write fires IndexThumbnail" ;;
+    *) usage >&2; die "unknown sample '$sample' (amber-alert-v2, thumbnail-node-v4, thumbnail-dotnet, amber-alert, thumbnail-node)" ;;
 esac
 items=2  # inputs seeded by each sample's seed.sh
 app="$root/samples/$sample"
+seed="$app/seed.sh"
+if [ "$sample" = thumbnail-dotnet ]; then
+    # A C# isolated app runs from its build output (worker.config.json, functions.metadata, the dll), as func start does.
+    bash scripts/setup.d/dotnet-apps.sh >/dev/null || die "samples/$sample does not build (bash scripts/setup.d/dotnet-apps.sh says why)"
+    app="$(dirname "$(find "$app/bin/Release" -name worker.config.json -print -quit)")"
+    [ -d "$app" ] || die "samples/$sample has no build output with a worker.config.json under bin/Release"
+fi
 dll="$root/src/Host.Cache/FaaSCache.Host/bin/Release/net10.0/FaaSCache.Host.dll"
 tool="$root/src/Host.Cache/FaaSCache.Tools/bin/Release/net10.0/faascache.dll"
 [ -x node_modules/.bin/azurite-blob ] || die "Azurite is not installed (node_modules/.bin/azurite-blob): run bash scripts/setup.sh"
@@ -167,7 +178,7 @@ fi
 [ -f "$dll" ] && [ -f "$tool" ] || die "$dll or $tool not found: build them first (dotnet build src/Host.Cache/FaaSCache.Tools -c Release)"
 
 say "seeding blobs (samples/$sample/seed.sh)"
-FAASCACHE_TOOL_DLL="$tool" bash "$app/seed.sh"
+FAASCACHE_TOOL_DLL="$tool" bash "$seed"
 
 port="$(free_port)" || die "no free port for the host"
 base="http://127.0.0.1:$port"

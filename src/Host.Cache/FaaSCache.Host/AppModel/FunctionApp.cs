@@ -14,8 +14,8 @@ public sealed class FunctionApp
     /// <summary>Gets the app folder (the script root).</summary>
     public required string RootDirectory { get; init; }
 
-    /// <summary>Gets the app name (the folder name).</summary>
-    public string Name => Path.GetFileName(RootDirectory.TrimEnd('/'));
+    /// <summary>Gets the app name: the folder name, or a C# build output's assembly name (<see cref="FunctionAppLoader.AppNameOf"/>).</summary>
+    public string Name => FunctionAppLoader.AppNameOf(RootDirectory);
 
     /// <summary>Gets the app settings: local.settings.json's Values, overridden by the environment.</summary>
     public required IReadOnlyDictionary<string, string> Settings { get; init; }

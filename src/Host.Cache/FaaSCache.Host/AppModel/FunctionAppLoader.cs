@@ -116,6 +116,31 @@ public static class FunctionAppLoader
     private const string PythonScript = "function_app.py";
 
     /// <summary>
+    /// An app's name: its folder's, except for a C# isolated build output (bin/Release/net10.0 says nothing), which is
+    /// named by its assembly, as its project is.
+    /// </summary>
+    public static string AppNameOf(string root)
+    {
+        string folder = Path.GetFileName(Path.TrimEndingDirectorySeparator(Path.GetFullPath(root)));
+        try
+        {
+            string config = Path.Combine(root, "worker.config.json");
+            if (File.Exists(config) && ParseObject(config)["description"] is JsonObject d
+                && string.Equals(StringProperty(config, d, "language"), "dotnet-isolated", StringComparison.OrdinalIgnoreCase)
+                && StringProperty(config, d, "defaultWorkerPath") is { Length: > 0 } dll)
+            {
+                return Path.GetFileNameWithoutExtension(dll);
+            }
+        }
+        catch (AppLoadException)
+        {
+            // A malformed worker.config.json is reported when the app loads; the folder names it meanwhile.
+        }
+
+        return folder;
+    }
+
+    /// <summary>
     /// The runtime of an app with no function.json folder and no <c>FUNCTIONS_WORKER_RUNTIME</c>, from the files today's
     /// models put in the app folder; null when none is there.
     /// </summary>

@@ -42,6 +42,12 @@ public sealed class FunctionInvoker(
             ? " (this host hands blob inputs to the worker as bytes: bind them as byte[], string or a JSON type; SDK types such as Stream, BlobClient and BlockBlobClient need ModelBindingData, which it does not send yet)"
             : string.Empty;
 
+    /// <summary>The W3C traceparent of the current activity (the HTTP request's), or a new one.</summary>
+    private static string TraceParent()
+        => Activity.Current is { IdFormat: ActivityIdFormat.W3C } activity
+            ? activity.Id!
+            : $"00-{ActivityTraceId.CreateRandom().ToHexString()}-{ActivitySpanId.CreateRandom().ToHexString()}-00";
+
     /// <summary>Waits for a forwarded request that was cancelled, so its failure is observed.</summary>
     private static async Task ObserveAsync(Task? task)
     {
@@ -77,7 +83,13 @@ public sealed class FunctionInvoker(
             WorkerChannel channel = await manager.GetReadyChannelAsync(cancellationToken).ConfigureAwait(false);
             bool workerMaps = channel.WorkerCapabilities.TryGetValue(SharedMemoryCapability, out string? can)
                 && string.Equals(can, "true", StringComparison.OrdinalIgnoreCase);
-            var request = new InvocationRequest { InvocationId = record.InvocationId, FunctionId = function.FunctionId };
+            var request = new InvocationRequest
+            {
+                InvocationId = record.InvocationId,
+                FunctionId = function.FunctionId,
+                // Always set, as the Functions host does: the .NET isolated worker reads it unconditionally.
+                TraceContext = new RpcTraceContext { TraceParent = TraceParent(), TraceState = Activity.Current?.TraceStateString ?? string.Empty },
+            };
             request.TriggerMetadata.Add(RpcMessages.Metadata(trigger));
             // The trigger first, then the other inputs in declaration order, as the Functions host sends them.
             foreach (BindingDefinition binding in function.Bindings.Where(b => b.Direction != BindingDirection.Out).OrderBy(b => b.IsTrigger ? 0 : 1))

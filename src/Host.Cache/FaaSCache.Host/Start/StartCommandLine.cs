@@ -1,3 +1,4 @@
+using FaaSCache.Host.AppModel;
 using System.CommandLine;
 using System.CommandLine.Parsing;
 using System.Globalization;
@@ -139,7 +140,7 @@ public static class StartCommandLine
         IPAddress peerAddress = result.GetValue(PeerAddress) ?? IPAddress.Loopback;
         return new HostSettings
         {
-            AppName = result.GetValue(AppName) ?? Path.GetFileName(root.TrimEnd('/')),
+            AppName = result.GetValue(AppName) ?? FunctionAppLoader.AppNameOf(root),
             Membership = result.GetValue(Membership) == "on" && cache,
             PeerAddress = peerAddress,
             PeerPort = result.GetValue(PeerPort) ?? FreePort(peerAddress),

@@ -1,0 +1,112 @@
+using System.Net;
+using System.Text;
+using System.Text.Json;
+using FaaSCache.Host.Invocation;
+using FaaSCache.TestSupport;
+using Xunit;
+
+namespace FaaSCache.Host.Tests.EndToEnd;
+
+/// <summary>
+/// C# isolated apps built with the real Microsoft.Azure.Functions.Worker 2.52.0 and Worker.Sdk 2.1.0
+/// (scripts/setup.d/dotnet-apps.sh builds them), run from their build output through the host: both HTTP styles, the
+/// ASP.NET Core integration (samples/thumbnail-dotnet: the worker serves HTTP itself at its HttpUri and the host forwards
+/// the request with x-ms-invocation-id) and the classic RpcHttp (benchmarks/apps/dotnet-isolated). The worker reads no
+/// shared memory, so blob inputs come from the cache as bytes inside the message (counted as copied), never from storage
+/// a second time; outputs go through the cache's write path and fire blob triggers from the cache write, once.
+/// </summary>
+[Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
+public sealed class DotnetIsolatedEndToEndTests(AzuriteFixture azurite)
+{
+    [Fact]
+    public async Task Aspnet_integration_the_second_request_is_served_from_the_cache_and_each_thumbnail_write_fires_its_trigger_once()
+    {
+        string name = $"photo-{Guid.NewGuid():N}.ppm";
+        byte[] photo = Ppm(64, 48);
+        await using RunningHost running = await RunningHost.StartAsync(azurite, () => BuildOutput("samples", "thumbnail-dotnet"), extraArgs: SharedScenarios.PollEvery(0.5));
+        await running.UploadAsync("photos", name, photo);
+
+        foreach (int _ in new[] { 1, 2 })
+        {
+            using HttpResponseMessage response = await running.SendAsync(HttpMethod.Get, $"api/thumbnail/{name}");
+            string body = await response.Content.ReadAsStringAsync();
+            Assert.True(response.StatusCode == HttpStatusCode.OK, $"{response.StatusCode}: {body}");
+            using JsonDocument json = JsonDocument.Parse(body);
+            Assert.Equal(photo.Length, json.RootElement.GetProperty("photoBytes").GetInt32());
+            Assert.Equal("8x6", json.RootElement.GetProperty("thumbnailSize").GetString());
+        }
+
+        IReadOnlyList<InvocationRecord> thumbnails = await running.Host.GetInvocationsAsync("Thumbnail");
+        InputRecord miss = thumbnails[0].Inputs.Single(i => i.Key == $"photos/{name}");
+        InputRecord hit = thumbnails[1].Inputs.Single(i => i.Key == $"photos/{name}");
+        Assert.Equal("lm", miss.Source);
+        // Served from the cache, copied once into the message (no shared memory in the .NET worker).
+        Assert.Equal(("lh", (long)photo.Length, (long)photo.Length, (string?)null), (hit.Source, hit.Bytes, hit.BytesCopied, hit.MapName));
+        Assert.True(thumbnails[1].Outputs.Single(o => o.Key == $"thumbnails/{name}").Persisted);
+
+        // Each request wrote the thumbnail once: each write fires the trigger once, from the cache write.
+        IReadOnlyList<InvocationRecord> indexed = await running.Host.WaitForInvocationsAsync("IndexThumbnail", 2, SharedScenarios.TriggerTimeout);
+        Assert.All(indexed, i => Assert.Equal(("cache", "succeeded"), (i.Trigger, i.Status)));
+        using JsonDocument entry = JsonDocument.Parse(await running.DownloadAsync("thumbnail-index", $"{name}.json"));
+        Assert.Equal($"thumbnails/{name}", entry.RootElement.GetProperty("thumbnail").GetString());
+        await Task.Delay(TimeSpan.FromSeconds(1.5));
+        Assert.Equal(2, (await running.Host.GetInvocationsAsync("IndexThumbnail")).Count);
+    }
+
+    [Fact]
+    public async Task Classic_RpcHttp_a_blob_input_is_a_miss_then_a_hit_with_the_bytes_in_the_message()
+    {
+        string name = $"input-{Guid.NewGuid():N}";
+        byte[] blob = SharedScenarios.RandomBytes(3 * 1024 * 1024);
+        await using RunningHost running = await RunningHost.StartAsync(azurite, () => BuildOutput("benchmarks", "apps", "dotnet-isolated"));
+        await running.UploadAsync("bench", name, blob);
+
+        foreach (int _ in new[] { 1, 2 })
+        {
+            using HttpResponseMessage response = await running.SendAsync(HttpMethod.Get, $"api/touch/{name}");
+            string body = await response.Content.ReadAsStringAsync();
+            Assert.True(response.StatusCode == HttpStatusCode.OK, $"{response.StatusCode}: {body}");
+            using JsonDocument json = JsonDocument.Parse(body);
+            Assert.Equal((blob.Length, (int)blob[0], (int)blob[^1]), (json.RootElement.GetProperty("length").GetInt32(), json.RootElement.GetProperty("first").GetInt32(), json.RootElement.GetProperty("last").GetInt32()));
+        }
+
+        IReadOnlyList<InvocationRecord> touches = await running.Host.GetInvocationsAsync("Touch");
+        Assert.Equal(["lm", "lh"], touches.Select(t => t.Inputs.Single().Source));
+        Assert.Equal(blob.Length, touches[1].Inputs.Single().BytesCopied);
+        Assert.Equal("dotnet-isolated", Assert.Single((await running.Host.GetStatusAsync()).Workers).Language);
+    }
+
+    /// <summary>A copy of a C# isolated app's Release build output (what the host runs), as a temporary app folder.</summary>
+    private static FunctionAppFolder BuildOutput(params string[] project)
+    {
+        string root = Path.Combine([RepositoryRoot.Find(), .. project, "bin", "Release"]);
+        string? output = Directory.Exists(root) ? Directory.EnumerateFiles(root, "worker.config.json", SearchOption.AllDirectories).Select(Path.GetDirectoryName).FirstOrDefault() : null;
+        if (output is null)
+        {
+            throw new InvalidOperationException($"No build output of {string.Join('/', project)} under '{root}': run bash scripts/setup.d/dotnet-apps.sh (scripts/setup.sh does).");
+        }
+
+        var builder = new FunctionAppBuilder { NamePrefix = $"faascache-{project[^1]}" }
+            .WithHostJson(File.ReadAllText(Path.Combine(output, "host.json")))
+            .WithLocalSettingsJson(File.ReadAllText(Path.Combine(output, "local.settings.json")));
+        foreach (string file in Directory.EnumerateFiles(output, "*", SearchOption.TopDirectoryOnly).Where(f => Path.GetFileName(f) is not ("host.json" or "local.settings.json")))
+        {
+            builder.WithSymbolicLink(Path.GetFileName(file), file);
+        }
+
+        foreach (string dir in Directory.EnumerateDirectories(output))
+        {
+            builder.WithSymbolicLink(Path.GetFileName(dir), dir);
+        }
+
+        return builder.Build();
+    }
+
+    /// <summary>A binary PPM (P6) of <paramref name="width"/> x <paramref name="height"/> random pixels.</summary>
+    private static byte[] Ppm(int width, int height)
+    {
+        byte[] header = Encoding.ASCII.GetBytes($"P6\n{width} {height}\n255\n");
+        return [.. header, .. SharedScenarios.RandomBytes(width * height * 3)];
+    }
+}
