@@ -36,6 +36,9 @@ internal sealed class CacheHost : IAsyncDisposable
 
     public Cachelet Cachelet => Host.Services.GetRequiredService<Cachelet>();
 
+    /// <summary>Gets the job host, to invoke functions with <c>CallAsync</c>.</summary>
+    public JobHost JobHost => (JobHost)Host.Services.GetRequiredService<IJobHost>();
+
     /// <summary>Builds and starts the host; <paramref name="settings"/> add to or (with a null value) remove from the defaults.</summary>
     public static async Task<CacheHost> StartAsync(
         AzuriteFixture azurite,
@@ -126,12 +129,25 @@ internal sealed class CacheHost : IAsyncDisposable
             }
         }
 
+        configureWebJobs ??= b => b.AddFaaSCache();
         IHost host = new HostBuilder()
             .ConfigureAppConfiguration(c => c.AddInMemoryCollection(values))
             .ConfigureLogging(l => l.SetMinimumLevel(LogLevel.Debug).AddProvider(logs))
-            .ConfigureWebJobs(configureWebJobs ?? (b => b.AddFaaSCache()))
+            .ConfigureWebJobs(b =>
+            {
+                // No functions unless a test names them (FunctionTypes after this wins): WebJobs' own locator would index
+                // every function class of this assembly, blob-bound ones too, in hosts that load no blob extension.
+                b.Services.AddSingleton<ITypeLocator>(new FunctionTypes());
+                configureWebJobs(b);
+            })
             .Build();
         return (host, shm, logs);
+    }
+
+    /// <summary>The function classes a host indexes.</summary>
+    internal sealed class FunctionTypes(params Type[] types) : ITypeLocator
+    {
+        public IReadOnlyList<Type> GetTypes() => types;
     }
 
     private static async Task<Exception?> Record(Func<Task> action)

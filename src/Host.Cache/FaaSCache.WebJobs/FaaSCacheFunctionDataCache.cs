@@ -12,6 +12,18 @@ namespace FaaSCache.WebJobs;
 /// blobs to workers in shared memory. A <see cref="FunctionDataCacheKey"/> is (blob URI, ETag); the URI maps to the
 /// cache key <c>container/blobName</c> when it lies in the app's storage account, and anything else is not cached.
 /// </summary>
+/// <remarks>
+/// The blob extension (Microsoft.Azure.WebJobs.Extensions.Storage.Blobs 5.3.10) binds through this cache only when an
+/// <see cref="IFunctionDataCache"/> is registered and <see cref="IsEnabled"/> as it initializes. A
+/// <c>[Blob(path, FileAccess.Read)] ICacheAwareReadObject</c> fetches the blob's properties and calls <see cref="TryGet"/>
+/// with (URI, that ETag) and an active reference: on a hit the caller reads the map, and the binding releases the
+/// reference (<see cref="DecrementActiveReference"/>) when the invocation ends; on a miss the caller reads the blob stream
+/// (opened If-Match that ETag), writes a map here and offers it through <c>TryPutToCache</c>, which is
+/// <see cref="TryPut"/> without delete-on-failure. A <c>FileAccess.Write</c> <c>ICacheAwareWriteObject</c> bound with a
+/// <c>SharedMemoryAttribute</c> (the Functions host's path for a worker's output map) is written to storage by the caller
+/// and, when the invocation ends, fetches the blob's new ETag and calls <see cref="TryPut"/> with delete-on-failure and no
+/// active reference.
+/// </remarks>
 public sealed class FaaSCacheFunctionDataCache : IFunctionDataCache
 {
     private readonly IVersionedCache _cachelet;
@@ -125,13 +137,22 @@ public sealed class FaaSCacheFunctionDataCache : IFunctionDataCache
     /// the account's own endpoint (<c>https://acct.blob.core.windows.net/c/b</c>) and path-style endpoints such as
     /// Azurite's (<c>http://127.0.0.1:10000/devstoreaccount1/c/b</c>). False for a URI of another account or endpoint.
     /// </summary>
+    /// <remarks>
+    /// Both forms in which the blob extension writes a <see cref="System.Uri"/> into a <see cref="FunctionDataCacheKey"/>
+    /// land on the same key: <see cref="Uri.AbsoluteUri"/> (escaped, <c>a%20b%20</c>: 5.3.10 on reads and on writes) and
+    /// <see cref="Uri.ToString"/> (partly unescaped, <c>a b </c>: earlier 5.x releases on one side or both). The blob name
+    /// is therefore decoded from the string as given, not from the string parsed again as a URI: parsing trims trailing
+    /// spaces, which <see cref="Uri.ToString"/> leaves unescaped at the end of a name such as <c>"notes "</c>. Neither form
+    /// has what a parse would rewrite (a <c>.</c> or <c>..</c> segment, a backslash, a control character, leading
+    /// whitespace); a string that has it names a blob only after the rewrite, so it is not cached rather than guessed at.
+    /// </remarks>
     /// <param name="blobUri">The blob URI.</param>
     /// <param name="key">The cache key.</param>
     /// <returns>True when the blob is in the app's storage account.</returns>
     public bool TryGetCacheKey(string? blobUri, [NotNullWhen(true)] out string? key)
     {
         key = null;
-        if (!Uri.TryCreate(blobUri, UriKind.Absolute, out Uri? blob))
+        if (string.IsNullOrEmpty(blobUri) || char.IsWhiteSpace(blobUri[0]) || !Uri.TryCreate(blobUri, UriKind.Absolute, out Uri? blob))
         {
             return false;
         }
@@ -144,9 +165,24 @@ public sealed class FaaSCacheFunctionDataCache : IFunctionDataCache
             return false;
         }
 
+        // The path as written: from the first '/' after "scheme://authority" to the query or fragment. Neither form
+        // leaves a '?' or '#' of a blob name unescaped, so the first one starts the query or fragment.
+        int authority = blobUri.IndexOf("://", StringComparison.Ordinal);
+        int pathStart = authority < 0 ? -1 : blobUri.IndexOf('/', authority + 3);
+        if (pathStart < 0)
+        {
+            return false;
+        }
+
+        int pathEnd = blobUri.IndexOfAny(['?', '#'], pathStart);
+        string path = pathEnd < 0 ? blobUri[pathStart..] : blobUri[pathStart..pathEnd];
+        if (path.Any(c => c == '\\' || char.IsControl(c)) || path.Split('/').Any(segment => Uri.UnescapeDataString(segment) is "." or ".."))
+        {
+            return false;
+        }
+
         // "" for https://acct.blob.core.windows.net/, "/devstoreaccount1" for a path-style endpoint.
         string accountPath = account.AbsolutePath.TrimEnd('/');
-        string path = blob.AbsolutePath;
         if (path.Length <= accountPath.Length + 1 ||
             !path.StartsWith(accountPath, StringComparison.OrdinalIgnoreCase) ||
             path[accountPath.Length] != '/')
