@@ -114,6 +114,8 @@ internal static class InvokeBenchmark
         output.WriteLine();
         InvokeReport.PrintModelComparison(output, results);
         output.WriteLine();
+        InvokeReport.PrintFloorComparison(output, results);
+        output.WriteLine();
         foreach (string csv in InvokeReport.WriteCsv(context.ResultsDirectory, results))
         {
             output.WriteLine($"wrote {csv}");

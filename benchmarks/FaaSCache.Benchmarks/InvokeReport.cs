@@ -109,6 +109,39 @@ internal static class InvokeReport
         }
     }
 
+    /// <summary>
+    /// The worker without shared memory (C# isolated) against its floor: the same bytes in a bare FunctionRpc message to
+    /// a worker of the same app, no HTTP and no cache (the issue's aims: lh within 1.2x of the floor, and at least 2x
+    /// faster than vanilla at the largest size).
+    /// </summary>
+    public static void PrintFloorComparison(TextWriter output, IReadOnlyList<InvokeResult> results)
+    {
+        List<BenchFunction> floored = [.. Measured(results).Where(f => results.Any(r => r.Function == f && r.Path == InvokeRig.Floor))];
+        if (floored.Count == 0)
+        {
+            return;
+        }
+
+        long largest = results.Max(r => r.SizeBytes);
+        output.WriteLine("A worker without shared memory (the bytes inside the message) against its floor: the same bytes in a bare FunctionRpc message to a worker of the same app (no HTTP, no cache)");
+        output.WriteLine();
+        output.WriteLine("| function | size | floor p50 ms | lh p50 ms | lh / floor (aim <= 1.2x) | vanilla p50 ms | vanilla / lh |");
+        output.WriteLine("|---|---:|---:|---:|---:|---:|---:|");
+        foreach (BenchFunction function in floored)
+        {
+            foreach (long size in Sizes(results))
+            {
+                InvokeResult floor = Find(results, function, InvokeRig.Floor, size);
+                InvokeResult lh = Find(results, function, InvokeRig.LocalHit, size);
+                InvokeResult vanilla = Find(results, function, InvokeRig.Vanilla, size);
+                output.WriteLine(
+                    $"| {function.Language} {function.Name} | {ReportFormat.SizeLabel(size)} | {ReportFormat.Latency(floor.P50Ms)} | {ReportFormat.Latency(lh.P50Ms)} " +
+                    $"| {ReportFormat.Ratio(lh.P50Ms / floor.P50Ms)}{(lh.P50Ms / floor.P50Ms <= 1.2 ? string.Empty : " (NOT met)")} | {ReportFormat.Latency(vanilla.P50Ms)} " +
+                    $"| {ReportFormat.Ratio(vanilla.P50Ms / lh.P50Ms)}{(size == largest ? (vanilla.P50Ms / lh.P50Ms >= 2 ? " (aim >= 2x: met)" : " (aim >= 2x: NOT met)") : string.Empty)} |");
+            }
+        }
+    }
+
     /// <summary>Writes one CSV per file name of <see cref="InvokeRig.Functions"/> (invoke.csv: the headline function of each language); returns their paths.</summary>
     public static IReadOnlyList<string> WriteCsv(string directory, IReadOnlyList<InvokeResult> results)
     {
@@ -122,9 +155,13 @@ internal static class InvokeReport
             {
                 foreach (long size in Sizes(results))
                 {
-                    foreach (string path in InvokeRig.PathNames)
+                    foreach (string path in InvokeRig.PathNames.Append(InvokeRig.Floor))
                     {
-                        InvokeResult r = Find(results, function, path, size);
+                        if (results.FirstOrDefault(r => r.Function == function && r.Path == path && r.SizeBytes == size) is not { } r)
+                        {
+                            continue; // the floor exists for the worker without shared memory only
+                        }
+
                         csv.Append(Invariant, $"{function.Language},{path},{size},{r.P50Ms:0.###},{r.P99Ms:0.###},{r.N}").Append('\n');
                     }
                 }

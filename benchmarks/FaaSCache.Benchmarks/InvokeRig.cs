@@ -29,6 +29,9 @@ internal sealed record BenchFunction(string Language, string Name, string Route,
 /// <summary>One input blob: <c>bench/input-&lt;size&gt;</c> of random bytes, with the bytes a function must answer.</summary>
 internal sealed record InputBlob(string BlobName, long Size, byte First, byte Last)
 {
+    /// <summary>Gets the bytes, kept only when a floor series sends them itself.</summary>
+    public byte[]? Data { get; init; }
+
     public string Key => $"{InvokeRig.ContainerName}/{BlobName}";
 }
 
@@ -64,6 +67,7 @@ internal sealed partial class InvokeRig : IAsyncDisposable
         new("python-v2", "ReadAll", "read", "InputStream read() of all", "invoke-python-read.csv"),
         new("node", "Touch", "touch", "Buffer [0] and [length-1]", "invoke.csv"),
         new("node-v4", "Touch", "touch", "Buffer [0] and [length-1]", "invoke.csv"),
+        new("dotnet-isolated", "Touch", "touch", "byte[] [0] and [^1] (bytes in the message)", "invoke.csv"),
     ];
 
     /// <summary>The baseline of each language: an HTTP trigger without a blob input, same request and answer shape.</summary>
@@ -73,21 +77,29 @@ internal sealed partial class InvokeRig : IAsyncDisposable
         new("python-v2", "Ping", "ping", "no blob input", null),
         new("node", "Ping", "ping", "no blob input", null),
         new("node-v4", "Ping", "ping", "no blob input", null),
+        new("dotnet-isolated", "Ping", "ping", "no blob input", null),
     ];
 
     /// <summary>Every app the rig can run.</summary>
-    public static readonly string[] AllLanguages = ["python", "python-v2", "node", "node-v4"];
+    public static readonly string[] AllLanguages = ["python", "python-v2", "node", "node-v4", "dotnet-isolated"];
+
+    /// <summary>The floor of a worker without shared memory: the bytes in a bare FunctionRpc message to it (<see cref="RpcFloor"/>).</summary>
+    public const string Floor = "floor";
 
     private readonly List<FunctionAppFolder> _apps;
     private readonly List<BenchHost> _hosts;
     private readonly BlobContainerClient _container;
 
-    private InvokeRig(List<FunctionAppFolder> apps, List<BenchHost> hosts, BlobContainerClient container)
+    private InvokeRig(List<FunctionAppFolder> apps, List<BenchHost> hosts, BlobContainerClient container, RpcFloor? floor)
     {
         _apps = apps;
         _hosts = hosts;
         _container = container;
+        FloorWorker = floor;
     }
+
+    /// <summary>Gets the floor's worker (a second .NET isolated worker fed by a bare FunctionRpc server), when dotnet-isolated runs.</summary>
+    public RpcFloor? FloorWorker { get; }
 
     public IReadOnlyList<BenchHost> Hosts => _hosts;
 
@@ -117,7 +129,8 @@ internal sealed partial class InvokeRig : IAsyncDisposable
             var starting = new List<Task<BenchHost>>();
             foreach (string language in languages ?? AllLanguages)
             {
-                FunctionAppFolder app = BenchAppFolder.Copy(language);
+                // A C# isolated app runs from its build output (as func start does), linked, not copied.
+                FunctionAppFolder app = language == "dotnet-isolated" ? DotnetBuildOutput.Link("benchmarks", "apps", "dotnet-isolated") : BenchAppFolder.Copy(language);
                 apps.Add(app);
                 IDictionary<string, string>? variables = environment?.Invoke(language);
                 starting.Add(StartHostAsync(language, cache: true, app, azurite, variables, cancellationToken));
@@ -137,7 +150,10 @@ internal sealed partial class InvokeRig : IAsyncDisposable
                 hosts.AddRange(starting.Where(t => t.IsCompletedSuccessfully).Select(t => t.Result));
             }
 
-            return new InvokeRig(apps, hosts, container);
+            RpcFloor? floor = hosts.Any(h => h.Language == "dotnet-isolated")
+                ? await RpcFloor.StartAsync(DotnetBuildOutput.Find("benchmarks", "apps", "dotnet-isolated"), "bench-dotnet-isolated.dll", "Touch", azurite.ConnectionString, cancellationToken)
+                : null;
+            return new InvokeRig(apps, hosts, container, floor);
         }
         catch
         {
@@ -165,7 +181,7 @@ internal sealed partial class InvokeRig : IAsyncDisposable
     {
         var data = new byte[size];
         new Random(seed).NextBytes(data);
-        var input = new InputBlob(string.Create(CultureInfo.InvariantCulture, $"input-{size}"), size, data[0], data[^1]);
+        var input = new InputBlob(string.Create(CultureInfo.InvariantCulture, $"input-{size}"), size, data[0], data[^1]) { Data = FloorWorker is null ? null : data };
         await _container.GetBlobClient(input.BlobName).UploadAsync(BinaryData.FromBytes(data), overwrite: true, cancellationToken);
         return input;
     }
@@ -180,6 +196,8 @@ internal sealed partial class InvokeRig : IAsyncDisposable
             .Where(p => paths is null || paths.Contains(p))
             .Select(p => new InvokeSeries(f, p, Host(f.Language, cache: p != Vanilla), input))),
         .. Baselines.Where(f => _hosts.Any(h => h.Language == f.Language)).Select(f => new InvokeSeries(f, NoInput, Host(f.Language, cache: true), input)),
+        .. Functions.Where(f => f.Language == "dotnet-isolated" && FloorWorker is not null && (paths is null || paths.Contains(Floor)))
+            .Select(f => new InvokeSeries(f, Floor, Host(f.Language, cache: true), input, FloorWorker)),
     ];
 
     /// <summary>The cachelet counters of each cache-on host.</summary>
@@ -247,6 +265,11 @@ internal sealed partial class InvokeRig : IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
+        if (FloorWorker is not null)
+        {
+            await FloorWorker.DisposeAsync();
+        }
+
         foreach (BenchHost host in _hosts)
         {
             await host.DisposeAsync();

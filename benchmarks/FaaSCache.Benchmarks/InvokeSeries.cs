@@ -17,7 +17,7 @@ namespace FaaSCache.Benchmarks;
 /// operation is one HTTP GET on a kept-alive connection, from sending the request to having read the whole
 /// response; the answer is checked (status, length, first and last byte) outside the timed part.
 /// </summary>
-internal sealed class InvokeSeries(BenchFunction function, string path, BenchHost host, InputBlob input) : ITimedPath
+internal sealed class InvokeSeries(BenchFunction function, string path, BenchHost host, InputBlob input, RpcFloor? floor = null) : ITimedPath
 {
     private readonly Uri _uri = new($"api/{function.Route}/{input.BlobName}", UriKind.Relative);
     private readonly Uri _remove = new($"admin/cache/remove?key={Uri.EscapeDataString(input.Key)}", UriKind.Relative);
@@ -37,6 +37,13 @@ internal sealed class InvokeSeries(BenchFunction function, string path, BenchHos
 
     public async ValueTask<long> RunOnceAsync(CancellationToken cancellationToken)
     {
+        if (floor is not null)
+        {
+            // The floor: the same bytes in a bare FunctionRpc message straight to a worker of the same app (no HTTP, no cache).
+            Calls++;
+            return await floor.InvokeAsync("req", "blob", Input.BlobName, Input.Data!, cancellationToken);
+        }
+
         if (Path == InvokeRig.LocalMiss && !Host.Process.HasExited)
         {
             using HttpResponseMessage removed = await Host.Client.PostAsync(_remove, content: null, cancellationToken);

@@ -24,7 +24,7 @@ public sealed class DotnetIsolatedEndToEndTests(AzuriteFixture azurite)
     {
         string name = $"photo-{Guid.NewGuid():N}.ppm";
         byte[] photo = Ppm(64, 48);
-        await using RunningHost running = await RunningHost.StartAsync(azurite, () => BuildOutput("samples", "thumbnail-dotnet"), extraArgs: SharedScenarios.PollEvery(0.5));
+        await using RunningHost running = await RunningHost.StartAsync(azurite, () => DotnetBuildOutput.Link("samples", "thumbnail-dotnet"), extraArgs: SharedScenarios.PollEvery(0.5));
         await running.UploadAsync("photos", name, photo);
 
         foreach (int _ in new[] { 1, 2 })
@@ -59,7 +59,7 @@ public sealed class DotnetIsolatedEndToEndTests(AzuriteFixture azurite)
     {
         string name = $"input-{Guid.NewGuid():N}";
         byte[] blob = SharedScenarios.RandomBytes(3 * 1024 * 1024);
-        await using RunningHost running = await RunningHost.StartAsync(azurite, () => BuildOutput("benchmarks", "apps", "dotnet-isolated"));
+        await using RunningHost running = await RunningHost.StartAsync(azurite, () => DotnetBuildOutput.Link("benchmarks", "apps", "dotnet-isolated"));
         await running.UploadAsync("bench", name, blob);
 
         foreach (int _ in new[] { 1, 2 })
@@ -75,32 +75,6 @@ public sealed class DotnetIsolatedEndToEndTests(AzuriteFixture azurite)
         Assert.Equal(["lm", "lh"], touches.Select(t => t.Inputs.Single().Source));
         Assert.Equal(blob.Length, touches[1].Inputs.Single().BytesCopied);
         Assert.Equal("dotnet-isolated", Assert.Single((await running.Host.GetStatusAsync()).Workers).Language);
-    }
-
-    /// <summary>A copy of a C# isolated app's Release build output (what the host runs), as a temporary app folder.</summary>
-    private static FunctionAppFolder BuildOutput(params string[] project)
-    {
-        string root = Path.Combine([RepositoryRoot.Find(), .. project, "bin", "Release"]);
-        string? output = Directory.Exists(root) ? Directory.EnumerateFiles(root, "worker.config.json", SearchOption.AllDirectories).Select(Path.GetDirectoryName).FirstOrDefault() : null;
-        if (output is null)
-        {
-            throw new InvalidOperationException($"No build output of {string.Join('/', project)} under '{root}': run bash scripts/setup.d/dotnet-apps.sh (scripts/setup.sh does).");
-        }
-
-        var builder = new FunctionAppBuilder { NamePrefix = $"faascache-{project[^1]}" }
-            .WithHostJson(File.ReadAllText(Path.Combine(output, "host.json")))
-            .WithLocalSettingsJson(File.ReadAllText(Path.Combine(output, "local.settings.json")));
-        foreach (string file in Directory.EnumerateFiles(output, "*", SearchOption.TopDirectoryOnly).Where(f => Path.GetFileName(f) is not ("host.json" or "local.settings.json")))
-        {
-            builder.WithSymbolicLink(Path.GetFileName(file), file);
-        }
-
-        foreach (string dir in Directory.EnumerateDirectories(output))
-        {
-            builder.WithSymbolicLink(Path.GetFileName(dir), dir);
-        }
-
-        return builder.Build();
     }
 
     /// <summary>A binary PPM (P6) of <paramref name="width"/> x <paramref name="height"/> random pixels.</summary>
