@@ -11,8 +11,9 @@ public static class Program
     /// <summary>Entry point.</summary>
     public static async Task<int> Main(string[] args)
     {
-        var root = new RootCommand("faascache: developer commands beside the FaaSCache host (storage, a cachelet tour, a running host's state).")
+        var root = new RootCommand("faascache: runs a function app through the FaaSCache host (start), and developer commands beside it (storage, a cachelet tour, a running host's state).")
         {
+            StartAppCommand.Create(),
             BlobCommand.Create(),
             DemoCommand.Create(),
             HostCommand.Create(),
