@@ -19,6 +19,7 @@ public static class Program
             HostCommand.Create(),
             WhatIfCommand.Create(),
             TraceCommand.Create(),
+            StorageCommand.Create(),
         };
         foreach (Command helper in ScriptHelpers.Create())
         {

@@ -51,6 +51,20 @@ public sealed partial class SharedMemoryMap
         }
     }
 
+    /// <summary>True when the file at <paramref name="path"/> is open in no other process (a write lease is granted).</summary>
+    internal static bool HeldByNobody(string path, string name)
+    {
+        try
+        {
+            using var fs = new FileStream(path, FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite);
+            return ProveNoOtherHolder(fs.SafeFileHandle, name);
+        }
+        catch (Exception e) when (e is SharedMemoryException or IOException or UnauthorizedAccessException)
+        {
+            return false;
+        }
+    }
+
     /// <summary>
     /// Validates the header of an open map file and returns its content length; the header is read with pread and the
     /// length checked against the file's size, so no mapping is involved.

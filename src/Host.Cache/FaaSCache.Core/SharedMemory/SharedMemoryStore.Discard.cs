@@ -125,6 +125,57 @@ public sealed partial class SharedMemoryStore
         return false;
     }
 
+    /// <summary>
+    /// True when process <paramref name="pid"/> has the map open (a descriptor) or mapped (/proc/&lt;pid&gt;/fd and maps):
+    /// a worker that returned a map it still holds may have it copied; a map held only by others (another app's host)
+    /// is never read for it.
+    /// </summary>
+    public bool IsHeldBy(string mapName, int pid)
+    {
+        if (pid <= 0)
+        {
+            return false;
+        }
+
+        try
+        {
+            ValidateName(mapName);
+        }
+        catch (SharedMemoryException)
+        {
+            return false;
+        }
+
+        string path = Path.Combine(DirectoryOf(mapName), mapName);
+        try
+        {
+            foreach (string fd in Directory.EnumerateFileSystemEntries($"/proc/{pid}/fd"))
+            {
+                if (new FileInfo(fd).LinkTarget is { } target && (target == path || target == path + " (deleted)"))
+                {
+                    return true;
+                }
+            }
+
+            foreach (string line in File.ReadLines($"/proc/{pid}/maps"))
+            {
+                if (line.EndsWith(path, StringComparison.Ordinal))
+                {
+                    return true;
+                }
+            }
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            // The process is gone (or not ours to look at): it holds nothing we may rely on.
+        }
+
+        return false;
+    }
+
+    /// <summary>A map that was tracked as handed over but is not the worker's to hand (another process holds it): forgotten, never deleted here.</summary>
+    public void ForgetForeign(string mapName) => ForgetHandedOver(mapName);
+
     private void RetryDiscards()
     {
         string[] pending;

@@ -106,12 +106,13 @@ public sealed partial class SharedMemoryStore
                 continue;
             }
 
-            var names = new HashSet<string>(StringComparer.Ordinal);
+            // '+': the dead instance's own maps; '?': maps a worker handed it, deleted only when nobody holds them.
+            var names = new Dictionary<string, bool>(StringComparer.Ordinal);
             foreach (string line in lines)
             {
                 if (line.Length > 1 && line[0] is '+' or '?')
                 {
-                    names.Add(line[1..]);
+                    names[line[1..]] = line[0] == '+';
                 }
                 else if (line.Length > 1 && line[0] == '-')
                 {
@@ -119,12 +120,15 @@ public sealed partial class SharedMemoryStore
                 }
             }
 
-            foreach (string name in names)
+            foreach ((string name, bool own) in names)
             {
                 foreach (string path in MapDirectories.Append(SpillDirectory).Select(d => Path.Combine(d, name)).Where(File.Exists))
                 {
-                    SharedMemoryMap.TryDeleteFile(path);
-                    removed++;
+                    if (own || SharedMemoryMap.HeldByNobody(path, name))
+                    {
+                        SharedMemoryMap.TryDeleteFile(path);
+                        removed++;
+                    }
                 }
             }
 

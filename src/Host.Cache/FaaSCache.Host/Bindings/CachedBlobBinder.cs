@@ -96,10 +96,20 @@ public sealed class CachedBlobBinder(IObjectCache cache, SharedMemoryStore share
         {
             return await AdoptAsync(binding, key, shm, cancellationToken).ConfigureAwait(false);
         }
-        catch (SharedMemoryMapInUseException)
+        catch (SharedMemoryMapInUseException e)
         {
-            // Still held after the close: its bytes are copied, and the map is deleted once its last holder lets go.
-            return await StoreCopyAsync(binding, key, shm, cancellationToken).ConfigureAwait(false);
+            if (sharedMemory.IsHeldBy(shm.Name, worker.ProcessId))
+            {
+                // The worker that returned it still holds it after the close: its bytes are copied (pread: a shrink is a
+                // clear error, not a SIGBUS), and the map is deleted once its last holder lets go.
+                return await StoreCopyAsync(binding, key, shm, cancellationToken).ConfigureAwait(false);
+            }
+
+            // Held by another process only (another app's host, say): not the worker's to hand over; nothing is read,
+            // taken or deleted.
+            sharedMemory.ForgetForeign(shm.Name);
+            throw new BindingException(
+                $"Output '{binding.Name}' ({key}): {e.Message} It is held by a process other than the worker (pid {worker.ProcessId}) that returned it, so it was neither taken over nor read.", e);
         }
         catch (SharedMemoryException e)
         {

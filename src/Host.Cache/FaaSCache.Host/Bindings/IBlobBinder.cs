@@ -36,6 +36,9 @@ public interface IBlobBinder
 /// <summary>The worker that returned an invocation's outputs, as far as its output maps go.</summary>
 public interface IWorkerOutputMaps
 {
+    /// <summary>Gets the worker's process id (0 when unknown).</summary>
+    int ProcessId { get; }
+
     /// <summary>Asks the worker to close output map <paramref name="mapName"/> now; true when it says it did.</summary>
     Task<bool> CloseAsync(string mapName, CancellationToken cancellationToken);
 }

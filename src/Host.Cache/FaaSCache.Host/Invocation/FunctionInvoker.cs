@@ -242,6 +242,8 @@ public sealed class FunctionInvoker(
 
         public HashSet<string> Closed { get; } = new(StringComparer.Ordinal);
 
+        public int ProcessId => channel.ProcessId;
+
         public async Task<bool> CloseAsync(string mapName, CancellationToken cancellationToken)
         {
             Closed.Add(mapName);

@@ -240,7 +240,17 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
         _state = WorkerState.Failed;
         if (string.Equals(_app.IndexingLanguage, _worker.Language, StringComparison.OrdinalIgnoreCase))
         {
-            _app.FailIndex($"The {_worker.Language} worker, which indexes the app's functions, cannot start: {failure}");
+            // The worker that was to index cannot start. The function.json folders are known without it: their routes
+            // answer 503 with the worker's error, as any function of a failed language does. An app with no folders has
+            // nothing to serve: start-up stops with the worker's error.
+            if (_app.FolderFunctions.Count > 0)
+            {
+                _app.CompleteIndex(_app.FolderFunctions);
+            }
+            else
+            {
+                _app.FailIndex($"The {_worker.Language} worker, which indexes the app's functions, cannot start: {failure}");
+            }
         }
         _failed.TrySetResult();
         _logger.LogError("{Failure}", failure);
