@@ -56,7 +56,7 @@ internal static class ConsistencyBenchmark
             $"{Instances} host instances, round-robin, sequential; load average {ReportFormat.LoadAverage()}");
         output.WriteLine();
 
-        await using AzuriteServer azurite = await AzuriteServer.StartAsync(cancellation);
+        await using AzuriteServer azurite = await context.StartAzuriteAsync();
         BlobContainerClient container = azurite.CreateServiceClient().GetBlobContainerClient(Container);
         await container.CreateIfNotExistsAsync(cancellationToken: cancellation);
 
@@ -70,7 +70,7 @@ internal static class ConsistencyBenchmark
 
         output.WriteLine();
         Print(output, results, context.Quick);
-        string csv = WriteCsv(context.ResultsDirectory, results);
+        string csv = WriteCsv(context.ResultsDirectory, context.ResultsFile(CsvFileName), results);
         output.WriteLine();
         output.WriteLine($"wrote {csv}");
         output.WriteLine($"wall time {wall.Elapsed.TotalSeconds:0} s; load average at the end {ReportFormat.LoadAverage()}");
@@ -250,7 +250,7 @@ internal static class ConsistencyBenchmark
             $"zero inconsistencies for strong and owner: {(strongBad == 0 && ownerBad == 0 ? "yes" : $"NO (strong {strongBad.ToString(Invariant)}, owner {ownerBad.ToString(Invariant)})")}");
     }
 
-    private static string WriteCsv(string directory, IReadOnlyList<PresetResult> results)
+    private static string WriteCsv(string directory, string fileName, IReadOnlyList<PresetResult> results)
     {
         Directory.CreateDirectory(directory);
         var csv = new StringBuilder();
@@ -260,7 +260,7 @@ internal static class ConsistencyBenchmark
             csv.Append(Invariant, $"{r.Preset},{r.EndToEndSeconds:0.###},{r.MeanMs:0.###},{r.Inconsistencies},{r.N}").Append('\n');
         }
 
-        string path = Path.Combine(directory, CsvFileName);
+        string path = Path.Combine(directory, fileName);
         File.WriteAllText(path, csv.ToString());
         return path;
     }

@@ -116,7 +116,7 @@ internal static class InvokeBenchmark
         output.WriteLine();
         InvokeReport.PrintFloorComparison(output, results);
         output.WriteLine();
-        foreach (string csv in InvokeReport.WriteCsv(context.ResultsDirectory, results))
+        foreach (string csv in InvokeReport.WriteCsv(context.ResultsDirectory, results, context.ResultsFile))
         {
             output.WriteLine($"wrote {csv}");
         }

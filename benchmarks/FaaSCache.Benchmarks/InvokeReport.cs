@@ -143,7 +143,7 @@ internal static class InvokeReport
     }
 
     /// <summary>Writes one CSV per file name of <see cref="InvokeRig.Functions"/> (invoke.csv: the headline function of each language); returns their paths.</summary>
-    public static IReadOnlyList<string> WriteCsv(string directory, IReadOnlyList<InvokeResult> results)
+    public static IReadOnlyList<string> WriteCsv(string directory, IReadOnlyList<InvokeResult> results, Func<string, string>? fileName = null)
     {
         Directory.CreateDirectory(directory);
         var written = new List<string>();
@@ -167,7 +167,7 @@ internal static class InvokeReport
                 }
             }
 
-            string target = Path.Combine(directory, file.Key);
+            string target = Path.Combine(directory, fileName?.Invoke(file.Key) ?? file.Key);
             File.WriteAllText(target, csv.ToString());
             written.Add(target);
         }

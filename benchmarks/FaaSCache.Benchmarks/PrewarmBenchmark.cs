@@ -130,7 +130,7 @@ internal static class PrewarmBenchmark
     private static void Report(BenchmarkContext context, Dictionary<string, List<double>> samples)
     {
         TextWriter output = context.Output;
-        var csv = new StringBuilder(CsvHeader).Append('\n');
+        var rows = new List<string>();
         var median = new Dictionary<string, double>();
         output.WriteLine();
         output.WriteLine($"{"mode",-10} {"median ms",10} {"min ms",8} {"max ms",8} {"n",3}");
@@ -140,16 +140,15 @@ internal static class PrewarmBenchmark
             double mid = sorted.Length % 2 == 1 ? sorted[sorted.Length / 2] : (sorted[(sorted.Length / 2) - 1] + sorted[sorted.Length / 2]) / 2;
             median[mode] = mid;
             output.WriteLine($"{mode,-10} {mid,10:0} {sorted[0],8:0} {sorted[^1],8:0} {sorted.Length,3}");
-            csv.Append(Invariant, $"{mode},{mid:0.0},{sorted.Length}\n");
+            rows.Add(string.Create(Invariant, $"{mode},{mid:0.0},{sorted.Length}"));
         }
 
         output.WriteLine();
         output.WriteLine($"pre-warm vs histogram alone: {Faster(median["prewarm"], median["histogram"])} faster (paper: 58%)");
         output.WriteLine($"pre-warm vs cold start:      {Faster(median["prewarm"], median["cold"])} faster (paper: 74%)");
-        Directory.CreateDirectory(context.ResultsDirectory);
-        string path = Path.Combine(context.ResultsDirectory, CsvFileName);
-        File.WriteAllText(path, csv.ToString());
-        output.WriteLine($"wrote {path}");
+        // One file for every distance: this run's rows (storage_latency_ms = its distance) replace only their own.
+        string path = DistanceCsv.Write(Path.Combine(context.ResultsDirectory, CsvFileName), CsvHeader, context.StorageLatencyMs, rows);
+        output.WriteLine($"wrote {path} (storage_latency_ms {context.StorageLatencyMs:0.##})");
     }
 
     private static string Faster(double ms, double baseline) => ((baseline - ms) / baseline).ToString("P0", Invariant);
@@ -161,7 +160,7 @@ internal static class PrewarmBenchmark
             $"faascache-bench-prewarm-{(prewarm ? "on" : "off")}");
 
     /// <summary>The models as <c>samples/amber-alert/seed.sh</c> seeds them: random bytes of the paper's sizes.</summary>
-    private static async Task SeedAsync(IBlobStore storage, TextWriter output, CancellationToken cancellation)
+    internal static async Task SeedAsync(IBlobStore storage, TextWriter output, CancellationToken cancellation)
     {
         foreach ((string name, int mib) in Models)
         {
@@ -173,7 +172,7 @@ internal static class PrewarmBenchmark
     }
 
     /// <summary>A 320x240 camera image like seed.sh's: a dark street with bright shapes.</summary>
-    private static byte[] Ppm(int seed)
+    internal static byte[] Ppm(int seed)
     {
         const int W = 320, H = 240;
         var rnd = new Random(seed);

@@ -1,5 +1,6 @@
 using System.CommandLine;
 using System.Runtime.InteropServices;
+using FaaSCache.Storage;
 using FaaSCache.TestSupport;
 
 namespace FaaSCache.Benchmarks;
@@ -18,6 +19,7 @@ internal static class Program
     [
         new("cachelet-read", "cachelet local hit / local miss read latency vs Azurite, Redis and MemoryCache, 1 KB .. 128 MB", CacheletReadBenchmark.RunAsync),
         new("invoke", "end-to-end HTTP invocation latency, vanilla vs local miss vs local hit, Python and Node, 1 KB .. 128 MB", InvokeBenchmark.RunAsync),
+        new(Fig9Benchmark.Name, "the paper's Fig. 9: the AMBER Alert pipeline end to end, vanilla vs local hit vs remote hit (add --storage-distance 10ms for storage at a distance)", Fig9Benchmark.RunAsync),
         new("invoke-breakdown", "where a local hit's time goes (client, host, worker, Node GC) at 1 KB, 16 MB and 128 MB, workers' timing hooks on", InvokeBreakdownBenchmark.RunAsync),
         new("consistency", "the paper's Table 6: 5 host instances count a blob to 1,000 round-robin under each of the six consistency presets", ConsistencyBenchmark.RunAsync),
         new("compute-scaling", "a bounded HTTP load ramp through the scale controller's front door: instances, p50/p99 latency and failures over time, with a PNG", ComputeScalingBenchmark.RunAsync),
@@ -35,8 +37,13 @@ internal static class Program
         foreach (BenchmarkDefinition definition in Benchmarks)
         {
             var quickOption = new Option<bool>("--quick") { Description = "Fewer iterations: a smoke run of a few minutes; percentiles are less stable." };
-            var command = new Command(definition.Name, definition.Description) { quickOption };
-            command.SetAction((result, _) => RunAsync(definition, result.GetValue(quickOption)));
+            var distanceOption = new Option<string?>("--storage-distance")
+            {
+                Description = "Put Azurite at a distance: the first byte of a small read takes this long (e.g. 10ms), through a user-space link that also caps each connection at --storage-rate; 0 or absent: loopback.",
+            };
+            var rateOption = new Option<double>("--storage-rate") { Description = "MB/s per connection of the storage link (with --storage-distance).", DefaultValueFactory = _ => 90 };
+            var command = new Command(definition.Name, definition.Description) { quickOption, distanceOption, rateOption };
+            command.SetAction((result, _) => RunAsync(definition, result.GetValue(quickOption), StorageDistance.Parse(result.GetValue(distanceOption)), result.GetValue(rateOption)));
             root.Subcommands.Add(command);
         }
 
@@ -71,7 +78,7 @@ internal static class Program
         return command;
     }
 
-    private static async Task<int> RunAsync(BenchmarkDefinition definition, bool quick)
+    private static async Task<int> RunAsync(BenchmarkDefinition definition, bool quick, TimeSpan storageDistance = default, double storageRateMBps = 90)
     {
         string name = definition.Name;
         // The first Ctrl+C / SIGTERM stops the benchmark gracefully (servers stopped, files removed);
@@ -84,7 +91,11 @@ internal static class Program
             quick,
             Path.Combine(RepositoryRoot.Find(), "benchmarks", "results"),
             Console.Out,
-            stop.Token);
+            stop.Token)
+        {
+            StorageDistance = storageDistance,
+            StorageRateBytesPerSecond = storageRateMBps * 1e6,
+        };
         try
         {
             await definition.Run(context);
@@ -140,11 +151,73 @@ internal sealed record BenchmarkContext(bool Quick, string ResultsDirectory, Tex
             $"Stopwatch {System.Diagnostics.Stopwatch.Frequency:N0} ticks/s, {Environment.ProcessorCount} CPUs");
     }
 
-    /// <summary>Starts the benchmark's own Azurite and says where it runs.</summary>
+    /// <summary>Gets how far storage is (the first byte of a small read), or zero for Azurite on loopback.</summary>
+    public TimeSpan StorageDistance { get; init; }
+
+    /// <summary>Gets the storage link's rate per connection, with <see cref="StorageDistance"/>.</summary>
+    public double StorageRateBytesPerSecond { get; init; } = 90e6;
+
+    /// <summary>Gets the storage distance in milliseconds, as the CSVs' <c>storage_latency_ms</c> column has it (0: loopback).</summary>
+    public double StorageLatencyMs => StorageDistance.TotalMilliseconds;
+
+    /// <summary>A results file name: the benchmark's own on loopback, with the distance in it otherwise (the loopback results stay).</summary>
+    public string ResultsFile(string name) => StorageDistance == TimeSpan.Zero
+        ? name
+        : $"{Path.GetFileNameWithoutExtension(name)}-storage-{StorageLatencyMs:0.##}ms{Path.GetExtension(name)}";
+
+    /// <summary>
+    /// Starts the benchmark's own Azurite and says where it runs. With <see cref="StorageDistance"/>, clients reach it
+    /// through a <see cref="FaaSCache.NetworkEmulation.DelayLink"/> whose round trip makes up the difference between
+    /// Azurite's own first-byte time (probed) and the distance, at <see cref="StorageRateBytesPerSecond"/> per connection;
+    /// then a probe through the link prints what storage now costs.
+    /// </summary>
     public async Task<AzuriteServer> StartAzuriteAsync()
     {
         AzuriteServer azurite = await AzuriteServer.StartAsync(Cancellation);
         Output.WriteLine($"azurite {ReportFormat.AzuriteVersion()}: {azurite.BlobEndpoint} (pid {azurite.ProcessId}, data in {azurite.DataDirectory})");
+        if (StorageDistance > TimeSpan.Zero)
+        {
+            StorageProfile local = await StorageProbe.ProbeAsync(azurite.CreateServiceClient(), "azurite on loopback", rounds: 20, largeBytes: 8L << 20, cancellationToken: Cancellation);
+            TimeSpan added = StorageDistance - TimeSpan.FromMilliseconds(local.FirstByteMs);
+            var link = FaaSCache.NetworkEmulation.DelayLink.Start(
+                new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, azurite.Port), added > TimeSpan.Zero ? added : TimeSpan.Zero, (long)StorageRateBytesPerSecond);
+            azurite.RouteThrough(link.Endpoint, link);
+            // Timers overshoot: tune the link until a probe through it reads the distance (within 0.5 ms, at most 4 tries).
+            StorageProfile far = await StorageProbe.ProbeAsync(azurite.CreateServiceClient(), $"azurite {StorageLatencyMs:0.##} ms away", rounds: 40, largeBytes: 32L << 20, cancellationToken: Cancellation);
+            for (int attempt = 0; attempt < 4 && Math.Abs(far.FirstByteMs - StorageLatencyMs) > 0.5; attempt++)
+            {
+                TimeSpan tuned = link.RoundTrip + TimeSpan.FromMilliseconds(StorageLatencyMs - far.FirstByteMs);
+                link.Retune(tuned > TimeSpan.Zero ? tuned : TimeSpan.Zero);
+                Output.WriteLine($"  link tuned to {link.RoundTrip.TotalMilliseconds:0.00} ms round trip (a probe read {far.FirstByteMs:0.00} ms)");
+                far = await StorageProbe.ProbeAsync(azurite.CreateServiceClient(), $"azurite {StorageLatencyMs:0.##} ms away", rounds: 40, largeBytes: 32L << 20, cancellationToken: Cancellation);
+            }
+
+            Output.WriteLine($"storage at a distance: {local}; through a link at {link.Endpoint} of {link.RoundTrip.TotalMilliseconds:0.00} ms round trip (set) and {StorageRateBytesPerSecond / 1e6:0} MB/s per connection");
+            Output.WriteLine($"  probed through the link: {far}");
+        }
+
         return azurite;
+    }
+}
+
+/// <summary>Parses <c>--storage-distance</c>: <c>10ms</c>, <c>0.01s</c>, a bare number of milliseconds, or <c>0</c>.</summary>
+internal static class StorageDistance
+{
+    public static TimeSpan Parse(string? text)
+    {
+        if (string.IsNullOrWhiteSpace(text))
+        {
+            return TimeSpan.Zero;
+        }
+
+        string t = text.Trim().ToLowerInvariant();
+        double scale = t.EndsWith("ms", StringComparison.Ordinal) ? 1 : t.EndsWith('s') ? 1000 : 1;
+        string number = t.EndsWith("ms", StringComparison.Ordinal) ? t[..^2] : t.EndsWith('s') ? t[..^1] : t;
+        if (!double.TryParse(number, System.Globalization.NumberStyles.Float, System.Globalization.CultureInfo.InvariantCulture, out double value) || value < 0 || value * scale > 5000)
+        {
+            throw new ArgumentException($"--storage-distance '{text}' is not a distance: write it as 10ms (0 to 5000 ms), or 0 for loopback.");
+        }
+
+        return TimeSpan.FromMilliseconds(value * scale);
     }
 }

@@ -41,11 +41,26 @@ public sealed partial class AzuriteServer : IAsyncDisposable
 
     public int Port { get; }
 
-    /// <summary>http://127.0.0.1:PORT/devstoreaccount1</summary>
-    public Uri BlobEndpoint { get; }
+    /// <summary>http://127.0.0.1:PORT/devstoreaccount1 (the link's address once <see cref="RouteThrough"/> put one in front).</summary>
+    public Uri BlobEndpoint { get; private set; }
 
-    /// <summary>The full devstoreaccount1 connection string with this server's BlobEndpoint.</summary>
-    public string ConnectionString { get; }
+    /// <summary>The full devstoreaccount1 connection string with this server's BlobEndpoint (or its link's).</summary>
+    public string ConnectionString { get; private set; }
+
+    /// <summary>Gets the link every client reaches this server through, or null (a direct connection).</summary>
+    public IAsyncDisposable? Link { get; private set; }
+
+    /// <summary>
+    /// From now on, clients given <see cref="ConnectionString"/> / <see cref="BlobEndpoint"/> reach this server through
+    /// <paramref name="link"/> at <paramref name="front"/> (storage at a distance); the link is disposed with the server.
+    /// </summary>
+    public void RouteThrough(System.Net.IPEndPoint front, IAsyncDisposable link)
+    {
+        ArgumentNullException.ThrowIfNull(front);
+        Link = link;
+        BlobEndpoint = new Uri($"http://{front.Address}:{front.Port}/{AccountName}");
+        ConnectionString = $"DefaultEndpointsProtocol=http;AccountName={AccountName};AccountKey={AccountKey};BlobEndpoint={BlobEndpoint};";
+    }
 
     /// <summary>Azurite's --location folder (deleted on dispose).</summary>
     public string DataDirectory => _dataDirectory.Path;
@@ -190,6 +205,11 @@ public sealed partial class AzuriteServer : IAsyncDisposable
         if (Interlocked.Exchange(ref _disposed, 1) != 0)
         {
             return;
+        }
+
+        if (Link is not null)
+        {
+            await Link.DisposeAsync();
         }
 
         // A restart under way finishes first, so the process it starts is the one killed here.

@@ -49,15 +49,13 @@ public static class StorageProbe
                 }).ConfigureAwait(false);
                 double checkMs = await TimeAsync(async () =>
                 {
-                    try
+                    // Not modified (304, no body: the SDK answers it without an exception): what a current copy gets.
+                    Response<BlobDownloadStreamingResult> r = await small.DownloadStreamingAsync(
+                        new BlobDownloadOptions { Conditions = new BlobRequestConditions { IfNoneMatch = new ETag(etag) } },
+                        cancellationToken).ConfigureAwait(false);
+                    if (r.GetRawResponse().Status != 304)
                     {
-                        using BlobDownloadStreamingResult r = (await small.DownloadStreamingAsync(
-                            new BlobDownloadOptions { Conditions = new BlobRequestConditions { IfNoneMatch = new ETag(etag) } },
-                            cancellationToken).ConfigureAwait(false)).Value;
-                    }
-                    catch (RequestFailedException e) when (e.Status == 304)
-                    {
-                        // Not modified: the answer a current copy gets.
+                        throw new InvalidOperationException($"A version check of an unchanged blob answered {r.GetRawResponse().Status}, not 304: {service.Uri} does not answer conditional requests as storage does.");
                     }
                 }).ConfigureAwait(false);
                 double writeMs = await TimeAsync(() => written.UploadAsync(BinaryData.FromBytes(kilobyte), overwrite: true, cancellationToken)).ConfigureAwait(false);
