@@ -184,6 +184,25 @@ public sealed class DelayLink : IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// Waits until the Stopwatch reads <paramref name="at"/>, to a fraction of a millisecond: a timer for all but the last
+    /// 3 ms (Task.Delay counts whole milliseconds and wakes up to a few late under load), then yielding until it is time.
+    /// </summary>
+    private static async Task WaitUntilAsync(long at, CancellationToken cancellationToken)
+    {
+        double ms = (double)(at - Stopwatch.GetTimestamp()) * 1000 / Stopwatch.Frequency;
+        if (ms > 4)
+        {
+            await Task.Delay(TimeSpan.FromMilliseconds(Math.Floor(ms - 3)), cancellationToken).ConfigureAwait(false);
+        }
+
+        while (Stopwatch.GetTimestamp() < at)
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            await Task.Yield();
+        }
+    }
+
     private async Task DeliverAsync(ChannelReader<(byte[] Buffer, int Count, long Due)> inFlight, Socket to, CancellationToken cancellationToken)
     {
         long nextFree = 0;
@@ -203,7 +222,7 @@ public sealed class DelayLink : IAsyncDisposable
                 if (wait > Slack || (wait > 0 && at == due))
                 {
                     // The propagation delay is always waited out; the rate only when the link is more than a burst ahead.
-                    await Task.Delay(TimeSpan.FromSeconds((double)wait / Stopwatch.Frequency), cancellationToken).ConfigureAwait(false);
+                    await WaitUntilAsync(at, cancellationToken).ConfigureAwait(false);
                 }
 
                 if (_bytesPerSecond is long rate)
