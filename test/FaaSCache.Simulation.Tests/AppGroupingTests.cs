@@ -7,7 +7,7 @@ namespace FaaSCache.Simulation.Tests;
 public sealed class AppGroupingTests
 {
     [Fact]
-    public void EachAppBecomesOneTraceWithAllItsRows()
+    public void Each_app_becomes_one_trace_with_all_its_rows()
     {
         var rows = new TraceGenerator(new TraceGeneratorOptions { Accesses = 20_000, Apps = 5 }).Generate().ToList();
 
@@ -18,7 +18,7 @@ public sealed class AppGroupingTests
     }
 
     [Fact]
-    public void RowsOfAnAppThatAreNotContiguousAreRejectedNamingTheApp()
+    public void Rows_of_an_app_that_are_not_contiguous_are_rejected_naming_the_app()
     {
         BlobAccess Row(string app) => new(0, "r", "u", app, "i", "b", "BlockBlob", "e", 1, true, false);
 

@@ -14,7 +14,7 @@ public sealed class AppSimulatorTests
         => AppSimulator.Run(trace, AppLayout.For(trace, instances), policy, Latency, Options);
 
     [Fact]
-    public void OneInstanceMissesOnceThenHitsAndCostsAddUp()
+    public void One_instance_misses_once_then_hits_and_costs_add_up()
     {
         AppTrace trace = Build(Read(0, 0, "a"), Read(1, 1, "a"), Read(2, 2, "b"), Read(3, 3, "a"));
 
@@ -27,7 +27,7 @@ public sealed class AppSimulatorTests
     }
 
     [Fact]
-    public void OneReplayIsCostedUnderEveryLatencyModel()
+    public void One_replay_is_costed_under_every_latency_model()
     {
         AppTrace trace = Build(Read(0, 0, "a"), Read(1, 1, "a"));
         var slowHits = new LatencyModel(new([(1, 8)]), new([(1, 10)]), new([(1, 9)]), new([(1, 20)]), new([(1, 10)]));
@@ -40,7 +40,7 @@ public sealed class AppSimulatorTests
     }
 
     [Fact]
-    public void LruEvictsTheLeastRecentlyUsedWhenFull()
+    public void LRU_evicts_the_least_recently_used_when_full()
     {
         // Room for two 1,000-byte objects: a, b, c evicts a; reading a again misses and evicts b.
         AppTrace trace = Build(Read(0, 0, "a"), Read(1, 1, "b"), Read(2, 2, "c"), Read(3, 3, "a"), Read(4, 4, "c"), Read(5, 5, "b"));
@@ -51,7 +51,7 @@ public sealed class AppSimulatorTests
     }
 
     [Fact]
-    public void TheSizePolicyEvictsLargeObjectsFirst()
+    public void The_size_policy_evicts_large_objects_first()
     {
         // a is large (5,000 > threshold 2,000), b and c small: c needs room and the size policy drops a, not b.
         AppTrace trace = Build(Read(0, 0, "b", 1_000), Read(1, 1, "a", 5_000), Read(2, 2, "c", 1_000), Read(3, 3, "b", 1_000));
@@ -63,7 +63,7 @@ public sealed class AppSimulatorTests
     }
 
     [Fact]
-    public void AnObjectBiggerThanTheCacheGoesToStorage()
+    public void An_object_bigger_than_the_cache_goes_to_storage()
     {
         AppTrace trace = Build(Read(0, 0, "big", 10_000), Read(1, 1, "big", 10_000));
 
@@ -74,7 +74,7 @@ public sealed class AppSimulatorTests
     }
 
     [Fact]
-    public void TtlExpiryTurnsALaterReadIntoAMiss()
+    public void TTL_expiry_turns_a_later_read_into_a_miss()
     {
         AppTrace trace = Build(Read(0, 0, "a"), Read(3, 1, "a"), Read(6, 2, "a"));
         var ttl = new PolicySet { CapacityBytes = 1 << 20, Eviction = new EvictionOptions { Ttl = TimeSpan.FromMinutes(4) } };
@@ -86,7 +86,7 @@ public sealed class AppSimulatorTests
     }
 
     [Fact]
-    public void AWriteMakesOtherCopiesStaleAndTheOwnerServesTheNewVersion()
+    public void A_write_makes_other_copies_stale_and_the_owner_serves_the_new_version()
     {
         AppTrace trace = Build(Read(0, 0, "a", etag: "e0"), Write(1, 1, "a", etag: "e1"), Read(2, 2, "a", etag: "e1"));
 
@@ -97,7 +97,7 @@ public sealed class AppSimulatorTests
     }
 
     [Fact]
-    public void ANonOwnerReadsRemotelyOnceThenLocally()
+    public void A_non_owner_reads_remotely_once_then_locally()
     {
         // Two instances, round robin: even invocations on instance 0, odd on instance 1. Key k is owned by instance 0.
         string key = KeyOwnedBy(0);
@@ -112,7 +112,7 @@ public sealed class AppSimulatorTests
     }
 
     [Fact]
-    public void PrewarmReloadsAnObjectUsedAcrossUnloads()
+    public void Prewarm_reloads_an_object_used_across_unloads()
     {
         // Invoked once an hour, unloaded after 10 idle minutes: without pre-warm every read misses.
         AppTrace trace = Build(Read(0, 0, "model"), Read(0, 0, "model"), Read(60, 1, "model"), Read(120, 2, "model"));
@@ -126,7 +126,7 @@ public sealed class AppSimulatorTests
     }
 
     [Fact]
-    public void PrewarmSkipsAnObjectReadOnceWithoutHits()
+    public void Prewarm_skips_an_object_read_once_without_hits()
     {
         AppTrace trace = Build(Read(0, 0, "once"), Read(60, 1, "other"), Read(120, 2, "once"));
 

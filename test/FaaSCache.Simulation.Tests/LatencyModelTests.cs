@@ -10,7 +10,7 @@ public sealed class LatencyModelTests : IDisposable
     public void Dispose() => Directory.Delete(_dir, recursive: true);
 
     [Fact]
-    public void ACurveInterpolatesLinearlyInSizeAndExtendsTheLastSlope()
+    public void A_curve_interpolates_linearly_in_size_and_extends_the_last_slope()
     {
         var curve = new LatencyCurve([(1_000, 100), (3_000, 300)]);
 
@@ -20,7 +20,7 @@ public sealed class LatencyModelTests : IDisposable
     }
 
     [Fact]
-    public void TheModelReadsTheBenchmarkCsvsAndStrongAddsTheVersionCheckToRemoteHits()
+    public void The_model_reads_the_benchmark_CSVs_and_strong_adds_the_version_check_to_remote_hits()
     {
         File.WriteAllText(Path.Combine(_dir, LatencyModel.CacheletReadFile), """
             path,size_bytes,p50_us,p99_us,n
@@ -44,7 +44,7 @@ public sealed class LatencyModelTests : IDisposable
     }
 
     [Fact]
-    public void AMissingBenchmarkCsvIsAnErrorNamingTheFileAndItsBenchmark()
+    public void A_missing_benchmark_CSV_is_an_error_naming_the_file_and_its_benchmark()
     {
         var e = Assert.Throws<FileNotFoundException>(() => LatencyModel.Load(_dir, strongConsistency: true));
 
@@ -53,12 +53,44 @@ public sealed class LatencyModelTests : IDisposable
     }
 
     [Fact]
-    public void TheRepositorysOwnResultsLoad()
+    public void The_repositorys_own_results_load()
     {
         string results = Path.Combine(FaaSCache.TestSupport.RepositoryRoot.Find(), "benchmarks", "results");
 
         LatencyModel model = LatencyModel.Load(results, strongConsistency: true);
 
         Assert.True(model.LocalHit.Micros(1024) < model.Storage.Micros(16 << 20));
+    }
+
+    [Fact]
+    public void With_a_storage_profile_storage_costs_come_from_it_and_the_caches_own_from_the_CSVs()
+    {
+        File.WriteAllText(Path.Combine(_dir, LatencyModel.CacheletReadFile), """
+            path,size_bytes,p50_us,p99_us,n
+            lh,1000000,0.1,1,10
+            lh_strong,1000000,600,900,10
+            lm,1000000,2500,3000,10
+            storage_direct,1000000,2000,2600,10
+            conditional_head,1000000,500,800,10
+            """);
+        File.WriteAllText(Path.Combine(_dir, LatencyModel.RemoteReadFile), """
+            path,size_bytes,p50_us,p99_us,n
+            rh,1000000,1000,1400,10
+            rm,1000000,3000,3500,10
+            """);
+        var profile = new FaaSCache.Storage.StorageProfile { Name = "far", FirstByteMs = 10, VersionCheckMs = 5, WriteMs = 10, BandwidthBytesPerSecond = 100e6 };
+
+        LatencyModel strong = LatencyModel.Load(_dir, strongConsistency: true, profile);
+
+        // Storage: 10 ms + 1 MB at 100 MB/s = 20 ms; a miss adds the cache's own 0.5 ms; a strong hit the profile's 5 ms
+        // version check; a remote miss the longer of the read and the remote hit, plus the 1 ms the owner's pipe adds.
+        Assert.Equal("far", strong.Profile);
+        Assert.Equal(20_000, strong.Storage.Micros(1_000_000), 3);
+        Assert.Equal(20_500, strong.LocalMiss.Micros(1_000_000), 3);
+        Assert.Equal(5_000.1, strong.LocalHit.Micros(1_000_000), 3);
+        Assert.Equal(6_000, strong.RemoteHit.Micros(1_000_000), 3);
+        Assert.Equal(21_000, strong.RemoteMiss.Micros(1_000_000), 3);
+        Assert.Null(LatencyModel.ProfileNamed("measured"));
+        Assert.Same(FaaSCache.Storage.StorageProfile.Paper, LatencyModel.ProfileNamed("paper"));
     }
 }

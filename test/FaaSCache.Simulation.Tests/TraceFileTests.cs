@@ -13,7 +13,7 @@ public sealed class TraceFileTests : IDisposable
     [Theory]
     [InlineData("trace.csv")]
     [InlineData("trace.parquet")]
-    public async Task ATraceSurvivesAWriteAndReadRoundTrip(string name)
+    public async Task A_trace_survives_a_write_and_read_round_trip(string name)
     {
         string path = Path.Combine(_dir, name);
         var rows = new TraceGenerator(new TraceGeneratorOptions { Accesses = 30_000, Apps = 10, Seed = 2 }).Generate().ToList();
@@ -30,7 +30,7 @@ public sealed class TraceFileTests : IDisposable
     }
 
     [Fact]
-    public async Task ACsvWithoutARequiredColumnIsRejectedNamingIt()
+    public async Task A_CSV_without_a_required_column_is_rejected_naming_it()
     {
         string path = Path.Combine(_dir, "bad.csv");
         await File.WriteAllTextAsync(path, "Timestamp,AnonAppName\n1,a\n");
@@ -41,15 +41,15 @@ public sealed class TraceFileTests : IDisposable
     }
 
     [Fact]
-    public void TheSummaryCsvRoundTrips()
+    public void The_summary_CSV_round_trips()
     {
         string path = Path.Combine(_dir, "simulate.csv");
         var policy = new PolicySet { CapacityBytes = 128L << 20, Prewarm = true };
-        SummaryCsv.Write(path, [new PolicySummary(policy, 10, 41.25, 38.5, 0.35, 0.6)]);
+        SummaryCsv.Write(path, [("measured", [new PolicySummary(policy, 10, -3.5, -1.25, 0.05, 0.6)]), ("paper", [new PolicySummary(policy, 10, 41.25, 38.5, 0.35, 0.6)])]);
 
         var rows = SummaryCsv.Read(path);
 
         Assert.Equal(SummaryCsv.Header, File.ReadLines(path).First());
-        Assert.Equal([(128L, true, 41.25, 38.5, 0.35)], rows);
+        Assert.Equal([("measured", 128L, true, -3.5, -1.25, 0.05), ("paper", 128L, true, 41.25, 38.5, 0.35)], rows);
     }
 }

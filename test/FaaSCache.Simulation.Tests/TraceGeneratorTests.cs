@@ -8,7 +8,7 @@ public sealed class TraceGeneratorTests
     private static readonly TraceGeneratorOptions Small = new() { Accesses = 200_000, Apps = 60, Seed = 7 };
 
     [Fact]
-    public void TheSameSeedGivesTheSameTraceRowForRow()
+    public void The_same_seed_gives_the_same_trace_row_for_row()
     {
         var a = new TraceGenerator(Small).Generate().ToList();
         var b = new TraceGenerator(Small).Generate().ToList();
@@ -18,7 +18,7 @@ public sealed class TraceGeneratorTests
     }
 
     [Fact]
-    public void AnotherSeedGivesAnotherTrace()
+    public void Another_seed_gives_another_trace()
     {
         var a = new TraceGenerator(Small).Generate().Take(5_000).ToList();
         var b = new TraceGenerator(Small with { Seed = 8 }).Generate().Take(5_000).ToList();
@@ -27,7 +27,7 @@ public sealed class TraceGeneratorTests
     }
 
     [Fact]
-    public void AppRowsAreContiguousAndInTimeOrderAndSumToTheRequestedCount()
+    public void App_rows_are_contiguous_and_in_time_order_and_sum_to_the_requested_count()
     {
         var rows = new TraceGenerator(Small).Generate().ToList();
         var seen = new HashSet<string>();
@@ -51,7 +51,7 @@ public sealed class TraceGeneratorTests
     }
 
     [Fact]
-    public void ReadShareMatchesTheTrace()
+    public void Read_share_matches_the_trace()
     {
         var rows = new TraceGenerator(Small).Generate().ToList();
 
@@ -69,7 +69,7 @@ public sealed class TraceGeneratorTests
     [InlineData(0.90, 26_800)]
     [InlineData(0.95, 111_000)]
     [InlineData(0.99, 1_590_000)]
-    public void BlobSizePercentilesMatchThePublishedOnes(double p, double expected)
+    public void Blob_size_percentiles_match_the_published_ones(double p, double expected)
     {
         var generator = new TraceGenerator(new TraceGeneratorOptions { Seed = 3 });
         double[] sizes = [.. Enumerable.Range(0, 100_000).Select(i => generator.BlobSize(i % 50, i)).Order()];
@@ -81,7 +81,7 @@ public sealed class TraceGeneratorTests
     }
 
     [Fact]
-    public void AboutHalfTheAppsUseEachBlobInAtMostOneInvocation()
+    public void About_half_the_apps_use_each_blob_in_at_most_one_invocation()
     {
         var options = new TraceGeneratorOptions { Accesses = 400_000, Apps = 400, Seed = 11 };
 
@@ -95,7 +95,7 @@ public sealed class TraceGeneratorTests
     }
 
     [Fact]
-    public void MostAppsAreInvokedLessThanOnceAMinuteAtFullScale()
+    public void Most_apps_are_invoked_less_than_once_a_minute_at_full_scale()
     {
         long[] perApp = new TraceGenerator(new TraceGeneratorOptions()).AccessesPerApp();
         double accessesPerInvocation = (double)AzureTraceShape.Accesses / AzureTraceShape.Invocations;
@@ -108,7 +108,7 @@ public sealed class TraceGeneratorTests
     }
 
     [Fact]
-    public void CappedAppsKeepTheCapAndTheRestShareTheTotal()
+    public void Capped_apps_keep_the_cap_and_the_rest_share_the_total()
     {
         var options = new TraceGeneratorOptions { Accesses = 1_000_000, Apps = 100, MaxAccessesPerApp = 50_000, Seed = 5 };
 
@@ -119,7 +119,7 @@ public sealed class TraceGeneratorTests
     }
 
     [Fact]
-    public void AnOutOfRangeOptionIsNamed()
+    public void An_out_of_range_option_is_named()
     {
         var e = Assert.Throws<ArgumentOutOfRangeException>(() => new TraceGenerator(new TraceGeneratorOptions { Apps = 0 }));
 

@@ -14,7 +14,7 @@ public sealed class WhatIfTests : IDisposable
     public void Dispose() => Directory.Delete(_dir, recursive: true);
 
     [Fact]
-    public async Task AnHourlyAppWithAReusedModelIsBestServedWithPrewarm()
+    public async Task An_hourly_app_with_a_reused_model_is_best_served_with_prewarm()
     {
         // An hourly job reads the same model and writes a new result each time: only pre-warm keeps the model across unloads.
         var rows = Enumerable.Range(0, 24).SelectMany(h => new[] { Read(h * 60, h, "model", 40_000_000), Write((h * 60) + 1, h, "out-" + h, 2_000) }).ToList();
@@ -38,7 +38,7 @@ public sealed class WhatIfTests : IDisposable
     }
 
     [Fact]
-    public async Task ALogWithSeveralAppsNeedsOneNamed()
+    public async Task A_log_with_several_apps_needs_one_named()
     {
         string log = Path.Combine(_dir, "two.csv");
         await CsvTrace.WriteAsync(log, new TraceGenerator(new TraceGeneratorOptions { Accesses = 2_000, Apps = 2 }).Generate());
@@ -49,7 +49,7 @@ public sealed class WhatIfTests : IDisposable
     }
 
     [Fact]
-    public void TheGridCoversEveryKnob()
+    public void The_grid_covers_every_knob()
     {
         IReadOnlyList<PolicySet> grid = WhatIfAnalyzer.DefaultGrid();
 

@@ -18,10 +18,15 @@ public static class WhatIfCommand
         var app = new Option<string>("--app") { Description = "The app to replay when the log holds several (AnonAppName)." };
         var results = new Option<string>("--results") { Description = "The directory with the latency benchmarks' CSVs (cachelet-read.csv, remote-read.csv).", DefaultValueFactory = _ => Path.Combine("benchmarks", "results") };
         var top = new Option<int>("--top") { Description = "Rows of the ranking to print.", DefaultValueFactory = _ => 15 };
+        var profile = new Option<string>("--storage-profile")
+        {
+            Description = "What storage costs: measured (this machine's Azurite, as the benchmark CSVs have it), paper (the Faa$T storage: 10 ms first byte, 5 ms version check, 90 MB/s) or a file written by `faascache storage probe --out` (your account).",
+            DefaultValueFactory = _ => "measured",
+        };
         var idle = new Option<double>("--unload-after-minutes") { Description = "Minutes without invocations before the app is unloaded (pre-warm acts at the reload).", DefaultValueFactory = _ => new SimulationOptions().UnloadAfterIdle.TotalMinutes };
         var command = new Command("what-if", "Replay one app's access log under host.json policy sets (capacity, eviction, size threshold, TTL, pre-warm) and print which wins.")
         {
-            log, app, results, top, idle,
+            log, app, results, top, idle, profile,
         };
         command.SetAction(async (r, cancellationToken) =>
         {
@@ -34,7 +39,8 @@ public static class WhatIfCommand
             try
             {
                 var options = new SimulationOptions { UnloadAfterIdle = TimeSpan.FromMinutes(r.GetValue(idle)) };
-                LatencyModel latency = LatencyModel.Load(r.GetValue(results)!, options.StrongConsistency);
+                LatencyModel latency = LatencyModel.Load(r.GetValue(results)!, options.StrongConsistency, LatencyModel.ProfileNamed(r.GetValue(profile)!));
+                Console.WriteLine($"storage profile: {latency.Profile}");
                 AppTrace trace = await WhatIfReport.LoadAppAsync(r.GetValue(log)!, r.GetValue(app), cancellationToken);
                 IReadOnlyList<WhatIfOutcome> ranking = WhatIfAnalyzer.Rank(trace, WhatIfAnalyzer.DefaultGrid(), latency, options);
                 WhatIfReport.Write(Console.Out, trace, AppLayout.For(trace, options), ranking, r.GetValue(top));

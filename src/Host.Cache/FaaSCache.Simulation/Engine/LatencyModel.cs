@@ -1,4 +1,5 @@
 using System.Globalization;
+using FaaSCache.Storage;
 
 namespace FaaSCache.Simulation.Engine;
 
@@ -47,6 +48,59 @@ public sealed class LatencyModel
 
     /// <summary>Gets the storage curve.</summary>
     public LatencyCurve Storage { get; }
+
+    /// <summary>Gets the storage profile the storage side comes from (<c>measured</c>: this machine's Azurite, as the CSVs have it).</summary>
+    public string Profile { get; init; } = "measured";
+
+    /// <summary>
+    /// A storage profile by its name: <c>measured</c> (null: the benchmark CSVs' own storage, Azurite on this machine),
+    /// <c>paper</c> (<see cref="StorageProfile.Paper"/>) or a file written by <c>faascache storage probe --out</c>.
+    /// </summary>
+    public static StorageProfile? ProfileNamed(string spec) => spec switch
+    {
+        "measured" => null,
+        "paper" => StorageProfile.Paper,
+        _ => StorageProfile.Load(spec),
+    };
+
+    /// <summary>
+    /// Reads the model as <see cref="Load(string, bool)"/> does, with the storage side from <paramref name="storage"/>: the
+    /// cache's own costs stay measured (a hit in this process, a remote hit over the peer link, what a miss adds to the
+    /// download it streams), and what storage costs (the first byte, the rate, the version check) is the profile's. A
+    /// storage read of s bytes is <see cref="StorageProfile.ReadMs"/>; a local miss that plus the cache's own overhead
+    /// measured here (lm minus storage_direct); a strong hit the measured hit plus the profile's version check; a remote
+    /// miss the longer of the storage read and the remote hit, plus the overhead measured over the longer of the two.
+    /// </summary>
+    public static LatencyModel Load(string resultsDirectory, bool strongConsistency, StorageProfile? storage)
+    {
+        if (storage is null)
+        {
+            return Load(resultsDirectory, strongConsistency);
+        }
+
+        var local = ReadMedians(Path.Combine(resultsDirectory, CacheletReadFile), "cachelet-read");
+        var remote = ReadMedians(Path.Combine(resultsDirectory, RemoteReadFile), "remote-read");
+        LatencyCurve Measured(Dictionary<string, List<(long, double)>> from, string file, string path)
+            => from.TryGetValue(path, out var points)
+                ? new LatencyCurve(points)
+                : throw new FormatException($"{file} has no rows for path '{path}' (it has: {string.Join(", ", from.Keys)}); rerun its benchmark.");
+
+        LatencyCurve lh = Measured(local, CacheletReadFile, "lh"), lm = Measured(local, CacheletReadFile, "lm"), direct = Measured(local, CacheletReadFile, "storage_direct");
+        LatencyCurve rh = Measured(remote, RemoteReadFile, "rh"), rm = Measured(remote, RemoteReadFile, "rm");
+        long[] sizes = [.. local["lh"].Select(p => p.Item1).Concat(remote["rh"].Select(p => p.Item1)).Distinct().Order()];
+        double Read(long s) => storage.ReadMs(s) * 1000;
+        double check = strongConsistency ? storage.VersionCheckMs * 1000 : 0;
+        LatencyCurve Curve(Func<long, double> micros) => new(sizes.Select(s => (s, micros(s))));
+        return new LatencyModel(
+            Curve(s => lh.Micros(s) + check),
+            Curve(s => Read(s) + Math.Max(0, lm.Micros(s) - direct.Micros(s))),
+            Curve(s => rh.Micros(s) + check),
+            Curve(s => Math.Max(Read(s), rh.Micros(s)) + Math.Max(0, rm.Micros(s) - Math.Max(direct.Micros(s), rh.Micros(s)))),
+            Curve(Read))
+        {
+            Profile = storage.Name,
+        };
+    }
 
     /// <summary>Reads the model from <paramref name="resultsDirectory"/> (normally <c>benchmarks/results</c>).</summary>
     /// <param name="resultsDirectory">The directory holding the benchmark CSVs.</param>

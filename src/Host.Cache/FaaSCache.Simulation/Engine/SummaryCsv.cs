@@ -4,26 +4,29 @@ using System.Text;
 namespace FaaSCache.Simulation.Engine;
 
 /// <summary>
-/// The simulate benchmark's CSV: <c>cache_mb,prewarm,avg_improvement_pct,p50_improvement_pct,apps_over_50pct_share</c>,
-/// one row per policy set.
+/// The simulate benchmark's CSV: <c>profile,cache_mb,prewarm,avg_improvement_pct,p50_improvement_pct,apps_over_50pct_share</c>,
+/// one row per storage profile and policy set.
 /// </summary>
 public static class SummaryCsv
 {
     /// <summary>The header line.</summary>
-    public const string Header = "cache_mb,prewarm,avg_improvement_pct,p50_improvement_pct,apps_over_50pct_share";
+    public const string Header = "profile,cache_mb,prewarm,avg_improvement_pct,p50_improvement_pct,apps_over_50pct_share";
 
-    /// <summary>Writes the summaries to <paramref name="path"/>.</summary>
+    /// <summary>Writes the summaries to <paramref name="path"/>, each group under its storage profile's name.</summary>
     /// <param name="path">The CSV file to create.</param>
-    /// <param name="summaries">The summaries.</param>
-    public static void Write(string path, IEnumerable<PolicySummary> summaries)
+    /// <param name="profiles">The summaries, by storage profile.</param>
+    public static void Write(string path, IEnumerable<(string Profile, IEnumerable<PolicySummary> Summaries)> profiles)
     {
-        ArgumentNullException.ThrowIfNull(summaries);
+        ArgumentNullException.ThrowIfNull(profiles);
         var text = new StringBuilder().AppendLine(Header);
-        foreach (PolicySummary s in summaries)
+        foreach ((string profile, IEnumerable<PolicySummary> summaries) in profiles)
         {
-            text.AppendLine(string.Create(
-                CultureInfo.InvariantCulture,
-                $"{s.Policy.CapacityBytes >> 20},{(s.Policy.Prewarm ? "true" : "false")},{s.AvgImprovementPct:F2},{s.P50ImprovementPct:F2},{s.AppsOver50PctShare:F4}"));
+            foreach (PolicySummary s in summaries)
+            {
+                text.AppendLine(string.Create(
+                    CultureInfo.InvariantCulture,
+                    $"{profile},{s.Policy.CapacityBytes >> 20},{(s.Policy.Prewarm ? "true" : "false")},{s.AvgImprovementPct:F2},{s.P50ImprovementPct:F2},{s.AppsOver50PctShare:F4}"));
+            }
         }
 
         File.WriteAllText(path, text.ToString());
@@ -31,9 +34,9 @@ public static class SummaryCsv
 
     /// <summary>Reads a file written by <see cref="Write"/>.</summary>
     /// <param name="path">The CSV file.</param>
-    /// <returns>Rows of (cache MB, pre-warm, average %, median %, share of apps at 50% or more).</returns>
+    /// <returns>Rows of (profile, cache MB, pre-warm, average %, median %, share of apps at 50% or more).</returns>
     /// <exception cref="FormatException">The header is not <see cref="Header"/>.</exception>
-    public static IReadOnlyList<(long CacheMb, bool Prewarm, double AvgPct, double P50Pct, double Over50Share)> Read(string path)
+    public static IReadOnlyList<(string Profile, long CacheMb, bool Prewarm, double AvgPct, double P50Pct, double Over50Share)> Read(string path)
     {
         string[] lines = File.ReadAllLines(path);
         if (lines.Length == 0 || lines[0] != Header)
@@ -42,10 +45,11 @@ public static class SummaryCsv
         }
 
         return lines.Skip(1).Where(l => l.Length > 0).Select(l => l.Split(',')).Select(f => (
-            long.Parse(f[0], CultureInfo.InvariantCulture),
-            bool.Parse(f[1]),
-            double.Parse(f[2], CultureInfo.InvariantCulture),
+            f[0],
+            long.Parse(f[1], CultureInfo.InvariantCulture),
+            bool.Parse(f[2]),
             double.Parse(f[3], CultureInfo.InvariantCulture),
-            double.Parse(f[4], CultureInfo.InvariantCulture))).ToList();
+            double.Parse(f[4], CultureInfo.InvariantCulture),
+            double.Parse(f[5], CultureInfo.InvariantCulture))).ToList();
     }
 }
