@@ -2,7 +2,8 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Net.Http.Json;
 using System.Text;
-using FaaSCache.Host.Admin;
+using FaaSCache.Diagnostics;
+using FaaSCache.Hosting;
 using FaaSCache.NetworkEmulation;
 using FaaSCache.TestSupport;
 
@@ -65,8 +66,8 @@ internal sealed class BandwidthColdRig : IAsyncDisposable
             throw new FileNotFoundException($"the scale controller is not built: '{dll}' is missing (benchmarks/run builds it)", dll);
         }
 
-        int port = TcpPorts.GetFreePort();
-        int grpcPort = TcpPorts.GetFreePort();
+        int port = FreePorts.Get();
+        int grpcPort = FreePorts.Get();
         var shm = new TempShmDirectory("faascache-bench-cold");
         var start = new ProcessStartInfo("dotnet")
         {

@@ -175,7 +175,7 @@ internal sealed class BandwidthRig : IAsyncDisposable
         }
 
         HostCacheRead read = (await response.Content.ReadFromJsonAsync<HostCacheRead>(cancellationToken))!;
-        return read.Source == "localMiss"
+        return read.Source == "lm"
             ? read
             : throw new InvalidOperationException($"{http.BaseAddress}: {key} was expected to be a fresh miss but was a {read.Source}: {body}");
     }

@@ -3,6 +3,7 @@ using Azure;
 using Azure.Storage.Blobs;
 using Azure.Storage.Blobs.Models;
 using FaaSCache.Caching;
+using FaaSCache.Hosting;
 using FaaSCache.Options;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
@@ -264,7 +265,7 @@ internal sealed class CacheletReadRig : IAsyncDisposable
     private static Cachelet NewCachelet(AzuriteServer azurite, ConsistencyPreset consistency, string instanceId, string shmRoot)
     {
         var options = new FaaSCacheOptions { Consistency = consistency, CapacityBytes = CacheletCapacityBytes };
-        return new Cachelet(options, AzureBlobStore.FromConnectionString(azurite.ConnectionString), new SharedMemoryStore(instanceId, [shmRoot]));
+        return new CacheletBuilder(instanceId, [shmRoot]).WithOptions(options).WithStorage(AzureBlobStore.FromConnectionString(azurite.ConnectionString)).Build();
     }
 
     private static void Touch(ReadOnlySpan<byte> content) => _sink += content[0] + content[^1];

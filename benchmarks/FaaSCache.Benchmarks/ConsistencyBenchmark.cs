@@ -1,5 +1,4 @@
-using FaaSCache.Host.Admin;
-using FaaSCache.Host.Invocation;
+using FaaSCache.Diagnostics;
 using System.Diagnostics;
 using System.Globalization;
 using System.Text;

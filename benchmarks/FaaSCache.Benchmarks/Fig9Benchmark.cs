@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
-using FaaSCache.Host.Invocation;
+using FaaSCache.Diagnostics;
 using FaaSCache.Ownership;
 using FaaSCache.Storage;
 using FaaSCache.TestSupport;

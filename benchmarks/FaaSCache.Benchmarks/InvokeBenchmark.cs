@@ -1,8 +1,6 @@
-using FaaSCache.Host.Admin;
-using FaaSCache.Host.Invocation;
+using FaaSCache.Diagnostics;
 using System.Diagnostics;
 using System.Runtime;
-using FaaSCache.Diagnostics;
 using FaaSCache.TestSupport;
 
 namespace FaaSCache.Benchmarks;

@@ -1,9 +1,7 @@
-using FaaSCache.Host.Admin;
-using FaaSCache.Host.Invocation;
+using FaaSCache.Diagnostics;
 using System.Diagnostics;
 using System.Globalization;
 using System.Text.RegularExpressions;
-using FaaSCache.Diagnostics;
 using FaaSCache.TestSupport;
 
 namespace FaaSCache.Benchmarks;

@@ -1,12 +1,10 @@
-using FaaSCache.Host.Admin;
-using FaaSCache.Host.Invocation;
+using FaaSCache.Diagnostics;
 using System.Diagnostics;
 using System.Globalization;
 using System.Net;
 using System.Text.Json;
 using System.Text.RegularExpressions;
 using Azure.Storage.Blobs;
-using FaaSCache.Diagnostics;
 using FaaSCache.TestSupport;
 
 namespace FaaSCache.Benchmarks;

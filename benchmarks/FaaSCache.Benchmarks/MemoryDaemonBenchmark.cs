@@ -6,7 +6,6 @@ using System.Text.Json;
 using System.Text.Json.Nodes;
 using Azure.Storage.Blobs;
 using FaaSCache.Diagnostics;
-using FaaSCache.Host.Admin;
 using FaaSCache.NetworkEmulation;
 using FaaSCache.ScaleController;
 using FaaSCache.ScaleController.Decisions;

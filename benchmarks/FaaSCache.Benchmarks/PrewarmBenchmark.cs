@@ -2,8 +2,7 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Text;
 using System.Text.Json.Nodes;
-using FaaSCache.Host.Admin;
-using FaaSCache.Host.Invocation;
+using FaaSCache.Diagnostics;
 using FaaSCache.Storage;
 using FaaSCache.TestSupport;
 

@@ -5,7 +5,7 @@ using FaaSCache.TestSupport;
 namespace FaaSCache.Benchmarks;
 
 /// <summary>
-/// <c>reliability</c>: issue 13's suite with numbers. Fault scenarios with real host processes, then each preset's
+/// <c>reliability</c>: the reliability suite with numbers. Fault scenarios with real host processes, then each preset's
 /// concurrent history under a SIGKILL, then a bounded soak; one row each in <c>benchmarks/results/reliability.csv</c>
 /// (<see cref="ReliabilityRow.CsvHeader"/>). Fails (exit code 1) when a sync preset lost an acknowledged write, a read was
 /// partial, a map or process leaked, a survivor stopped serving, or <c>strong</c> / <c>owner</c> was not linearizable.

@@ -3,7 +3,7 @@ using System.Globalization;
 using System.Net;
 using System.Text.Json;
 using Azure.Storage.Blobs;
-using FaaSCache.Host.Admin;
+using FaaSCache.Diagnostics;
 using FaaSCache.TestSupport;
 
 namespace FaaSCache.Benchmarks;

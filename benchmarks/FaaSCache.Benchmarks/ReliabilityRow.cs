@@ -9,7 +9,7 @@ namespace FaaSCache.Benchmarks;
 /// </summary>
 internal sealed class ReliabilityRow(string scenario)
 {
-    /// <summary>The CSV columns, as issue 13 names them.</summary>
+    /// <summary>The CSV columns (lost writes, stale and partial reads, leaks per scenario and preset).</summary>
     public const string CsvHeader = "scenario,runs,ops,writes_acked,writes_lost,stale_reads,partial_reads,leaked_maps,leaked_processes,errors";
 
     private readonly Lock _lock = new();

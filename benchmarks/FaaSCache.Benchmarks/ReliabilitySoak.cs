@@ -1,7 +1,7 @@
 using System.Diagnostics;
 using System.Globalization;
 using System.Text;
-using FaaSCache.Host.Admin;
+using FaaSCache.Diagnostics;
 using FaaSCache.TestSupport;
 
 namespace FaaSCache.Benchmarks;

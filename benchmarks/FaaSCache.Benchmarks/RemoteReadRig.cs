@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Globalization;
 using Azure.Storage.Blobs;
 using FaaSCache.Caching;
+using FaaSCache.Hosting;
 using FaaSCache.Membership;
 using FaaSCache.NetworkEmulation;
 using FaaSCache.Options;
@@ -68,12 +69,12 @@ internal sealed class RemoteReadRig : IAsyncDisposable
             output.WriteLine($"owner{suffix}: FaaSCache host pid {owner.Host.ProcessId.ToString(Invariant)}, instance {owner.Id}, peers at {endpoint}{(network is null ? string.Empty : $", in namespace {network}")}");
             string readerId = "bench-reader" + suffix;
             peers = new GrpcPeerClient(new FixedPeerDirectory(owner.Id, endpoint), PeerKey.FromConnectionString(azurite.ConnectionString, appName));
-            reader = new Cachelet(
-                new FaaSCacheOptions { Consistency = ConsistencyPreset.Owner, CapacityBytes = 1L << 30 },
-                AzureBlobStore.FromConnectionString(azurite.ConnectionString),
-                new SharedMemoryStore(readerId, [shm.Path]),
-                new RingOwnerLocator(readerId, [owner.Id]),
-                peers: peers);
+            reader = new CacheletBuilder(readerId, [shm.Path])
+                .WithOptions(new FaaSCacheOptions { Consistency = ConsistencyPreset.Owner, CapacityBytes = 1L << 30 })
+                .WithStorage(AzureBlobStore.FromConnectionString(azurite.ConnectionString))
+                .WithOwners(new RingOwnerLocator(readerId, [owner.Id]))
+                .WithPeers(peers)
+                .Build();
             TcpFloor tcp = network is null
                 ? await TcpFloor.StartAsync(maxBytes, cancellationToken)
                 : await TcpFloor.StartAsync(maxBytes, cancellationToken, network.InstanceAddress, network.Wrap);

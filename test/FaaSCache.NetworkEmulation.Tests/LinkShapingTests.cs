@@ -16,7 +16,7 @@ public sealed class LinkShapingTests(ITestOutputHelper output)
     private const long Bulk = 64L << 20;
 
     [NetworkEmulationFact]
-    public async Task ALinkShapedToNinetyMegabytesPerSecondHoldsBulkTransfersToItInBothDirections()
+    public async Task A_link_shaped_to_ninety_megabytes_per_second_holds_bulk_transfers_to_it_in_both_directions()
     {
         await using var test = new TestNetwork();
         await using var shaped = await test.CreateAsync(new ShapedLinkOptions { RateBytesPerSecond = PaperRate });
@@ -37,7 +37,7 @@ public sealed class LinkShapingTests(ITestOutputHelper output)
     }
 
     [NetworkEmulationFact]
-    public async Task TrafficBetweenTwoInstancesCrossesBothLinksAndSoTheSlowerOneHoldsIt()
+    public async Task Traffic_between_two_instances_crosses_both_links_and_so_the_slower_one_holds_it()
     {
         await using var test = new TestNetwork();
         await using var first = await test.CreateAsync(new ShapedLinkOptions { RateBytesPerSecond = PaperRate });
@@ -59,7 +59,7 @@ public sealed class LinkShapingTests(ITestOutputHelper output)
     }
 
     [NetworkEmulationFact]
-    public async Task AnInstanceRateGivesTrafficBetweenInstancesItsOwnBucketWhileStorageTrafficKeepsItsRate()
+    public async Task An_instance_rate_gives_traffic_between_instances_its_own_bucket_while_storage_traffic_keeps_its_rate()
     {
         const long InstanceRate = 4 * PaperRate;
         var link = new ShapedLinkOptions { RateBytesPerSecond = PaperRate, InstanceRateBytesPerSecond = InstanceRate };
@@ -84,7 +84,7 @@ public sealed class LinkShapingTests(ITestOutputHelper output)
     }
 
     [NetworkEmulationFact]
-    public async Task ReshapeChangesTheRateInBothDirections()
+    public async Task Reshape_changes_the_rate_in_both_directions()
     {
         await using var test = new TestNetwork();
         await using var network = await test.CreateAsync(new ShapedLinkOptions { RateBytesPerSecond = PaperRate });
@@ -113,7 +113,7 @@ public sealed class LinkShapingTests(ITestOutputHelper output)
     }
 
     [NetemFact]
-    public async Task DelayIsAddedInEachDirectionAndLossIsConfiguredOnBoth()
+    public async Task Delay_is_added_in_each_direction_and_loss_is_configured_on_both()
     {
         await using var test = new TestNetwork();
         var delay = TimeSpan.FromMilliseconds(40);
@@ -136,7 +136,7 @@ public sealed class LinkShapingTests(ITestOutputHelper output)
     }
 
     [WithoutNetemFact]
-    public async Task DelayOrLossOnAKernelWithoutNetemIsRefusedBeforeAnythingIsMade()
+    public async Task Delay_or_loss_on_a_kernel_without_netem_is_refused_before_anything_is_made()
     {
         await using var test = new TestNetwork();
         var index = test.TakeIndex();
@@ -153,7 +153,7 @@ public sealed class LinkShapingTests(ITestOutputHelper output)
     }
 
     [NetworkEmulationFact]
-    public async Task ALinkTakenDownCutsTheInstanceOffAndBroughtUpRestoresItWithItsShape()
+    public async Task A_link_taken_down_cuts_the_instance_off_and_brought_up_restores_it_with_its_shape()
     {
         await using var test = new TestNetwork();
         await using var network = await test.CreateAsync(new ShapedLinkOptions { RateBytesPerSecond = PaperRate });

@@ -47,7 +47,7 @@ public sealed class WithoutNetemFactAttribute : FactAttribute
         }
         else if (NetworkNamespace.IsDelayAndLossSupported(out _))
         {
-            Skip = "this kernel has netem, so delay and loss are applied (DelayIsAddedInEachDirectionAndLossIsConfiguredOnBoth tests them)";
+            Skip = "this kernel has netem, so delay and loss are applied (Delay_is_added_in_each_direction_and_loss_is_configured_on_both tests them)";
         }
     }
 }

@@ -12,7 +12,7 @@ public sealed class NetworkNamesTests
     [InlineData("fc_x")]
     [InlineData("fc/x")]
     [InlineData("fc x")]
-    public async Task APrefixThatIsNotALowercaseNameIsRefused(string prefix)
+    public async Task A_prefix_that_is_not_a_lowercase_name_is_refused(string prefix)
     {
         var error = await Assert.ThrowsAsync<ArgumentException>(() =>
             NetworkNamespace.CreateAsync(prefix, 1, ShapedLinkOptions.Unshaped, CancellationToken.None));
@@ -24,7 +24,7 @@ public sealed class NetworkNamesTests
     [Theory]
     [InlineData(-1)]
     [InlineData(256)]
-    public async Task AnIndexThatIsNotAnOctetIsRefused(int index)
+    public async Task An_index_that_is_not_an_octet_is_refused(int index)
     {
         var error = await Assert.ThrowsAsync<ArgumentOutOfRangeException>(() =>
             NetworkNamespace.CreateAsync("fc", index, ShapedLinkOptions.Unshaped, CancellationToken.None));
@@ -33,7 +33,7 @@ public sealed class NetworkNamesTests
     }
 
     [Fact]
-    public async Task AnInterfaceNameLongerThanFifteenCharactersIsRefusedSayingHowLongThePrefixMayBe()
+    public async Task An_interface_name_longer_than_fifteen_characters_is_refused_saying_how_long_the_prefix_may_be()
     {
         var error = await Assert.ThrowsAsync<ArgumentException>(() =>
             NetworkNamespace.CreateAsync("abcdefghijk", 200, ShapedLinkOptions.Unshaped, CancellationToken.None));
@@ -44,7 +44,7 @@ public sealed class NetworkNamesTests
     }
 
     [Fact]
-    public void NamesAndAddressesFollowThePrefixAndIndex()
+    public void Names_and_addresses_follow_the_prefix_and_index()
     {
         var names = NetworkNames.Create("fc", 7);
 
@@ -57,7 +57,7 @@ public sealed class NetworkNamesTests
     }
 
     [Fact]
-    public void ThePatternsMatchOnlyTheirOwnPrefix()
+    public void The_patterns_match_only_their_own_prefix()
     {
         var namespaces = NetworkNames.NamespacePattern("fc");
         var interfaces = NetworkNames.InterfacePattern("fc");
@@ -73,7 +73,7 @@ public sealed class NetworkNamesTests
     }
 
     [Fact]
-    public void IpOutputIsParsedIntoNames()
+    public void IP_output_is_parsed_into_names()
     {
         const string Links = "1: lo: <LOOPBACK,UP> mtu 65536\n5: fcv1a@if4: <BROADCAST> mtu 1500\n6: fcv1i: <BROADCAST,NOARP> mtu 1500\n";
         const string Namespaces = "fc-1 (id: 0)\nother\n";

@@ -10,7 +10,7 @@ namespace FaaSCache.NetworkEmulation.Tests;
 public sealed class NetworkNamespaceTests
 {
     [NetworkEmulationFact]
-    public async Task CreateMakesTheNamespaceAndItsLinksAndDisposeLeavesNothingBehind()
+    public async Task Create_makes_the_namespace_and_its_links_and_dispose_leaves_nothing_behind()
     {
         await using var test = new TestNetwork();
         var network = await test.CreateAsync(new ShapedLinkOptions { RateBytesPerSecond = 90_000_000 });
@@ -36,7 +36,7 @@ public sealed class NetworkNamespaceTests
     }
 
     [NetworkEmulationFact]
-    public async Task AProcessRunThroughWrapSeesTheInstanceAddressAndReachesAListenerOnTheHostAddress()
+    public async Task A_process_run_through_wrap_sees_the_instance_address_and_reaches_a_listener_on_the_host_address()
     {
         await using var test = new TestNetwork();
         await using var network = await test.CreateAsync(ShapedLinkOptions.Unshaped);
@@ -81,7 +81,7 @@ public sealed class NetworkNamespaceTests
     }
 
     [NetworkEmulationFact]
-    public async Task TheRootNamespaceReachesAServerListeningOnTheInstanceAddress()
+    public async Task The_root_namespace_reaches_a_server_listening_on_the_instance_address()
     {
         await using var test = new TestNetwork();
         await using var network = await test.CreateAsync(new ShapedLinkOptions { RateBytesPerSecond = 90_000_000 });
@@ -95,7 +95,7 @@ public sealed class NetworkNamespaceTests
     }
 
     [NetworkEmulationFact]
-    public async Task WrapKeepsACommandLineGivenAsOneString()
+    public async Task Wrap_keeps_a_command_line_given_as_one_string()
     {
         await using var test = new TestNetwork();
         await using var network = await test.CreateAsync(ShapedLinkOptions.Unshaped);
@@ -113,7 +113,7 @@ public sealed class NetworkNamespaceTests
     }
 
     [NetworkEmulationFact]
-    public async Task AnIndexWhoseAddressesAreTakenIsRefusedAndTheFailedCreateLeavesNothing()
+    public async Task An_index_whose_addresses_are_taken_is_refused_and_the_failed_create_leaves_nothing()
     {
         await using var first = new TestNetwork();
         await using var second = new TestNetwork();
@@ -129,7 +129,7 @@ public sealed class NetworkNamespaceTests
     }
 
     [NetworkEmulationFact]
-    public async Task ACreateThatFailsHalfWayRemovesWhatItMadeButNotWhatWasThereBefore()
+    public async Task A_create_that_fails_half_way_removes_what_it_made_but_not_what_was_there_before()
     {
         await using var test = new TestNetwork();
         var index = test.TakeIndex();
@@ -145,7 +145,7 @@ public sealed class NetworkNamespaceTests
     }
 
     [NetworkEmulationFact]
-    public async Task CleanupRemovesEveryLeftoverOfItsPrefixAndKillsWhatRunsInsideButSparesOtherPrefixes()
+    public async Task Cleanup_removes_every_leftover_of_its_prefix_and_kills_what_runs_inside_but_spares_other_prefixes()
     {
         await using var test = new TestNetwork();
         await using var other = new TestNetwork();

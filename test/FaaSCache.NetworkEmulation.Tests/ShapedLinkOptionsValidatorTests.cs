@@ -9,7 +9,7 @@ public sealed class ShapedLinkOptionsValidatorTests
     private readonly ShapedLinkOptionsValidator _validator = new();
 
     [Fact]
-    public void TheDefaultsAndThePapersLinkAreValid()
+    public void The_defaults_and_the_papers_link_are_valid()
     {
         Assert.True(_validator.Validate(null, ShapedLinkOptions.Unshaped).Succeeded);
         Assert.True(_validator.Validate(null, new ShapedLinkOptions
@@ -25,7 +25,7 @@ public sealed class ShapedLinkOptionsValidatorTests
     [InlineData(-90_000_000L)]
     [InlineData(999L)]
     [InlineData(12_500_000_001L)]
-    public void ARateOutsideTheRangeIsRefusedNamingTheKeyValueAndRange(long rate)
+    public void A_rate_outside_the_range_is_refused_naming_the_key_value_and_range(long rate)
     {
         var result = _validator.Validate(null, new ShapedLinkOptions { RateBytesPerSecond = rate });
 
@@ -36,7 +36,7 @@ public sealed class ShapedLinkOptionsValidatorTests
     }
 
     [Fact]
-    public void AnInstanceRateNeedsAStorageRateAndARateInRange()
+    public void An_instance_rate_needs_a_storage_rate_and_a_rate_in_range()
     {
         var alone = Assert.Single(_validator.Validate(null, new ShapedLinkOptions { InstanceRateBytesPerSecond = 750_000_000 }).Failures!);
         var tooLow = Assert.Single(_validator.Validate(null, new ShapedLinkOptions { RateBytesPerSecond = 90_000_000, InstanceRateBytesPerSecond = 10 }).Failures!);
@@ -50,7 +50,7 @@ public sealed class ShapedLinkOptionsValidatorTests
     [InlineData(-1.0)]
     [InlineData(0.0)]
     [InlineData(10_001.0)]
-    public void ADelayOutsideTheRangeIsRefused(double milliseconds)
+    public void A_delay_outside_the_range_is_refused(double milliseconds)
     {
         var result = _validator.Validate(null, new ShapedLinkOptions { Delay = TimeSpan.FromMilliseconds(milliseconds) });
 
@@ -65,7 +65,7 @@ public sealed class ShapedLinkOptionsValidatorTests
     [InlineData(100.5)]
     [InlineData(double.NaN)]
     [InlineData(double.PositiveInfinity)]
-    public void ALossOutsideTheRangeIsRefused(double loss)
+    public void A_loss_outside_the_range_is_refused(double loss)
     {
         var result = _validator.Validate(null, new ShapedLinkOptions { LossPercent = loss });
 
@@ -75,7 +75,7 @@ public sealed class ShapedLinkOptionsValidatorTests
     }
 
     [Fact]
-    public void EveryBadKeyIsReportedAtOnce()
+    public void Every_bad_key_is_reported_at_once()
     {
         var error = Assert.Throws<OptionsValidationException>(() => ShapedLinkOptionsValidator.ThrowIfInvalid(
             new ShapedLinkOptions { RateBytesPerSecond = 0, Delay = TimeSpan.FromSeconds(-1), LossPercent = 200 }));
@@ -84,7 +84,7 @@ public sealed class ShapedLinkOptionsValidatorTests
     }
 
     [Fact]
-    public async Task CreateRefusesBadOptionsBeforeTouchingTheMachine()
+    public async Task Create_refuses_bad_options_before_touching_the_machine()
     {
         var error = await Assert.ThrowsAsync<OptionsValidationException>(() =>
             NetworkNamespace.CreateAsync("neunit", 1, new ShapedLinkOptions { RateBytesPerSecond = 5 }, CancellationToken.None));

@@ -5,7 +5,7 @@ using Xunit;
 namespace FaaSCache.Peers.Tests;
 
 /// <summary>
-/// Issue 12 (the 1 KB remote hit): a bulk connection's messages are read from one buffer (one receive for a whole
+/// For the 1 KB remote hit's sake, a bulk connection's messages are read from one buffer (one receive for a whole
 /// request or small reply, fields split across receives still read right), and the owner serves each kept-open
 /// connection on a thread of its own that ends when the server stops.
 /// </summary>

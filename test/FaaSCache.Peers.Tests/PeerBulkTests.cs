@@ -10,7 +10,7 @@ using Xunit;
 namespace FaaSCache.Peers.Tests;
 
 /// <summary>
-/// Issue 12: large bodies over the owner's bulk connection (raw TCP beside gRPC) keep gRPC's guarantees: the app's key,
+/// Large bodies over the owner's bulk connection (raw TCP beside gRPC) keep gRPC's guarantees: the app's key,
 /// the checksum checked before the object exists, nothing kept from a broken transfer.
 /// </summary>
 [Collection(AzuriteCollection.Name)]

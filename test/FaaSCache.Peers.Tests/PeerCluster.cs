@@ -1,6 +1,6 @@
 using Azure.Storage.Blobs;
 using FaaSCache.Caching;
-using FaaSCache.Membership;
+using FaaSCache.Hosting;
 using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.SharedMemory;
@@ -59,7 +59,7 @@ internal sealed class PeerCluster : IAsyncDisposable
                 var shm = new TempShmDirectory();
                 var ring = new RingOwnerLocator(id, members);
                 var client = new GrpcPeerClient(cluster.Directory, cluster.Key);
-                var cachelet = new Cachelet(options, storage, new SharedMemoryStore(id, [shm.Path]), ring, peers: client);
+                Cachelet cachelet = new CacheletBuilder(id, [shm.Path]).WithOptions(options).WithStorage(storage).WithOwners(ring).WithPeers(client).Build();
                 var member = new Member(cachelet, ring, shm, client);
                 cluster._members[id] = member;
                 member.Server = await PeerServer.StartAsync(cachelet, cluster.Key, configureServer?.Invoke(id));

@@ -1,7 +1,7 @@
 using Azure.Storage.Blobs;
 using FaaSCache.Caching;
 using FaaSCache.Diagnostics;
-using FaaSCache.Membership;
+using FaaSCache.Hosting;
 using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.SharedMemory;
@@ -34,12 +34,12 @@ public sealed class PeerDeathTests(AzuriteFixture azurite)
         var directory = new StaticPeerDirectory();
         directory.Set("b", owner.Endpoint);
         using var client = new GrpcPeerClient(directory, PeerKey.FromConnectionString(azurite.ConnectionString, PeerCluster.App));
-        await using var reader = new Cachelet(
-            new FaaSCacheOptions { Consistency = ConsistencyPreset.OwnerLocalRead, CapacityBytes = 256L << 20 },
-            AzureBlobStore.FromConnectionString(azurite.ConnectionString),
-            new SharedMemoryStore("a", [readerShm.Path]),
-            ring,
-            peers: client);
+        await using Cachelet reader = new CacheletBuilder("a", [readerShm.Path])
+            .WithOptions(new FaaSCacheOptions { Consistency = ConsistencyPreset.OwnerLocalRead, CapacityBytes = 256L << 20 })
+            .WithStorage(AzureBlobStore.FromConnectionString(azurite.ConnectionString))
+            .WithOwners(ring)
+            .WithPeers(client)
+            .Build();
 
         Task<ObjectLease> read = reader.ReadAsync(key);
         await owner.WaitForLineAsync(PeerServerProcess.HalfwayLine, TimeSpan.FromSeconds(60));

@@ -1,5 +1,6 @@
 using System.Net;
 using FaaSCache.Caching;
+using FaaSCache.Hosting;
 using FaaSCache.TestSupport;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
@@ -32,7 +33,7 @@ internal sealed class PeerServer : IAsyncDisposable
     {
         for (int attempt = 0; ; attempt++)
         {
-            int port = TcpPorts.GetFreePort();
+            int port = FreePorts.Get();
             WebApplication app = Build(cachelet, key, port, configureServices, configure);
             try
             {
@@ -41,7 +42,7 @@ internal sealed class PeerServer : IAsyncDisposable
             }
             catch (IOException) when (attempt < 5)
             {
-                // Someone took the port between GetFreePort and the bind: try another.
+                // Someone took the port between FreePorts.Get and the bind: try another.
                 await app.DisposeAsync();
             }
         }

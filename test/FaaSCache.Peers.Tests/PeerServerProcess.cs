@@ -2,7 +2,7 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Threading.Channels;
 using FaaSCache.Caching;
-using FaaSCache.Membership;
+using FaaSCache.Hosting;
 using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.Peers.Protocol;
@@ -37,7 +37,11 @@ internal static class PeerServerProcess
         int port = int.Parse(a["--port"], CultureInfo.InvariantCulture);
         long slowAfter = long.Parse(a.GetValueOrDefault("--slow-after", "-1"), CultureInfo.InvariantCulture);
         var options = new FaaSCacheOptions { Consistency = ConsistencyPreset.OwnerLocalRead, CapacityBytes = 512L << 20 };
-        await using var cachelet = new Cachelet(options, AzureBlobStore.FromConnectionString(connection), new SharedMemoryStore(id, [a["--shm"]]), new RingOwnerLocator(id, a["--members"].Split(',')));
+        await using Cachelet cachelet = new CacheletBuilder(id, [a["--shm"]])
+            .WithOptions(options)
+            .WithStorage(AzureBlobStore.FromConnectionString(connection))
+            .WithOwners(new RingOwnerLocator(id, a["--members"].Split(',')))
+            .Build();
         if (a.TryGetValue("--preload", out string? preload))
         {
             (await cachelet.ReadAsync(preload)).Dispose();
@@ -65,7 +69,7 @@ internal static class PeerServerProcess
     /// <summary>Starts the process and waits until it listens.</summary>
     public static async Task<Handle> StartAsync(string id, string[] members, string shm, string connection, string app, string? preload, long slowAfter)
     {
-        int port = TcpPorts.GetFreePort();
+        int port = FreePorts.Get();
         string dotnet = Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") is { Length: > 0 } host && File.Exists(host) ? host : "dotnet";
         var start = new ProcessStartInfo(dotnet)
         {

@@ -4,7 +4,7 @@ using System.Net;
 using System.Net.Sockets;
 using Azure.Storage.Blobs;
 using FaaSCache.Caching;
-using FaaSCache.Membership;
+using FaaSCache.Hosting;
 using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.SharedMemory;
@@ -55,7 +55,11 @@ internal static class PeerThroughput
         using var readerShm = new TempShmDirectory();
         PeerKey key = PeerKey.FromConnectionString(connectionString, "throughput");
         var options = new FaaSCacheOptions { Consistency = ConsistencyPreset.OwnerLocalRead, CapacityBytes = 1L << 30 };
-        await using var owner = new Cachelet(options, AzureBlobStore.FromConnectionString(connectionString), new SharedMemoryStore("b", [ownerShm.Path]), new RingOwnerLocator("b", members));
+        await using Cachelet owner = new CacheletBuilder("b", [ownerShm.Path])
+            .WithOptions(options)
+            .WithStorage(AzureBlobStore.FromConnectionString(connectionString))
+            .WithOwners(new RingOwnerLocator("b", members))
+            .Build();
         using var tcpShm = new SharedMemoryStore("tcp", [readerShm.Path]);
         var readers = new List<Reader>();
         try
@@ -66,7 +70,12 @@ internal static class PeerThroughput
                 PeerServer server = await PeerServer.StartAsync(owner, key, configure: o => o.ChunkSize = chunk);
                 directory.Set("b", server.Endpoint);
                 var client = new GrpcPeerClient(directory, key);
-                var cachelet = new Cachelet(options, AzureBlobStore.FromConnectionString(connectionString), new SharedMemoryStore($"a{chunk}", [readerShm.Path]), ring, peers: client);
+                Cachelet cachelet = new CacheletBuilder($"a{chunk}", [readerShm.Path])
+                    .WithOptions(options)
+                    .WithStorage(AzureBlobStore.FromConnectionString(connectionString))
+                    .WithOwners(ring)
+                    .WithPeers(client)
+                    .Build();
                 readers.Add(new Reader(chunk, server, client, cachelet));
             }
 

@@ -6,7 +6,7 @@ using Xunit;
 namespace FaaSCache.Peers.Tests;
 
 /// <summary>
-/// Issue 12, a remote miss in one pass: the owner streams the object to the requester while it downloads it. The owner's
+/// A remote miss in one pass: the owner streams the object to the requester while it downloads it. The owner's
 /// storage is held half-way by the test, so "the requester had the object's map before the download ended" is decided by
 /// the order of events, not by a clock.
 /// </summary>

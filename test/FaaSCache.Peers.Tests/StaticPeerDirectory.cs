@@ -1,5 +1,4 @@
 using System.Collections.Concurrent;
-using FaaSCache.Membership;
 using FaaSCache.Ownership;
 
 using FaaSCache.Peers;

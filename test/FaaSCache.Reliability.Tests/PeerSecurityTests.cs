@@ -1,7 +1,7 @@
 using System.Text;
 using CsCheck;
 using FaaSCache.Benchmarks;
-using FaaSCache.Host.Admin;
+using FaaSCache.Diagnostics;
 using FaaSCache.Peers;
 using FaaSCache.Peers.Protocol;
 using FaaSCache.TestSupport;

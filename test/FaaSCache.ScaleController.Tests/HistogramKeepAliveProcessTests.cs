@@ -13,12 +13,13 @@ namespace FaaSCache.ScaleController.Tests;
 /// times of 20.5 s, 10 of 90.5 s) gives pre-warm 18 s and an unload at 100.1 s after the app goes idle.
 /// </summary>
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
 public sealed class HistogramKeepAliveProcessTests(AzuriteFixture azurite, ITestOutputHelper output)
 {
     private static readonly TimeSpan Wait = TimeSpan.FromSeconds(240);
 
     [Fact]
-    public async Task TheStateStoreRoundTripsAnAppsHistogramAndHasNoneForANewApp()
+    public async Task The_state_store_round_trips_an_apps_histogram_and_has_none_for_a_new_app()
     {
         var store = new HistogramStateStore(azurite.ConnectionString);
         string app = "store" + Guid.NewGuid().ToString("N")[..8];
@@ -37,7 +38,7 @@ public sealed class HistogramKeepAliveProcessTests(AzuriteFixture azurite, ITest
     }
 
     [Fact]
-    public async Task UnloadsAfterTheRequestReloadsAtThePreWarmTimeUnloadsWhenTheKeepAliveExpiresAndARestartedControllerKeepsTheHistogram()
+    public async Task Unloads_after_the_request_reloads_at_the_pre_warm_time_unloads_when_the_keep_alive_expires_and_a_restarted_controller_keeps_the_histogram()
     {
         string app = "histo" + Guid.NewGuid().ToString("N")[..8];
         await new HistogramStateStore(azurite.ConnectionString).SaveAsync(app, HistogramState.From(Seeded(TimeSpan.FromSeconds(1))), CancellationToken.None);

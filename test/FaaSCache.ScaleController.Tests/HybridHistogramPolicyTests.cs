@@ -12,7 +12,7 @@ public sealed class HybridHistogramPolicyTests
     private readonly HybridHistogramOptions _options = new();
 
     [Fact]
-    public void ARegularSeriesPreWarmsJustBeforeItsIdleTimeAndKeepsAliveJustPastIt()
+    public void A_regular_series_pre_warms_just_before_its_idle_time_and_keeps_alive_just_past_it()
     {
         HybridHistogramPolicy policy = Policy(Enumerable.Repeat(10.5, 20));
 
@@ -26,7 +26,7 @@ public sealed class HybridHistogramPolicyTests
     }
 
     [Fact]
-    public void HeadAndTailAreTheFifthAndNinetyNinthPercentileBins()
+    public void Head_and_tail_are_the_fifth_and_ninety_ninth_percentile_bins()
     {
         // 5 in bin 2, 90 in bin 30, 5 in bin 60: rank ceil(0.05 x 100) = 5 reaches bin 2; rank 99 reaches bin 60.
         HybridHistogramPolicy policy = Policy([.. Enumerable.Repeat(2.5, 5), .. Enumerable.Repeat(30.5, 90), .. Enumerable.Repeat(60.5, 5)]);
@@ -41,7 +41,7 @@ public sealed class HybridHistogramPolicyTests
     }
 
     [Fact]
-    public void AnIrregularSeriesIsNotRepresentativeAndFallsBackToTheFullRange()
+    public void An_irregular_series_is_not_representative_and_falls_back_to_the_full_range()
     {
         // One idle time in every fourth bin: 60 counts of 1, CV^2 = 240 x 60 / 60^2 - 1 = 3, CV = 1.732 < 2.
         HybridHistogramPolicy policy = Policy(Enumerable.Range(0, 60).Select(i => (i * 4) + 0.5));
@@ -55,7 +55,7 @@ public sealed class HybridHistogramPolicyTests
     }
 
     [Fact]
-    public void TooFewIdleTimesFallBackToTheFullRange()
+    public void Too_few_idle_times_fall_back_to_the_full_range()
     {
         HybridHistogramPolicy policy = Policy(Enumerable.Repeat(10.5, 9));
 
@@ -67,7 +67,7 @@ public sealed class HybridHistogramPolicyTests
     }
 
     [Fact]
-    public void MostlyOutOfBoundsIdleTimesUseThePredictorsNextIdleTime()
+    public void Mostly_out_of_bounds_idle_times_use_the_predictors_next_idle_time()
     {
         // 6 of 10 beyond 4 h: smoothing (alpha 0.5) of 250, 270, 260, 300, 280, 290 min gives 250, 260, 260, 280, 280, 285.
         HybridHistogramPolicy policy = Policy([.. Enumerable.Repeat(10.5, 4), 250, 270, 260, 300, 280, 290]);
@@ -82,7 +82,7 @@ public sealed class HybridHistogramPolicyTests
     }
 
     [Fact]
-    public void FewerThanHalfOutOfBoundsStayWithTheHistogram()
+    public void Fewer_than_half_out_of_bounds_stay_with_the_histogram()
     {
         HybridHistogramPolicy policy = Policy([.. Enumerable.Repeat(10.5, 6), 250, 270, 260, 300]);
 
@@ -90,14 +90,14 @@ public sealed class HybridHistogramPolicyTests
     }
 
     [Fact]
-    public void ThePredictorSmoothsTheRecentIdleTimesHalfAndHalf()
+    public void The_predictor_smooths_the_recent_idle_times_half_and_half()
     {
         Assert.Equal(TimeSpan.FromMinutes(310), IdleTimePredictor.Predict([TimeSpan.FromMinutes(300), TimeSpan.FromMinutes(320), TimeSpan.FromMinutes(310)]));
         Assert.Equal(TimeSpan.FromMinutes(7), IdleTimePredictor.Predict([TimeSpan.FromMinutes(7)]));
     }
 
     [Fact]
-    public void ARegularAppIsUnloadedUntilThePreWarmTimeThenLoadedUntilTheKeepAliveExpires()
+    public void A_regular_app_is_unloaded_until_the_pre_warm_time_then_loaded_until_the_keep_alive_expires()
     {
         HybridHistogramPolicy policy = Policy(Enumerable.Repeat(10.5, 20));
         DateTimeOffset idleSince = _time.GetUtcNow();
@@ -118,7 +118,7 @@ public sealed class HybridHistogramPolicyTests
     }
 
     [Fact]
-    public void TheFallbackKeepsTheAppLoadedForTheWholeRangeAndNeverPreWarms()
+    public void The_fallback_keeps_the_app_loaded_for_the_whole_range_and_never_pre_warms()
     {
         HybridHistogramPolicy policy = Policy([]);
         DateTimeOffset idleSince = _time.GetUtcNow();
@@ -132,7 +132,7 @@ public sealed class HybridHistogramPolicyTests
     }
 
     [Fact]
-    public void EachAppHasItsOwnHistogram()
+    public void Each_app_has_its_own_histogram()
     {
         HybridHistogramPolicy policy = Policy(Enumerable.Repeat(10.5, 20));
 

@@ -6,7 +6,7 @@ namespace FaaSCache.ScaleController.Tests;
 public sealed class IdleTimeHistogramTests
 {
     [Fact]
-    public void CountsIdleTimesIntoMinuteBinsAndBeyondTheRangeAsOutOfBounds()
+    public void Counts_idle_times_into_minute_bins_and_beyond_the_range_as_out_of_bounds()
     {
         var histogram = new IdleTimeHistogram(TimeSpan.FromMinutes(1), 240);
 
@@ -21,7 +21,7 @@ public sealed class IdleTimeHistogramTests
     }
 
     [Fact]
-    public void KeepsOnlyTheLastEightOutOfBoundsIdleTimes()
+    public void Keeps_only_the_last_eight_out_of_bounds_idle_times()
     {
         var histogram = new IdleTimeHistogram(TimeSpan.FromMinutes(1), 240);
         for (int i = 1; i <= 10; i++)
@@ -34,7 +34,7 @@ public sealed class IdleTimeHistogramTests
     }
 
     [Fact]
-    public void HalvesEveryCountWhenABinWouldOverflowSixteenBits()
+    public void Halves_every_count_when_a_bin_would_overflow_sixteen_bits()
     {
         var histogram = new IdleTimeHistogram(TimeSpan.FromMinutes(1), 4);
         histogram.Add(TimeSpan.FromMinutes(1.5));
@@ -55,7 +55,7 @@ public sealed class IdleTimeHistogramTests
     }
 
     [Fact]
-    public void TheStoredStateRoundTripsInAboutOneKilobyte()
+    public void The_stored_state_round_trips_in_about_one_kilobyte()
     {
         var histogram = new IdleTimeHistogram(TimeSpan.FromMinutes(1), 240);
         for (int i = 0; i < 240; i++)
@@ -82,7 +82,7 @@ public sealed class IdleTimeHistogramTests
     }
 
     [Fact]
-    public void AStateOfOtherBinsIsRefusedWithBothShapes()
+    public void A_state_of_other_bins_is_refused_with_both_shapes()
     {
         byte[] json = HistogramState.From(new IdleTimeHistogram(TimeSpan.FromMinutes(1), 240)).ToJson();
 

@@ -12,7 +12,7 @@ namespace FaaSCache.ScaleController.Tests;
 public sealed class LeastInFlightPolicyTests
 {
     [Fact]
-    public async Task ABurstOfSimultaneousRequestsIsSpreadEvenlyAndADrainingInstanceGetsNone()
+    public async Task A_burst_of_simultaneous_requests_is_spread_evenly_and_a_draining_instance_gets_none()
     {
         await using InstancePool pool = await ReadyPoolAsync(3);
         var policy = new LeastInFlightPolicy(pool);
@@ -36,7 +36,7 @@ public sealed class LeastInFlightPolicyTests
     }
 
     [Fact]
-    public async Task TheTrackerUsesThePicksCountAndAPickForAnotherDestinationIsGivenBack()
+    public async Task The_tracker_uses_the_picks_count_and_a_pick_for_another_destination_is_given_back()
     {
         await using InstancePool pool = await ReadyPoolAsync(2);
         var policy = new LeastInFlightPolicy(pool);

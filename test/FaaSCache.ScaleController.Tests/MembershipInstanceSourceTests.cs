@@ -9,12 +9,13 @@ namespace FaaSCache.ScaleController.Tests;
 
 /// <summary>Membership mode's instance source against a real membership blob in Azurite, written with the daemon's own store.</summary>
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
 public sealed class MembershipInstanceSourceTests(AzuriteFixture azurite)
 {
     private readonly FakeTimeProvider _time = new(new DateTimeOffset(2026, 11, 25, 12, 0, 0, TimeSpan.Zero));
 
     [Fact]
-    public async Task MembersThatAppearAreAddedAndMembersThatLeaveEnd()
+    public async Task Members_that_appear_are_added_and_members_that_leave_end()
     {
         (MembershipStore store, MembershipInstanceSource source) = await CreateAsync();
         await store.UpdateAsync(l => l.WithMember(Member("app-1", 5001)).WithMember(Member("app-2", 5002)));
@@ -33,7 +34,7 @@ public sealed class MembershipInstanceSourceTests(AzuriteFixture azurite)
     }
 
     [Fact]
-    public async Task BeforeAnyDecisionTheCountIsTheMembersAndADecisionOnlyRecordsItsCount()
+    public async Task Before_any_decision_the_count_is_the_members_and_a_decision_only_records_its_count()
     {
         (MembershipStore store, MembershipInstanceSource source) = await CreateAsync();
         await store.UpdateAsync(l => l.WithMember(Member("app-1", 5001)).WithMember(Member("app-2", 5002)));
@@ -50,7 +51,7 @@ public sealed class MembershipInstanceSourceTests(AzuriteFixture azurite)
     }
 
     [Fact]
-    public async Task AMemberWhoseHeartbeatWentStaleIsDroppedThoughStillListed()
+    public async Task A_member_whose_heartbeat_went_stale_is_dropped_though_still_listed()
     {
         (MembershipStore store, MembershipInstanceSource source) = await CreateAsync();
         await store.UpdateAsync(l => l.WithMember(Member("app-1", 5001)));
@@ -65,7 +66,7 @@ public sealed class MembershipInstanceSourceTests(AzuriteFixture azurite)
     }
 
     [Fact]
-    public async Task AMemberBackUnderItsIdAtAnotherEndpointReplacesTheOldOne()
+    public async Task A_member_back_under_its_id_at_another_endpoint_replaces_the_old_one()
     {
         (MembershipStore store, MembershipInstanceSource source) = await CreateAsync();
         await store.UpdateAsync(l => l.WithMember(Member("app-1", 5001)));
@@ -79,7 +80,7 @@ public sealed class MembershipInstanceSourceTests(AzuriteFixture azurite)
     }
 
     [Fact]
-    public async Task NoBlobYetMeansNoInstances()
+    public async Task No_blob_yet_means_no_instances()
     {
         (_, MembershipInstanceSource source) = await CreateAsync();
 

@@ -7,7 +7,7 @@ namespace FaaSCache.ScaleController.Tests;
 public sealed class MembershipModeOptionsTests
 {
     [Fact]
-    public async Task TheCommandLineSelectsMembershipModeWithoutAnAppFolderOrHost()
+    public async Task The_command_line_selects_membership_mode_without_an_app_folder_or_host()
     {
         ScaleControllerOptions options = await ParseAsync("--instances", "membership", "--app-name", "thumbnail-node", "--storage", "UseDevelopmentStorage=true");
 
@@ -18,7 +18,7 @@ public sealed class MembershipModeOptionsTests
     }
 
     [Fact]
-    public async Task LaunchIsTheDefaultAndStillNeedsItsAppFolder()
+    public async Task Launch_is_the_default_and_still_needs_its_app_folder()
     {
         ScaleControllerOptions options = await ParseAsync("--app-name", "a", "--storage", "UseDevelopmentStorage=true");
 
@@ -27,7 +27,7 @@ public sealed class MembershipModeOptionsTests
     }
 
     [Fact]
-    public async Task TheCommandLineSelectsTheHistogramWithItsBinsAndRefusesThemUnderTheFixedKeepAlive()
+    public async Task The_command_line_selects_the_histogram_with_its_bins_and_refuses_them_under_the_fixed_keep_alive()
     {
         ScaleControllerOptions options = await ParseAsync("--app-name", "a", "--keep-alive", "histogram", "--histogram-bin", "2", "--histogram-min-samples", "4");
         var fixedWithBins = ScaleControllerCommandLine.Create((_, _, _) => Task.FromResult(0)).Parse(["--app-name", "a", "--histogram-bin", "2"]);
@@ -39,7 +39,7 @@ public sealed class MembershipModeOptionsTests
     }
 
     [Fact]
-    public void AnUnknownModeIsAUsageErrorNamingTheValueAndTheChoices()
+    public void An_unknown_mode_is_a_usage_error_naming_the_value_and_the_choices()
     {
         var parsed = ScaleControllerCommandLine.Create((_, _, _) => Task.FromResult(0)).Parse(["--instances", "pods", "--app-name", "a"]);
 
@@ -47,7 +47,7 @@ public sealed class MembershipModeOptionsTests
     }
 
     [Fact]
-    public void MembershipModeRefusesSettingsThatOnlyLaunchingUses()
+    public void Membership_mode_refuses_settings_that_only_launching_uses()
     {
         var options = new ScaleControllerOptions
         {

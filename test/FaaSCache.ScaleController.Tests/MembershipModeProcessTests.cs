@@ -16,13 +16,14 @@ namespace FaaSCache.ScaleController.Tests;
 /// pods would), the controller finds and polls them, and KEDA reads the decided count from its gRPC port.
 /// </summary>
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
 public sealed class MembershipModeProcessTests(AzuriteFixture azurite, ITestOutputHelper output)
 {
     private const string ReportVoteMethod = "/faascache.scale.ScaleController/ReportVote";
     private static readonly TimeSpan Wait = TimeSpan.FromSeconds(120);
 
     [Fact]
-    public async Task FindsTheAppsHostsInTheMembershipBlobPollsTheirVotesAndServesTheDesiredCountToKedaWithoutRunningAnything()
+    public async Task Finds_the_apps_hosts_in_the_membership_blob_polls_their_votes_and_serves_the_desired_count_to_KEDA_without_running_anything()
     {
         using FunctionAppFolder app = ControllerUnderTest.BuildApp();
         string appName = "k8sapp" + Guid.NewGuid().ToString("N")[..8];

@@ -7,7 +7,7 @@ namespace FaaSCache.ScaleController.Tests;
 public sealed class ScaleControllerOptionsValidatorTests
 {
     [Fact]
-    public void NamesEachBadKeyItsValueAndWhatIsAllowed()
+    public void Names_each_bad_key_its_value_and_what_is_allowed()
     {
         var options = new ScaleControllerOptions
         {
@@ -36,7 +36,7 @@ public sealed class ScaleControllerOptionsValidatorTests
     }
 
     [Fact]
-    public void NamespacesNeedTheControllerOnEveryAddressAndAFullStorageConnection()
+    public void Namespaces_need_the_controller_on_every_address_and_a_full_storage_connection()
     {
         var options = new ScaleControllerOptions
         {
@@ -55,7 +55,7 @@ public sealed class ScaleControllerOptionsValidatorTests
     }
 
     [Fact]
-    public void ALinkRateWithoutNamespacesIsRefused()
+    public void A_link_rate_without_namespaces_is_refused()
     {
         var options = new ScaleControllerOptions { LinkRateBytesPerSecond = 90_000_000 };
 
@@ -65,7 +65,7 @@ public sealed class ScaleControllerOptionsValidatorTests
     }
 
     [Fact]
-    public void AnInstanceInANamespaceReachesLocalStorageAtItsLinksRootSide()
+    public void An_instance_in_a_namespace_reaches_local_storage_at_its_links_root_side()
     {
         string rewritten = FaaSCache.ScaleController.Instances.NamespaceNetwork.RewriteStorage(
             "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=k;BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;",
@@ -75,7 +75,7 @@ public sealed class ScaleControllerOptionsValidatorTests
     }
 
     [Fact]
-    public void TheHistogramNeedsTheFrontDoorAndSaneBins()
+    public void The_histogram_needs_the_front_door_and_sane_bins()
     {
         var options = new ScaleControllerOptions
         {

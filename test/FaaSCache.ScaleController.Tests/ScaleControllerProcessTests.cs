@@ -13,13 +13,14 @@ namespace FaaSCache.ScaleController.Tests;
 
 /// <summary>The controller with real host processes (Node.js app) against Azurite. Each host start costs seconds: few tests.</summary>
 [Collection(AzuriteCollection.Name)]
+[Trait("Category", "Integration")]
 public sealed class ScaleControllerProcessTests(AzuriteFixture azurite, ITestOutputHelper output)
 {
     private const string ReportVoteMethod = "/faascache.scale.ScaleController/ReportVote";
     private static readonly TimeSpan Wait = TimeSpan.FromSeconds(120);
 
     [Fact]
-    public async Task ScalesAnIdleAppToZeroAndBackWithTheRequestHeldUntilAnInstanceIsReady()
+    public async Task Scales_an_idle_app_to_zero_and_back_with_the_request_held_until_an_instance_is_ready()
     {
         await using ControllerUnderTest controller = await ControllerUnderTest.StartAsync(azurite.ConnectionString, output, o =>
         {
@@ -45,7 +46,7 @@ public sealed class ScaleControllerProcessTests(AzuriteFixture azurite, ITestOut
     }
 
     [Fact]
-    public async Task AnUrgentVoteWithTheAppsTokenStartsInstancesAndAScaleInDrainsWithoutFailingARequest()
+    public async Task An_urgent_vote_with_the_apps_token_starts_instances_and_a_scale_in_drains_without_failing_a_request()
     {
         await using ControllerUnderTest controller = await ControllerUnderTest.StartAsync(azurite.ConnectionString, output, o =>
         {
@@ -95,7 +96,7 @@ public sealed class ScaleControllerProcessTests(AzuriteFixture azurite, ITestOut
     }
 
     [Fact]
-    public async Task AnUrgentVoteWithoutAValidTokenOfTheAppIsRefused()
+    public async Task An_urgent_vote_without_a_valid_token_of_the_app_is_refused()
     {
         await using ControllerUnderTest controller = await ControllerUnderTest.StartAsync(azurite.ConnectionString, output, _ => { });
         using GrpcChannel channel = GrpcChannel.ForAddress(controller.GrpcAddress);

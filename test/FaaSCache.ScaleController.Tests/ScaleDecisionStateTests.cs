@@ -8,7 +8,7 @@ namespace FaaSCache.ScaleController.Tests;
 public sealed class ScaleDecisionStateTests
 {
     [Fact]
-    public void PublishesTheDesiredCountActivityAndReasonAndSaysWhenTheyChange()
+    public void Publishes_the_desired_count_activity_and_reason_and_says_when_they_change()
     {
         var publisher = new ScaleDecisionState(new ScaleControllerOptions { AppName = "app" });
         ScaleDecisionState state = publisher;

@@ -16,7 +16,7 @@ public sealed class ScalePolicyKeepAliveTests
     private readonly ScaleControllerOptions _options = new() { MaxInstances = 4, ScaleInCooldown = TimeSpan.FromSeconds(30), KeepAlive = KeepAliveMode.Histogram };
 
     [Fact]
-    public void UnloadsRightAfterTheRequestReloadsAtThePreWarmTimeAndUnloadsWhenTheKeepAliveExpires()
+    public void Unloads_right_after_the_request_reloads_at_the_pre_warm_time_and_unloads_when_the_keep_alive_expires()
     {
         ScalePolicy policy = Regular(out DateTimeOffset idleSince);
 
@@ -38,7 +38,7 @@ public sealed class ScalePolicyKeepAliveTests
     }
 
     [Fact]
-    public void AnUnloadWaitsForEveryVoteInAndTheScaleInCooldown()
+    public void An_unload_waits_for_every_vote_in_and_the_scale_in_cooldown()
     {
         ScalePolicy policy = Regular(out DateTimeOffset idleSince);
         ScaleDecision scaledOut = policy.Decide(new PolicyInput(1, new AggregatedVote(ScaleDirection.Out, 2, "busy"), idleSince, 1, idleSince));
@@ -56,7 +56,7 @@ public sealed class ScalePolicyKeepAliveTests
     }
 
     [Fact]
-    public void APreWarmStartsMinInstancesAndNothingWithRequestsInFlight()
+    public void A_pre_warm_starts_min_instances_and_nothing_with_requests_in_flight()
     {
         _options.MinInstances = 0;
         ScalePolicy policy = Regular(out DateTimeOffset idleSince);
@@ -70,7 +70,7 @@ public sealed class ScalePolicyKeepAliveTests
     }
 
     [Fact]
-    public void VotesDoNotUnloadAPreWarmedApp()
+    public void Votes_do_not_unload_a_pre_warmed_app()
     {
         ScalePolicy policy = Regular(out DateTimeOffset idleSince);
         _time.Advance(TimeSpan.FromMinutes(10));

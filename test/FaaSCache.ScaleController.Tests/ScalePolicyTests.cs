@@ -19,7 +19,7 @@ public sealed class ScalePolicyTests
     };
 
     [Fact]
-    public void ScalesOutToTheVotesTarget()
+    public void Scales_out_to_the_votes_target()
     {
         ScalePolicy policy = new(_options, _time);
 
@@ -30,7 +30,7 @@ public sealed class ScalePolicyTests
     }
 
     [Fact]
-    public void ClampsAScaleOutToMaxInstances()
+    public void Clamps_a_scale_out_to_max_instances()
     {
         ScalePolicy policy = new(_options, _time);
 
@@ -41,7 +41,7 @@ public sealed class ScalePolicyTests
     }
 
     [Fact]
-    public void BringsTheCountUpToMinInstances()
+    public void Brings_the_count_up_to_min_instances()
     {
         _options.MinInstances = 2;
         ScalePolicy policy = new(_options, _time);
@@ -53,7 +53,7 @@ public sealed class ScalePolicyTests
     }
 
     [Fact]
-    public void WaitsOutTheScaleOutCooldownBetweenScaleOuts()
+    public void Waits_out_the_scale_out_cooldown_between_scale_outs()
     {
         ScalePolicy policy = new(_options, _time);
         Assert.Equal(2, policy.Decide(Busy(current: 1, Out(2))).To);
@@ -69,7 +69,7 @@ public sealed class ScalePolicyTests
     }
 
     [Fact]
-    public void ScalesInOneAtATimeOnlyAfterTheScaleInCooldownSinceAnyChange()
+    public void Scales_in_one_at_a_time_only_after_the_scale_in_cooldown_since_any_change()
     {
         ScalePolicy policy = new(_options, _time);
         Assert.Equal(3, policy.Decide(Busy(current: 1, Out(3))).To);
@@ -84,7 +84,7 @@ public sealed class ScalePolicyTests
     }
 
     [Fact]
-    public void DoesNotScaleInBelowMinInstances()
+    public void Does_not_scale_in_below_min_instances()
     {
         _options.MinInstances = 2;
         ScalePolicy policy = new(_options, _time);
@@ -95,7 +95,7 @@ public sealed class ScalePolicyTests
     }
 
     [Fact]
-    public void ScalesAnIdleAppToZeroWhenEveryVoteIsIn()
+    public void Scales_an_idle_app_to_zero_when_every_vote_is_in()
     {
         ScalePolicy policy = new(_options, _time);
         DateTimeOffset lastRequest = _time.GetUtcNow();
@@ -118,7 +118,7 @@ public sealed class ScalePolicyTests
     }
 
     [Fact]
-    public void ScalesFromZeroWhenARequestIsHeld()
+    public void Scales_from_zero_when_a_request_is_held()
     {
         _options.MinInstances = 0;
         ScalePolicy policy = new(_options, _time);
@@ -131,7 +131,7 @@ public sealed class ScalePolicyTests
     }
 
     [Fact]
-    public void AnUrgentVoteActsAtOnceWithinMaxInstances()
+    public void An_urgent_vote_acts_at_once_within_max_instances()
     {
         ScalePolicy policy = new(_options, _time);
         Assert.Equal(2, policy.Decide(Busy(current: 1, Out(2))).To);
@@ -144,7 +144,7 @@ public sealed class ScalePolicyTests
     }
 
     [Fact]
-    public void AnUrgentVoteAtMaxInstancesIsRefused()
+    public void An_urgent_vote_at_max_instances_is_refused()
     {
         ScalePolicy policy = new(_options, _time);
 
@@ -156,7 +156,7 @@ public sealed class ScalePolicyTests
     }
 
     [Fact]
-    public void TheHistoryKeepsEveryChangeAndOnlyNewReasonsOfKeptCounts()
+    public void The_history_keeps_every_change_and_only_new_reasons_of_kept_counts()
     {
         var history = new DecisionHistory(3);
         DateTimeOffset t = _time.GetUtcNow();

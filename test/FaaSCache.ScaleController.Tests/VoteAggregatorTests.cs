@@ -6,7 +6,7 @@ namespace FaaSCache.ScaleController.Tests;
 public sealed class VoteAggregatorTests
 {
     [Fact]
-    public void ScalesOutWhenAnyVoterOfAnyInstanceWantsOut()
+    public void Scales_out_when_any_voter_of_any_instance_wants_out()
     {
         AggregatedVote vote = VoteAggregator.Aggregate(
             [Votes.Of("a-1", ("compute", -1, null), ("cacheSize", -1, null)), Votes.Of("a-2", ("compute", -1, null), ("cacheSize", 1, null))],
@@ -18,7 +18,7 @@ public sealed class VoteAggregatorTests
     }
 
     [Fact]
-    public void ScalesInOnlyWhenEveryVoteIsIn()
+    public void Scales_in_only_when_every_vote_is_in()
     {
         AggregatedVote oneAbstains = VoteAggregator.Aggregate([Votes.Of("a-1", ("compute", -1, null), ("bandwidth", 0, null)), Votes.Of("a-2", ("compute", -1, null))], current: 2);
         AggregatedVote allIn = VoteAggregator.Aggregate([Votes.Of("a-1", ("compute", -1, null), ("bandwidth", -1, null)), Votes.Of("a-2", ("compute", -1, null))], current: 2);
@@ -30,7 +30,7 @@ public sealed class VoteAggregatorTests
     }
 
     [Fact]
-    public void OutVotersTargetsCombineByMax()
+    public void Out_voters_targets_combine_by_max()
     {
         AggregatedVote vote = VoteAggregator.Aggregate(
             [Votes.Of("a-1", ("bandwidth", 1, 4), ("compute", 1, null)), Votes.Of("a-2", ("bandwidth", 1, 6), ("compute", -1, 1))],
@@ -41,7 +41,7 @@ public sealed class VoteAggregatorTests
     }
 
     [Fact]
-    public void AnOutVoteWhoseTargetIsMetStillAsksForOneMore()
+    public void An_out_vote_whose_target_is_met_still_asks_for_one_more()
     {
         AggregatedVote vote = VoteAggregator.Aggregate([Votes.Of("a-1", ("compute", 1, 2))], current: 3);
 
@@ -49,7 +49,7 @@ public sealed class VoteAggregatorTests
     }
 
     [Fact]
-    public void NoVotesKeepTheCount()
+    public void No_votes_keep_the_count()
     {
         AggregatedVote vote = VoteAggregator.Aggregate([], current: 3);
 

@@ -1,4 +1,5 @@
 using FaaSCache.Caching;
+using FaaSCache.Hosting;
 using FaaSCache.Options;
 using FaaSCache.Scaling;
 using FaaSCache.Scaling.Voters;
@@ -78,7 +79,7 @@ public sealed class VoterTests
         var time = new FakeTimeProvider();
         using var shm = new TempShmDirectory();
         var storage = new InMemoryBlobStore();
-        await using var cachelet = new Cachelet(new FaaSCacheOptions { CapacityBytes = 1 << 20 }, storage, new SharedMemoryStore("i1", [shm.Path]), time: time);
+        await using Cachelet cachelet = new CacheletBuilder("i1", [shm.Path]).Configure(o => o.CapacityBytes = 1 << 20).WithStorage(storage).WithTime(time).Build();
         var voter = new CacheSizeScaleMonitor(cachelet, App, time);
         string[] keys = ["votes/a", "votes/b", "votes/c"];
         foreach (string key in keys)
@@ -126,7 +127,7 @@ public sealed class VoterTests
         var time = new FakeTimeProvider();
         using var shm = new TempShmDirectory();
         var storage = new InMemoryBlobStore();
-        await using var cachelet = new Cachelet(new FaaSCacheOptions { CapacityBytes = 4 << 20 }, storage, new SharedMemoryStore("i1", [shm.Path]), time: time);
+        await using Cachelet cachelet = new CacheletBuilder("i1", [shm.Path]).Configure(o => o.CapacityBytes = 4 << 20).WithStorage(storage).WithTime(time).Build();
         var voter = new CacheSizeScaleMonitor(cachelet, App, time);
         storage.Put("votes/model", new byte[400_000]);
         for (int i = 0; i < 20; i++)

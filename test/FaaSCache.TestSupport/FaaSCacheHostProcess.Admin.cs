@@ -1,5 +1,4 @@
-using FaaSCache.Host.Admin;
-using FaaSCache.Host.Invocation;
+using FaaSCache.Diagnostics;
 using System.Diagnostics;
 using System.Globalization;
 using System.Net.Http.Json;
@@ -45,29 +44,18 @@ public sealed partial class FaaSCacheHostProcess
     /// </summary>
     public async Task<HostStatus> WaitForWorkersAsync(TimeSpan? timeout = null, CancellationToken cancellationToken = default)
     {
-        TimeSpan limit = timeout ?? WorkerTimeout;
-        HostStatus? last = null;
-        var clock = Stopwatch.StartNew();
-        while (clock.Elapsed < limit)
+        try
         {
-            ThrowIfExited("while waiting for its workers");
-            last = await GetStatusAsync(cancellationToken);
-            if (last.Workers.FirstOrDefault(w => w.IsFailed) is { } failed)
-            {
-                throw new InvalidOperationException(
-                    $"The host's {failed.Language} worker failed to start (after {clock.Elapsed.TotalSeconds:0.0} s): {failed.Error}{Environment.NewLine}Host output:{Environment.NewLine}{Output}");
-            }
-
-            if (last.Workers.All(w => w.IsRunning))
-            {
-                return last;
-            }
-
-            await Task.Delay(100, cancellationToken);
+            return await HostReadiness.WaitAsync(Http, timeout ?? WorkerTimeout, () => HasExited ? $"exited with code {_process.ExitCode}" : null, cancellationToken: cancellationToken);
         }
-
-        throw new TimeoutException(
-            $"The host's workers were not ready within {limit.TotalSeconds:0} s (last status: {JsonSerializer.Serialize(last?.Workers, Json)}).{Environment.NewLine}Host output:{Environment.NewLine}{Output}");
+        catch (HostNotReadyException e) when (e.Reason is HostNotReadyReason.TimedOut)
+        {
+            throw new TimeoutException($"{e.Message}{Environment.NewLine}Host output:{Environment.NewLine}{Output}", e);
+        }
+        catch (HostNotReadyException e)
+        {
+            throw new InvalidOperationException($"{e.Message}{Environment.NewLine}Host output:{Environment.NewLine}{Output}", e);
+        }
     }
 
     /// <summary>

@@ -1,11 +1,10 @@
-using FaaSCache.Host.Admin;
-using FaaSCache.Host.Invocation;
 using System.Diagnostics;
 using System.Globalization;
 using System.Net.Http.Json;
 using System.Reflection;
 using System.Text;
 using System.Text.Json;
+using FaaSCache.Hosting;
 
 namespace FaaSCache.TestSupport;
 
@@ -15,7 +14,7 @@ namespace FaaSCache.TestSupport;
 /// <c>FUNCTIONS_UNIX_SHARED_MEMORY_DIRECTORIES</c> set in its environment and its stdout/stderr captured.
 /// <see cref="StopAsync"/> sends SIGTERM and waits for a clean exit; dispose kills the host, its workers
 /// and anything else it started, if still running (and, failing that, so does the test process's exit).
-/// A test project that uses this references the host project (<c>FaaSCache.Host.csproj</c>), so that
+/// A test project (or benchmark) that uses this references the host project (<c>FaaSCache.Host.csproj</c>), so that
 /// <c>dotnet test</c> builds the host DLL in the same configuration first.
 /// </summary>
 public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
@@ -181,7 +180,7 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
         IDictionary<string, string>? extraArgs = null,
         IDictionary<string, string>? environment = null)
     {
-        int port = TcpPorts.GetFreePort();
+        int port = FreePorts.Get();
         var args = new Dictionary<string, string>(extraArgs ?? new Dictionary<string, string>(), StringComparer.Ordinal)
         {
             ["--port"] = port.ToString(CultureInfo.InvariantCulture),

@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
-using FaaSCache.Host.Admin;
+using FaaSCache.Diagnostics;
 using FaaSCache.Ownership;
 
 namespace FaaSCache.TestSupport;

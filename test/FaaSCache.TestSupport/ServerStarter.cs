@@ -1,4 +1,5 @@
 using System.Text;
+using FaaSCache.Hosting;
 
 namespace FaaSCache.TestSupport;
 
@@ -40,7 +41,7 @@ internal static class ServerStarter
         var earlierAttempts = new StringBuilder();
         for (int attempt = 1; ; attempt++)
         {
-            int port = TcpPorts.GetFreePort();
+            int port = FreePorts.Get();
             T server = recipe.Launch(port);
             bool ready;
             try

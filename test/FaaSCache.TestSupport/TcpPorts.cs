@@ -3,22 +3,9 @@ using System.Net.Sockets;
 
 namespace FaaSCache.TestSupport;
 
-/// <summary>Loopback TCP port helpers for fixtures that start real servers.</summary>
+/// <summary>Loopback TCP port checks for fixtures that start real servers (a free port: <see cref="Hosting.FreePorts"/>).</summary>
 public static class TcpPorts
 {
-    /// <summary>
-    /// Returns a port that was free a moment ago (bound to port 0 and released). Another process may
-    /// take it before the caller binds it, so callers retry on "address in use".
-    /// </summary>
-    public static int GetFreePort()
-    {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        var port = ((IPEndPoint)listener.LocalEndpoint).Port;
-        listener.Stop();
-        return port;
-    }
-
     /// <summary>True when nothing listens on 127.0.0.1:<paramref name="port"/> (it can be bound).</summary>
     public static bool IsFree(int port)
     {

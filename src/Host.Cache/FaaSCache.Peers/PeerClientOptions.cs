@@ -1,3 +1,5 @@
+using Microsoft.Extensions.Options;
+
 namespace FaaSCache.Peers;
 
 /// <summary>Options of <see cref="GrpcPeerClient"/>.</summary>
@@ -38,24 +40,31 @@ public sealed class PeerClientOptions
     /// </summary>
     public bool UseBulkTransfers { get; set; } = true;
 
+    /// <summary>Throws <see cref="OptionsValidationException"/> naming every setting out of range.</summary>
     internal void Validate()
     {
+        List<string> failures = [];
         if (ChunkSize is < PeerWire.MinChunkSize or > PeerWire.MaxChunkSize)
         {
-            throw new ArgumentOutOfRangeException(nameof(ChunkSize), ChunkSize, $"PeerClientOptions.ChunkSize must be between {PeerWire.MinChunkSize} and {PeerWire.MaxChunkSize}.");
+            failures.Add($"PeerClientOptions.ChunkSize is {ChunkSize}; it must be between {PeerWire.MinChunkSize} and {PeerWire.MaxChunkSize}.");
         }
 
         foreach ((string name, TimeSpan value) in new[] { (nameof(CallTimeout), CallTimeout), (nameof(FetchTimeout), FetchTimeout), (nameof(IdleTimeout), IdleTimeout), (nameof(ConnectTimeout), ConnectTimeout) })
         {
             if (value <= TimeSpan.Zero)
             {
-                throw new ArgumentOutOfRangeException(name, value, $"PeerClientOptions.{name} must be positive.");
+                failures.Add($"PeerClientOptions.{name} is {value}; it must be positive.");
             }
         }
 
         if (InitialStreamWindowSize < 65535)
         {
-            throw new ArgumentOutOfRangeException(nameof(InitialStreamWindowSize), InitialStreamWindowSize, "PeerClientOptions.InitialStreamWindowSize must be at least 65535.");
+            failures.Add($"PeerClientOptions.InitialStreamWindowSize is {InitialStreamWindowSize}; it must be at least 65535.");
+        }
+
+        if (failures.Count > 0)
+        {
+            throw new OptionsValidationException(nameof(PeerClientOptions), typeof(PeerClientOptions), failures);
         }
     }
 }

@@ -1,3 +1,5 @@
+using Microsoft.Extensions.Options;
+
 namespace FaaSCache.Peers;
 
 /// <summary>Options of the peer service (the server side of cachelet-to-cachelet calls).</summary>
@@ -15,21 +17,28 @@ public sealed class PeerServerOptions
     /// </summary>
     public TimeSpan MaxClockSkew { get; set; } = TimeSpan.FromSeconds(30);
 
+    /// <summary>Throws <see cref="OptionsValidationException"/> naming every setting missing or out of range.</summary>
     internal void Validate()
     {
+        List<string> failures = [];
         if (Key is null)
         {
-            throw new InvalidOperationException("PeerServerOptions.Key is not set: derive it with PeerKey.FromConnectionString(storageConnectionString, appName).");
+            failures.Add("PeerServerOptions.Key is not set: derive it with PeerKey.FromConnectionString(storageConnectionString, appName).");
         }
 
         if (ChunkSize is < PeerWire.MinChunkSize or > PeerWire.MaxChunkSize)
         {
-            throw new InvalidOperationException($"PeerServerOptions.ChunkSize is {ChunkSize}; it must be between {PeerWire.MinChunkSize} and {PeerWire.MaxChunkSize}.");
+            failures.Add($"PeerServerOptions.ChunkSize is {ChunkSize}; it must be between {PeerWire.MinChunkSize} and {PeerWire.MaxChunkSize}.");
         }
 
         if (MaxClockSkew <= TimeSpan.Zero)
         {
-            throw new InvalidOperationException($"PeerServerOptions.MaxClockSkew is {MaxClockSkew}; it must be positive.");
+            failures.Add($"PeerServerOptions.MaxClockSkew is {MaxClockSkew}; it must be positive.");
+        }
+
+        if (failures.Count > 0)
+        {
+            throw new OptionsValidationException(nameof(PeerServerOptions), typeof(PeerServerOptions), failures);
         }
     }
 }

@@ -3,6 +3,7 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Text;
 using FaaSCache.Caching;
+using FaaSCache.Hosting;
 using FaaSCache.Options;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
@@ -54,9 +55,8 @@ public static class DemoCommand
 
     private static async Task<int> RunAsync(string connection, FaaSCacheOptions options, string? hostJson, string? shm)
     {
-        IReadOnlyList<string>? shmRoots = shm is null ? null : [shm];
         var storage = AzureBlobStore.FromConnectionString(connection);
-        await using var cachelet = new Cachelet(options, storage, new SharedMemoryStore($"demo-{Environment.ProcessId}", shmRoots));
+        await using Cachelet cachelet = new CacheletBuilder($"demo-{Environment.ProcessId}", shm is null ? [] : [shm]).WithOptions(options).WithStorage(storage).Build();
         Console.WriteLine($"FaaSCache demo: storage {storage.AccountUri}, shared memory {cachelet.SharedMemory.MapDirectory}");
         Console.WriteLine(string.Create(
             CultureInfo.InvariantCulture,

@@ -3,7 +3,7 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Net.Http.Json;
 using System.Text.Json;
-using FaaSCache.Host.Admin;
+using FaaSCache.Diagnostics;
 
 namespace FaaSCache.Tools;
 

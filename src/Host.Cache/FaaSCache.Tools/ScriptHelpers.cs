@@ -1,8 +1,7 @@
 using System.CommandLine;
-using System.Net;
-using System.Net.Sockets;
 using System.Text.Json;
 using System.Text.Json.Nodes;
+using FaaSCache.Hosting;
 
 namespace FaaSCache.Tools;
 
@@ -15,9 +14,7 @@ public static class ScriptHelpers
         var freePort = new Command("free-port", "Prints a TCP port that is free on 127.0.0.1 now.");
         freePort.SetAction(_ =>
         {
-            using var probe = new TcpListener(IPAddress.Loopback, 0);
-            probe.Start();
-            Console.WriteLine(((IPEndPoint)probe.LocalEndpoint).Port);
+            Console.WriteLine(FreePorts.Get());
             return 0;
         });
         yield return freePort;

@@ -1,4 +1,5 @@
 using System.Net;
+using FaaSCache.Hosting;
 using FaaSCache.Keda;
 using FaaSCache.Membership;
 using FaaSCache.Peers;

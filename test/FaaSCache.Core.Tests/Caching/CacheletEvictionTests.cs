@@ -1,5 +1,4 @@
 using FaaSCache.Caching;
-using FaaSCache.Membership;
 using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.TestSupport;

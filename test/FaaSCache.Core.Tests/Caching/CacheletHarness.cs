@@ -1,4 +1,5 @@
 using FaaSCache.Caching;
+using FaaSCache.Hosting;
 using FaaSCache.Options;
 using FaaSCache.Ownership;
 using FaaSCache.SharedMemory;
@@ -111,7 +112,18 @@ internal sealed class CacheletHarness : IAsyncDisposable
         configure?.Invoke(options);
         var shm = new TempShmDirectory();
         IBlobStore storage = wrapStorage?.Invoke(direct) ?? direct;
-        var cachelet = new Cachelet(options, storage, new SharedMemoryStore(instanceId, [shm.Path]), owners, time);
+        var builder = new CacheletBuilder(instanceId, [shm.Path]).WithOptions(options).WithStorage(storage);
+        if (owners is not null)
+        {
+            builder.WithOwners(owners);
+        }
+
+        if (time is not null)
+        {
+            builder.WithTime(time);
+        }
+
+        Cachelet cachelet = builder.Build();
         return new CacheletHarness(shm, container, direct, cachelet);
     }
 }

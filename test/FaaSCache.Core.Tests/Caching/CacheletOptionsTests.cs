@@ -1,4 +1,5 @@
 using FaaSCache.Caching;
+using FaaSCache.Hosting;
 using FaaSCache.Options;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
@@ -16,10 +17,10 @@ public sealed class CacheletOptionsTests
     {
         using var shm = new TempShmDirectory();
         var options = new FaaSCacheOptions { CapacityBytes = 10 };
-        var e = Assert.Throws<FaaSCacheConfigurationException>(() => new Cachelet(
-            options,
-            AzureBlobStore.FromConnectionString("UseDevelopmentStorage=true"),
-            new SharedMemoryStore("opts", [shm.Path])));
+        var e = Assert.Throws<FaaSCacheConfigurationException>(() => new CacheletBuilder("opts", [shm.Path])
+            .WithOptions(options)
+            .WithStorage(AzureBlobStore.FromConnectionString("UseDevelopmentStorage=true"))
+            .Build());
         Assert.Contains("capacityBytes", e.Message, StringComparison.Ordinal);
     }
 }

@@ -1,6 +1,6 @@
 using System.Text;
 using FaaSCache.Caching;
-using FaaSCache.Membership;
+using FaaSCache.Hosting;
 using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.SharedMemory;
@@ -309,7 +309,7 @@ public sealed class CacheletPeerTests
         {
             var ring = new RingOwnerLocator(id, members);
             var shm = new TempShmDirectory();
-            var cachelet = new Cachelet(_options, _storage, new SharedMemoryStore(id, [shm.Path]), ring, peers: Peers);
+            Cachelet cachelet = new CacheletBuilder(id, [shm.Path]).WithOptions(_options).WithStorage(_storage).WithOwners(ring).WithPeers(Peers).Build();
             Peers.Add(id, cachelet);
             _members[id] = (cachelet, ring, shm);
         }

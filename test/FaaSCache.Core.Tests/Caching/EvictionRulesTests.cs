@@ -14,19 +14,19 @@ public sealed class EvictionRulesTests
     private static readonly LinkedList<(string Name, long Touch)> OwnedLarge = new([("oL0", 0), ("oL4", 4)]);
 
     [Fact]
-    public void LruTakesNonOwnedObjectsFirstInLastTouchOrder()
+    public void LRU_takes_non_owned_objects_first_in_last_touch_order()
     {
         Assert.Equal(["nS1", "nL2", "nS5", "oL0", "oS3", "oL4"], Order(EvictionPolicy.Lru));
     }
 
     [Fact]
-    public void SizeTakesNonOwnedLargeThenNonOwnedSmallThenOwnedLargeThenOwnedSmall()
+    public void Size_takes_non_owned_large_then_non_owned_small_then_owned_large_then_owned_small()
     {
         Assert.Equal(["nL2", "nS1", "nS5", "oL0", "oL4", "oS3"], Order(EvictionPolicy.Size));
     }
 
     [Fact]
-    public void AdmissionLargenessAndExpiryFollowTheOptions()
+    public void Admission_largeness_and_expiry_follow_the_options()
     {
         var options = new EvictionOptions { SizeThresholdBytes = 100, Ttl = TimeSpan.FromMinutes(1) };
         var at = new DateTimeOffset(2026, 1, 1, 0, 0, 0, TimeSpan.Zero);

@@ -1,4 +1,5 @@
 using FaaSCache.Caching;
+using FaaSCache.Hosting;
 using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.Scaling;
@@ -161,7 +162,7 @@ public sealed class ScaledLoadTests
             {
                 var shm = new TempShmDirectory();
                 var scaler = new BandwidthScaler(new TransferProfiler(), maxInstances: Members.Length);
-                var cachelet = new Cachelet(options, Storage, new SharedMemoryStore(id, [shm.Path]), new RingOwnerLocator(id, Members), peers: Peers, bandwidth: scaler);
+                Cachelet cachelet = new CacheletBuilder(id, [shm.Path]).WithOptions(options).WithStorage(Storage).WithOwners(new RingOwnerLocator(id, Members)).WithPeers(Peers).WithBandwidth(scaler).Build();
                 Peers.Add(id, cachelet);
                 _members[id] = (cachelet, scaler, shm);
             }

@@ -11,7 +11,7 @@ public sealed class LoadDaemonTests
     private const int KiB = 1024;
 
     [Fact]
-    public async Task EachOfThreeInstancesLoadsOnlyTheSelectedKeysItOwns()
+    public async Task Each_of_three_instances_loads_only_the_selected_keys_it_owns()
     {
         await using var h = new PrewarmHarness();
         string[] members = ["i-a", "i-b", "i-c"];
@@ -50,7 +50,7 @@ public sealed class LoadDaemonTests
     }
 
     [Fact]
-    public async Task AnObjectSeenInOneSnapshotOnlyIsNotLoadedBelowTheHitRateThreshold()
+    public async Task An_object_seen_in_one_snapshot_only_is_not_loaded_below_the_hit_rate_threshold()
     {
         await using var h = new PrewarmHarness();
         string etag = await h.UploadAsync("once", KiB);
@@ -65,7 +65,7 @@ public sealed class LoadDaemonTests
     }
 
     [Fact]
-    public async Task UnderStrongAnObjectChangedSinceItsSnapshotIsSkipped()
+    public async Task Under_strong_an_object_changed_since_its_snapshot_is_skipped()
     {
         await using var h = new PrewarmHarness();
         string old = await h.UploadAsync("model", KiB, seed: 1);
@@ -86,7 +86,7 @@ public sealed class LoadDaemonTests
     [InlineData(ConsistencyPreset.Local)]
     [InlineData(ConsistencyPreset.Owner)]
     [InlineData(ConsistencyPreset.OwnerLocalRead)]
-    public async Task UnderOtherPresetsTheCurrentVersionOfAChangedObjectIsLoaded(ConsistencyPreset preset)
+    public async Task Under_other_presets_the_current_version_of_a_changed_object_is_loaded(ConsistencyPreset preset)
     {
         await using var h = new PrewarmHarness();
         string old = await h.UploadAsync("model", KiB, seed: 1);
@@ -103,7 +103,7 @@ public sealed class LoadDaemonTests
     }
 
     [Fact]
-    public async Task PrewarmFillsFreeCapacityOnlyAndNeverEvicts()
+    public async Task Prewarm_fills_free_capacity_only_and_never_evicts()
     {
         await using var h = new PrewarmHarness();
         string big = await h.UploadAsync("big", 768 * KiB, seed: 1);
@@ -125,7 +125,7 @@ public sealed class LoadDaemonTests
     }
 
     [Fact]
-    public async Task ACorruptSnapshotIsSkippedAndTheOthersAreUsed()
+    public async Task A_corrupt_snapshot_is_skipped_and_the_others_are_used()
     {
         await using var h = new PrewarmHarness();
         string etag = await h.UploadAsync("labels", KiB);
@@ -145,7 +145,7 @@ public sealed class LoadDaemonTests
     }
 
     [Fact]
-    public async Task StoppingWritesASnapshotOfThisLifetimesAccessesThatTheNextLoadReads()
+    public async Task Stopping_writes_a_snapshot_of_this_lifetimes_accesses_that_the_next_load_reads()
     {
         await using var h = new PrewarmHarness();
         await h.UploadAsync("in", 2 * KiB);
@@ -171,7 +171,7 @@ public sealed class LoadDaemonTests
     }
 
     [Fact]
-    public async Task WithPrewarmOffNothingIsLoadedAndNoSnapshotIsWritten()
+    public async Task With_prewarm_off_nothing_is_loaded_and_no_snapshot_is_written()
     {
         await using var h = new PrewarmHarness();
         string etag = await h.UploadAsync("in", KiB);

@@ -11,7 +11,7 @@ public sealed class LoadDaemonYieldTests
     private const int KiB = 1024;
 
     [Fact]
-    public async Task PrewarmWaitsWhileAColdStartInvocationRunsAndItsInputsLoadFirst()
+    public async Task Prewarm_waits_while_a_cold_start_invocation_runs_and_its_inputs_load_first()
     {
         await using var h = new PrewarmHarness();
         (string, long, string?)[] models = await SeedModelsAsync(h);
@@ -43,7 +43,7 @@ public sealed class LoadDaemonYieldTests
     }
 
     [Fact]
-    public async Task AnInvocationThatStartsMidLoadInterruptsItAndTheLoadResumesAfterward()
+    public async Task An_invocation_that_starts_mid_load_interrupts_it_and_the_load_resumes_afterward()
     {
         await using var h = new PrewarmHarness();
         (string, long, string?)[] models = await SeedModelsAsync(h);
@@ -74,7 +74,7 @@ public sealed class LoadDaemonYieldTests
     }
 
     [Fact]
-    public async Task AReadOfAKeyBeingPrewarmedWaitsForThatLoadInsteadOfDownloadingTwice()
+    public async Task A_read_of_a_key_being_prewarmed_waits_for_that_load_instead_of_downloading_twice()
     {
         await using var h = new PrewarmHarness();
         await h.UploadAsync("model", 16 * KiB);

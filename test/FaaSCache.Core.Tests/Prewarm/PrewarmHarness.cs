@@ -1,4 +1,5 @@
 using FaaSCache.Caching;
+using FaaSCache.Hosting;
 using FaaSCache.Options;
 using FaaSCache.Ownership;
 using FaaSCache.Prewarm;
@@ -64,7 +65,7 @@ internal sealed class PrewarmHarness : IAsyncDisposable
         var shm = new TempShmDirectory();
         IBlobStore storage = wrapStorage?.Invoke(Storage) ?? Storage;
         var owners = new RingOwnerLocator(self, members ?? [self]);
-        var cachelet = new Cachelet(options, storage, new SharedMemoryStore(self, [shm.Path]), owners, Time);
+        Cachelet cachelet = new CacheletBuilder(self, [shm.Path]).WithOptions(options).WithStorage(storage).WithOwners(owners).WithTime(Time).Build();
         var daemon = new LoadDaemon(cachelet, new SnapshotStore(storage, App), owners, invocations, Time) { HandOffWait = handOffWait };
         var instance = new Instance(cachelet, daemon, owners, shm);
         _owned.Add(instance);

@@ -10,7 +10,7 @@ public sealed class PrewarmSelectorTests
     private static readonly DateTimeOffset Now = new(2026, 11, 25, 12, 0, 0, TimeSpan.Zero);
 
     [Fact]
-    public void SelectsAnObjectWhoseHitRateExceedsTheThreshold()
+    public void Selects_an_object_whose_hit_rate_exceeds_the_threshold()
     {
         // hot: 3 hits of 4 reads = 0.75; cold: 1 hit of 4 reads = 0.25 — both accessed 4 times, so use one access each
         // side of the threshold with a single read to isolate the hit-rate rule.
@@ -27,7 +27,7 @@ public sealed class PrewarmSelectorTests
     }
 
     [Fact]
-    public void HitRateAtTheThresholdIsNotEnough()
+    public void Hit_rate_at_the_threshold_is_not_enough()
     {
         UnloadSnapshot s = Snap(Now.AddMinutes(-5), "a",
             new SnapshotEntry { Key = "c/half", OwnHits = 1, PeerMisses = 1 });
@@ -37,7 +37,7 @@ public sealed class PrewarmSelectorTests
     }
 
     [Fact]
-    public void SelectsAnObjectMissedOnceInEachOfTwoSnapshots()
+    public void Selects_an_object_missed_once_in_each_of_two_snapshots()
     {
         // The model of a rarely-invoked app: one miss per load, never a hit, reused across unload/load periods (§3.3).
         SnapshotEntry model = new() { Key = "models/m.onnx", SizeBytes = 50 * MB, Version = "v1", OwnMisses = 1 };
@@ -54,7 +54,7 @@ public sealed class PrewarmSelectorTests
     }
 
     [Fact]
-    public void IgnoresSnapshotsOutsideTheLookBackWindow()
+    public void Ignores_snapshots_outside_the_look_back_window()
     {
         SnapshotEntry e = new() { Key = "c/k", SizeBytes = MB, OwnMisses = 1 };
         UnloadSnapshot old = Snap(Now.AddHours(-5), "a", e);
@@ -66,7 +66,7 @@ public sealed class PrewarmSelectorTests
     }
 
     [Fact]
-    public void ARemoteReadCountedAtReaderAndOwnerIsOneAccess()
+    public void A_remote_read_counted_at_reader_and_owner_is_one_access()
     {
         UnloadSnapshot reader = Snap(Now.AddMinutes(-2), "a", new SnapshotEntry { Key = "c/k", OwnMisses = 1 });
         UnloadSnapshot owner = Snap(Now.AddMinutes(-2), "b", new SnapshotEntry { Key = "c/k", SizeBytes = MB, Version = "v", PeerMisses = 1 });
@@ -75,7 +75,7 @@ public sealed class PrewarmSelectorTests
     }
 
     [Fact]
-    public void SizeAndVersionComeFromTheLatestSnapshotThatCachedTheObject()
+    public void Size_and_version_come_from_the_latest_snapshot_that_cached_the_object()
     {
         UnloadSnapshot cached = Snap(Now.AddMinutes(-30), "a", new SnapshotEntry { Key = "c/k", SizeBytes = 7 * MB, Version = "v7", OwnMisses = 1 });
         UnloadSnapshot evicted = Snap(Now.AddMinutes(-10), "a", new SnapshotEntry { Key = "c/k", OwnMisses = 1 });
@@ -87,7 +87,7 @@ public sealed class PrewarmSelectorTests
     }
 
     [Fact]
-    public void OrdersByExpectedBenefitThenByKey()
+    public void Orders_by_expected_benefit_then_by_key()
     {
         UnloadSnapshot s = Snap(Now.AddMinutes(-1), "a",
             new SnapshotEntry { Key = "c/small-often", SizeBytes = MB / 10, OwnHits = 10 },
@@ -102,7 +102,7 @@ public sealed class PrewarmSelectorTests
     }
 
     [Fact]
-    public void WritesCountAsAccesses()
+    public void Writes_count_as_accesses()
     {
         UnloadSnapshot s = Snap(Now.AddMinutes(-1), "a", new SnapshotEntry { Key = "c/out", SizeBytes = MB, OwnWrites = 1, PeerWrites = 2 });
 
@@ -120,7 +120,7 @@ public sealed class PrewarmSelectorTests
     [InlineData(0.5, 20)]
     [InlineData(10, 1)]
     [InlineData(1000, 1)]
-    public void LookBackCoversTenInvocationsWithinBounds(double perHour, double expectedHours)
+    public void Look_back_covers_ten_invocations_within_bounds(double perHour, double expectedHours)
     {
         Assert.Equal(expectedHours, PrewarmSelector.LookBackWindow(perHour).TotalHours, 9);
     }

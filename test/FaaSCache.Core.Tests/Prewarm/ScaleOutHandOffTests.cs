@@ -11,7 +11,7 @@ public sealed class ScaleOutHandOffTests
     private static readonly TimeSpan Wait = TimeSpan.FromSeconds(5);
 
     [Fact]
-    public async Task ANewcomerWaitsForTheRunningMembersSnapshotAndLoadsTheKeysItNowOwns()
+    public async Task A_newcomer_waits_for_the_running_members_snapshot_and_loads_the_keys_it_now_owns()
     {
         await using var h = new PrewarmHarness();
         string[] keys = [.. Enumerable.Range(0, 16).Select(i => h.Key($"block-{i}"))];
@@ -49,7 +49,7 @@ public sealed class ScaleOutHandOffTests
     }
 
     [Fact]
-    public async Task ANewcomerWhoseMembersHandNothingOffLoadsAfterItsBoundedWait()
+    public async Task A_newcomer_whose_members_hand_nothing_off_loads_after_its_bounded_wait()
     {
         await using var h = new PrewarmHarness();
         string etag = await h.UploadAsync("in", KiB);
@@ -66,7 +66,7 @@ public sealed class ScaleOutHandOffTests
     }
 
     [Fact]
-    public async Task EachSnapshotOfALifetimeSupersedesTheLastSoNoAccessIsCountedTwice()
+    public async Task Each_snapshot_of_a_lifetime_supersedes_the_last_so_no_access_is_counted_twice()
     {
         await using var h = new PrewarmHarness();
         await h.UploadAsync("in", 2 * KiB);
@@ -92,7 +92,7 @@ public sealed class ScaleOutHandOffTests
     }
 
     [Fact]
-    public async Task WithNothingAccessedOrPrewarmOffNoHandOffSnapshotIsWritten()
+    public async Task With_nothing_accessed_or_prewarm_off_no_hand_off_snapshot_is_written()
     {
         await using var h = new PrewarmHarness();
         await h.UploadAsync("in", KiB);

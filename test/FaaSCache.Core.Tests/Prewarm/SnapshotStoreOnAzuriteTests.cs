@@ -14,7 +14,7 @@ namespace FaaSCache.Core.Tests.Prewarm;
 public sealed class SnapshotStoreOnAzuriteTests(AzuriteFixture azurite)
 {
     [Fact]
-    public async Task ASnapshotWrittenAtUnloadReadsBackEntryForEntry()
+    public async Task A_snapshot_written_at_unload_reads_back_entry_for_entry()
     {
         await using var h = await CacheletHarness.CreateOnAzuriteAsync(azurite);
         var store = AzureBlobStore.FromConnectionString(azurite.ConnectionString);
@@ -47,7 +47,7 @@ public sealed class SnapshotStoreOnAzuriteTests(AzuriteFixture azurite)
     }
 
     [Fact]
-    public async Task ACorruptSnapshotBlobIsSkippedByName()
+    public async Task A_corrupt_snapshot_blob_is_skipped_by_name()
     {
         var store = AzureBlobStore.FromConnectionString(azurite.ConnectionString);
         var snapshots = new SnapshotStore(store, "app-" + Guid.NewGuid().ToString("N")[..8]);

@@ -1,4 +1,5 @@
 using FaaSCache.Caching;
+using FaaSCache.Hosting;
 using FaaSCache.Options;
 using FaaSCache.SharedMemory;
 using FaaSCache.TestSupport;
@@ -18,7 +19,7 @@ public sealed class SharedMemoryDirectoryLimitTests
     {
         using var tmpfs = new TmpfsMount(8);
         var storage = Storage(out string[] keys, 4, 3 * MiB);
-        await using (var cachelet = new Cachelet(Options(), storage, new SharedMemoryStore("small", [tmpfs.Path])))
+        await using (Cachelet cachelet = new CacheletBuilder("small", [tmpfs.Path]).WithOptions(Options()).WithStorage(storage).Build())
         {
             foreach (string key in keys)
             {
@@ -40,7 +41,7 @@ public sealed class SharedMemoryDirectoryLimitTests
         using var first = new TmpfsMount(8);
         using var second = new TmpfsMount(8);
         var storage = Storage(out string[] keys, 4, 3 * MiB);
-        await using var cachelet = new Cachelet(Options(), storage, new SharedMemoryStore("two", [first.Path, second.Path]));
+        await using Cachelet cachelet = new CacheletBuilder("two", [first.Path, second.Path]).WithOptions(Options()).WithStorage(storage).Build();
 
         foreach (string key in keys)
         {
@@ -58,7 +59,7 @@ public sealed class SharedMemoryDirectoryLimitTests
     {
         using var tmpfs = new TmpfsMount(8);
         var storage = Storage(out string[] keys, 2, 5 * MiB);
-        await using var cachelet = new Cachelet(Options(), storage, new SharedMemoryStore("full", [tmpfs.Path]));
+        await using Cachelet cachelet = new CacheletBuilder("full", [tmpfs.Path]).WithOptions(Options()).WithStorage(storage).Build();
         using ObjectLease held = await cachelet.ReadAsync(keys[0]); // in use: cannot be evicted
 
         string spilledPath;

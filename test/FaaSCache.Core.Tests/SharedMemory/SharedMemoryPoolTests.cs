@@ -4,7 +4,7 @@ using Xunit;
 
 namespace FaaSCache.Core.Tests.SharedMemory;
 
-/// <summary>The pool of anonymous, pre-journaled files that small maps are made from (issue 12, item 3).</summary>
+/// <summary>The pool of anonymous, pre-journaled files that small maps are made from (so that a small map costs a few system calls).</summary>
 [Trait("Category", "Unit")]
 public sealed class SharedMemoryPoolTests
 {

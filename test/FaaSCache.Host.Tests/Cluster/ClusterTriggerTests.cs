@@ -1,5 +1,5 @@
 using System.Globalization;
-using FaaSCache.Host.Invocation;
+using FaaSCache.Diagnostics;
 using FaaSCache.TestSupport;
 using Xunit;
 using Xunit.Abstractions;

@@ -1,7 +1,7 @@
 using System.Text;
 using System.Text.Json.Nodes;
 using Azure.Storage.Blobs;
-using FaaSCache.Host.Invocation;
+using FaaSCache.Diagnostics;
 using FaaSCache.TestSupport;
 using Xunit;
 

@@ -1,7 +1,7 @@
 using System.Globalization;
 using System.Net;
 using System.Text.Json;
-using FaaSCache.Host.Admin;
+using FaaSCache.Diagnostics;
 using FaaSCache.TestSupport;
 using Xunit;
 

@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using System.Net;
-using FaaSCache.Host.Admin;
+using FaaSCache.Diagnostics;
 using FaaSCache.Prewarm;
 using FaaSCache.TestSupport;
 using Xunit;
@@ -15,7 +15,7 @@ public sealed class PrewarmEndToEndTests(AzuriteFixture azurite)
     private static readonly TimeSpan LoadDaemonTimeout = TimeSpan.FromSeconds(60);
 
     [Fact]
-    public async Task AModelReadTwiceInOneLifetimeIsCachedBeforeTheNextLifetimesFirstInvocation()
+    public async Task A_model_read_twice_in_one_lifetime_is_cached_before_the_next_lifetimes_first_invocation()
     {
         var app = PythonApp.Create();
         var args = new Dictionary<string, string> { ["--app-name"] = "prewarm-" + Guid.NewGuid().ToString("N")[..8] };

@@ -1,6 +1,5 @@
 using System.Text.Json;
-using FaaSCache.Host.Admin;
-using FaaSCache.Host.Invocation;
+using FaaSCache.Diagnostics;
 using FaaSCache.TestSupport;
 using Xunit;
 

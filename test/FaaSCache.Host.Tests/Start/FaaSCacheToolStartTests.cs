@@ -1,11 +1,11 @@
 using System.Diagnostics;
 using System.Globalization;
 using System.Net;
-using System.Net.Http.Json;
 using System.Text;
 using System.Text.Json;
 using Azure.Storage.Blobs;
-using FaaSCache.Host.Admin;
+using FaaSCache.Diagnostics;
+using FaaSCache.Hosting;
 using FaaSCache.TestSupport;
 using Xunit;
 
@@ -21,8 +21,6 @@ namespace FaaSCache.Host.Tests.Start;
 [Trait("Category", "Integration")]
 public sealed class FaaSCacheToolStartTests(AzuriteFixture azurite)
 {
-    private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web);
-
     [InstalledToolFact]
     public async Task Faascache_start_in_a_Python_v2_app_folder_runs_it_and_answers_a_request()
     {
@@ -212,7 +210,7 @@ public sealed class FaaSCacheToolStartTests(AzuriteFixture azurite)
 
         public static async Task<ToolRun> StartAsync(string appFolder, string storage, TimeSpan readyTimeout)
         {
-            int port = TcpPorts.GetFreePort();
+            int port = FreePorts.Get();
             var start = new ProcessStartInfo(InstalledToolFactAttribute.ToolPath)
             {
                 UseShellExecute = false,
@@ -285,37 +283,14 @@ public sealed class FaaSCacheToolStartTests(AzuriteFixture azurite)
 
         private async Task WaitUntilReadyAsync(TimeSpan timeout)
         {
-            var clock = Stopwatch.StartNew();
-            while (clock.Elapsed < timeout)
+            try
             {
-                if (_process.HasExited)
-                {
-                    throw new InvalidOperationException($"faascache start exited with code {_process.ExitCode} before it was ready.{Environment.NewLine}{Output}");
-                }
-
-                try
-                {
-                    HostStatus? status = await Http.GetFromJsonAsync<HostStatus>("admin/host/status", Json);
-                    if (status?.Workers.FirstOrDefault(w => w.IsFailed) is { } failed)
-                    {
-                        throw new InvalidOperationException($"The host's {failed.Language} worker failed: {failed.Error}{Environment.NewLine}{Output}");
-                    }
-
-                    if (status is { Workers.Count: > 0 } && status.Workers.All(w => w.IsRunning))
-                    {
-                        Status = status;
-                        return;
-                    }
-                }
-                catch (HttpRequestException)
-                {
-                    // Not listening yet (building, or starting).
-                }
-
-                await Task.Delay(250);
+                Status = await HostReadiness.WaitAsync(Http, timeout, () => _process.HasExited ? $"(faascache start) exited with code {_process.ExitCode}" : null, TimeSpan.FromMilliseconds(250));
             }
-
-            throw new TimeoutException($"faascache start was not ready within {timeout.TotalSeconds:0} s.{Environment.NewLine}{Output}");
+            catch (HostNotReadyException e)
+            {
+                throw new InvalidOperationException($"{e.Message}{Environment.NewLine}{Output}", e);
+            }
         }
 
         private void Append(string? line)

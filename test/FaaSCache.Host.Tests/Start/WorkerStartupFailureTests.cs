@@ -1,5 +1,4 @@
-using FaaSCache.Host.Admin;
-using FaaSCache.Host.Invocation;
+using FaaSCache.Diagnostics;
 using System.Net;
 using FaaSCache.TestSupport;
 using Xunit;

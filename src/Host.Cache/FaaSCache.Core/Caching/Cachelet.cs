@@ -34,6 +34,7 @@ public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersion
     private long _bytesCached;
     private long _localVersion;
     private int _disposed;
+    private IAsyncDisposable? _container;
 
     /// <summary>Initializes a new instance of the <see cref="Cachelet"/> class.</summary>
     /// <param name="options">Validated options.</param>
@@ -247,7 +248,15 @@ public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersion
         {
             _shm.Dispose();
         }
+
+        if (_container is not null)
+        {
+            await _container.DisposeAsync().ConfigureAwait(false); // disposes this again (a no-op) and the store with it
+        }
     }
+
+    /// <summary>Makes disposing this cachelet dispose <paramref name="container"/> too (<see cref="Hosting.CacheletBuilder"/>'s container).</summary>
+    internal void DisposeWith(IAsyncDisposable container) => _container = container;
 
     /// <inheritdoc />
     public void Dispose() => DisposeAsync().AsTask().GetAwaiter().GetResult();

@@ -16,3 +16,18 @@ public enum ReadSource
     /// <summary>A non-owner read storage itself because the key's owner could not be reached.</summary>
     StorageFallback,
 }
+
+/// <summary>The one spelling of a read source in records, reports and admin answers.</summary>
+public static class ReadSourceNames
+{
+    /// <summary><c>lh</c>, <c>lm</c>, <c>rh</c>, <c>rm</c> (the paper's abbreviations), <c>fallback</c> or <c>bypass</c>.</summary>
+    public static string ShortName(this ReadSource source) => source switch
+    {
+        ReadSource.LocalHit => "lh",
+        ReadSource.LocalMiss => "lm",
+        ReadSource.RemoteHit => "rh",
+        ReadSource.RemoteMiss => "rm",
+        ReadSource.StorageFallback => "fallback",
+        _ => "bypass",
+    };
+}

@@ -1,9 +1,8 @@
 using System.Text.Json.Serialization;
-using FaaSCache.Diagnostics;
 using FaaSCache.Memory;
 using FaaSCache.Prewarm;
 
-namespace FaaSCache.Host.Admin;
+namespace FaaSCache.Diagnostics;
 
 /// <summary>
 /// The answer of <c>GET /admin/host/status</c>: defined once here and read by the tests, the benchmarks and the

@@ -1,6 +1,6 @@
 using System.Text.Json.Serialization;
 
-namespace FaaSCache.Host.Invocation;
+namespace FaaSCache.Diagnostics;
 
 /// <summary>How one input reached the worker.</summary>
 /// <param name="Binding">The binding name.</param>

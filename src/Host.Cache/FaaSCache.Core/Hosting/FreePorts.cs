@@ -1,15 +1,19 @@
 using System.Net;
 using System.Net.Sockets;
 
-namespace FaaSCache.ScaleController.Instances;
+namespace FaaSCache.Hosting;
 
-/// <summary>Free TCP ports, found by binding port 0 and releasing it (the caller binds it right after).</summary>
+/// <summary>
+/// Free TCP ports, found by binding port 0 and releasing it: the one helper the host, the scale controller, the tools,
+/// the tests and the benchmarks share. Another process may take the port before the caller binds it, so callers that
+/// start a server retry on "address in use".
+/// </summary>
 public static class FreePorts
 {
-    /// <summary>Gets a port that is free on <paramref name="address"/> now.</summary>
-    public static int Get(IPAddress address)
+    /// <summary>Gets a port that is free on <paramref name="address"/> (127.0.0.1 when null) now.</summary>
+    public static int Get(IPAddress? address = null)
     {
-        using var listener = new TcpListener(address, 0);
+        using var listener = new TcpListener(address ?? IPAddress.Loopback, 0);
         listener.Start();
         return ((IPEndPoint)listener.LocalEndpoint).Port;
     }

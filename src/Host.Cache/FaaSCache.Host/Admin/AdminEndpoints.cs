@@ -1,4 +1,5 @@
 using FaaSCache.Caching;
+using FaaSCache.Diagnostics;
 using FaaSCache.Host.AppModel;
 using FaaSCache.Membership;
 using FaaSCache.Memory;
@@ -7,6 +8,7 @@ using FaaSCache.Prewarm;
 using FaaSCache.Host.Invocation;
 using FaaSCache.Host.Workers;
 using FaaSCache.SharedMemory;
+using Microsoft.AspNetCore.Mvc;
 
 namespace FaaSCache.Host.Admin;
 
@@ -16,10 +18,19 @@ public static class AdminEndpoints
     /// <summary>Maps <c>/admin/host/status</c>, <c>/admin/invocations</c> and <c>POST /admin/cache/remove?key=container/blob</c>.</summary>
     public static void Map(WebApplication web)
     {
-        web.MapGet("/admin/host/status", (FunctionApp app, HostSettings settings, InvocationLog log, SharedMemoryStore shm, IReadOnlyDictionary<string, LanguageWorkerManager> workers, IServiceProvider sp) =>
+        // The cache's faces and daemons are optional services: a host with --cache off (or membership off) has none.
+        web.MapGet("/admin/host/status", (
+            FunctionApp app,
+            HostSettings settings,
+            InvocationLog log,
+            SharedMemoryStore shm,
+            IReadOnlyDictionary<string, LanguageWorkerManager> workers,
+            [FromServices] ICacheAdmin? cacheAdmin,
+            [FromServices] MembershipDaemon? membership,
+            [FromServices] MemoryDaemon? memoryDaemon,
+            [FromServices] LoadDaemon? loadDaemon) =>
         {
-            ICacheAdmin? cachelet = settings.CacheEnabled ? sp.GetService<ICacheAdmin>() : null;
-            MembershipDaemon? membership = sp.GetService<MembershipDaemon>();
+            ICacheAdmin? cachelet = settings.CacheEnabled ? cacheAdmin : null;
             return Results.Json(new HostStatus(
                 App: app.Name,
                 InstanceId: settings.InstanceId,
@@ -33,20 +44,20 @@ public static class AdminEndpoints
                 PendingWrites: cachelet?.PendingWrites ?? 0,
                 PeerEndpoint: membership is null ? null : settings.PeerEndpoint.ToString(),
                 Members: membership?.Members.Select(m => new HostMemberStatus(m.Id, m.Endpoint?.ToString(), m.LastHeartbeat)).ToList(),
-                Memory: settings.CacheEnabled ? sp.GetService<MemoryDaemon>()?.Status() : null,
-                Prewarm: settings.CacheEnabled ? sp.GetService<LoadDaemon>()?.Status() : null));
+                Memory: settings.CacheEnabled ? memoryDaemon?.Status() : null,
+                Prewarm: settings.CacheEnabled ? loadDaemon?.Status() : null));
         });
         web.MapGet("/admin/invocations", (InvocationLog log, string? function) => Results.Json(log.Recent(function)));
 
         // Drops one key from this instance's cache (the next read is a miss): for benchmarks and operators.
-        web.MapPost("/admin/cache/remove", (string? key, HostSettings settings, IServiceProvider sp) =>
+        web.MapPost("/admin/cache/remove", (string? key, HostSettings settings, [FromServices] ICacheAdmin? cacheAdmin) =>
         {
             if (string.IsNullOrEmpty(key))
             {
                 return Results.BadRequest(new { error = "query parameter 'key' (container/blob) is required" });
             }
 
-            ICacheAdmin? cachelet = settings.CacheEnabled ? sp.GetService<ICacheAdmin>() : null;
+            ICacheAdmin? cachelet = settings.CacheEnabled ? cacheAdmin : null;
             return cachelet is null
                 ? Results.Conflict(new { error = "the cache is off (--cache off)" })
                 : Results.Json(new { key, removed = cachelet.Remove(key) });

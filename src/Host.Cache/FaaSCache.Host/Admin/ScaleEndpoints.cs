@@ -2,6 +2,7 @@ using System.Diagnostics;
 using FaaSCache.Caching;
 using FaaSCache.Scaling;
 using FaaSCache.Scaling.Voters;
+using Microsoft.AspNetCore.Mvc;
 using Microsoft.Azure.WebJobs.Host.Scale;
 
 namespace FaaSCache.Host.Admin;
@@ -34,7 +35,13 @@ public static class ScaleEndpoints
             return Results.Json(ToStatus(votes, aggregator, profiler.Current));
         });
 
-        web.MapPost("/admin/cache/read", async (string? key, int? instances, HostSettings settings, IServiceProvider sp, CancellationToken cancellationToken) =>
+        web.MapPost("/admin/cache/read", async (
+            string? key,
+            int? instances,
+            HostSettings settings,
+            [FromServices] IObjectCache? cache,
+            [FromServices] BandwidthScaler? bandwidth,
+            CancellationToken cancellationToken) =>
         {
             if (string.IsNullOrEmpty(key))
             {
@@ -46,26 +53,26 @@ public static class ScaleEndpoints
                 return Results.BadRequest(new { error = $"query parameter 'instances' must be at least 1 (got {instances})" });
             }
 
-            if (!settings.CacheEnabled || sp.GetService<Cachelet>() is not { } cachelet)
+            if (!settings.CacheEnabled || cache is null)
             {
                 return Results.Conflict(new { error = "the cache is off (--cache off)" });
             }
 
-            if (instances is > 1 && cachelet.Bandwidth is null)
+            if (instances is > 1 && bandwidth is null)
             {
                 return Results.Conflict(new { error = "bandwidth scaling is not composed in this host" });
             }
 
             DateTimeOffset started = DateTimeOffset.UtcNow;
             long clock = Stopwatch.GetTimestamp();
-            using IDisposable? forced = instances is { } n ? cachelet.Bandwidth?.Force(n) : null;
-            using ObjectLease lease = await cachelet.ReadAsync(key, cancellationToken).ConfigureAwait(false);
+            using IDisposable? forced = instances is { } n ? bandwidth?.Force(n) : null;
+            using ObjectLease lease = await cache.ReadAsync(key, cancellationToken).ConfigureAwait(false);
             double seconds = Stopwatch.GetElapsedTime(clock).TotalSeconds;
-            ScaledLoadRecord? load = cachelet.Bandwidth?.Recent(TimeSpan.FromHours(1)).LastOrDefault(r => r.Key == key && r.At >= started);
+            ScaledLoadRecord? load = bandwidth?.Recent(TimeSpan.FromHours(1)).LastOrDefault(r => r.Key == key && r.At >= started);
             return Results.Json(new HostCacheRead(
                 key,
                 lease.Count,
-                System.Text.Json.JsonNamingPolicy.CamelCase.ConvertName(lease.Source.ToString()),
+                lease.Source.ShortName(),
                 seconds,
                 load?.Used ?? 1,
                 load?.Planned,

@@ -34,7 +34,7 @@ public sealed record HostTransferProfile(double? StorageBytesPerSecond, double? 
 /// <summary>The answer of <c>POST /admin/cache/read</c>: one read through the cache, timed on the host.</summary>
 /// <param name="Key">The key.</param>
 /// <param name="Bytes">The object's size.</param>
-/// <param name="Source">How it was read (localHit, localMiss, remoteHit, ...).</param>
+/// <param name="Source">How it was read: lh, lm, rh, rm, fallback or bypass, as the invocation records say it.</param>
 /// <param name="Seconds">The read's duration on the host.</param>
 /// <param name="Instances">The instances that downloaded it (1 unless it was a scaled load).</param>
 /// <param name="Planned">The N the planner chose (or that was forced), when it was a scaled load.</param>

@@ -1,4 +1,5 @@
 using FaaSCache.Caching;
+using FaaSCache.Diagnostics;
 using FaaSCache.Host.AppModel;
 using FaaSCache.Host.Invocation;
 using FaaSCache.SharedMemory;
@@ -29,7 +30,7 @@ public sealed class CachedBlobBinder(IObjectCache cache, SharedMemoryStore share
                 var shared = new RpcSharedMemory { Name = lease.MapName, Offset = lease.Offset, Count = lease.Count, Type = asString ? RpcDataType.String : RpcDataType.Bytes };
                 return new BoundInput(
                     new ParameterBinding { Name = binding.Name, RpcSharedMemory = shared },
-                    new InputRecord(binding.Name, key, SourceName(lease.Source), lease.MapName, lease.Count, lease.BytesCopied),
+                    new InputRecord(binding.Name, key, lease.Source.ShortName(), lease.MapName, lease.Count, lease.BytesCopied),
                     lease);
             }
 
@@ -39,7 +40,7 @@ public sealed class CachedBlobBinder(IObjectCache cache, SharedMemoryStore share
                 : new TypedData { Bytes = ByteString.CopyFrom(lease.Span) };
             return new BoundInput(
                 new ParameterBinding { Name = binding.Name, Data = data },
-                new InputRecord(binding.Name, key, SourceName(lease.Source), null, lease.Count, lease.BytesCopied + lease.Count),
+                new InputRecord(binding.Name, key, lease.Source.ShortName(), null, lease.Count, lease.BytesCopied + lease.Count),
                 lease);
         }
         catch
@@ -156,15 +157,4 @@ public sealed class CachedBlobBinder(IObjectCache cache, SharedMemoryStore share
         WriteReceipt written = await cache.WriteAsync(key, bytes, cancellationToken).ConfigureAwait(false);
         return new OutputRecord(binding.Name, key, shm.Name, bytes.Length, Adopted: false, written.Persisted, written.BytesCopied);
     }
-
-    /// <summary>The record's name of a read source.</summary>
-    public static string SourceName(ReadSource source) => source switch
-    {
-        ReadSource.LocalHit => "lh",
-        ReadSource.LocalMiss => "lm",
-        ReadSource.RemoteHit => "rh",
-        ReadSource.RemoteMiss => "rm",
-        ReadSource.StorageFallback => "fallback",
-        _ => "bypass",
-    };
 }

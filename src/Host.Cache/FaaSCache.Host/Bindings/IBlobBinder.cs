@@ -1,3 +1,4 @@
+using FaaSCache.Diagnostics;
 using FaaSCache.Host.AppModel;
 using FaaSCache.Host.Invocation;
 using Microsoft.Azure.WebJobs.Script.Grpc.Messages;

@@ -1,3 +1,4 @@
+using FaaSCache.Diagnostics;
 using FaaSCache.Host.AppModel;
 using FaaSCache.Host.Invocation;
 using FaaSCache.SharedMemory;

@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.Diagnostics;
+using FaaSCache.Diagnostics;
 using FaaSCache.Host.AppModel;
 using FaaSCache.Host.Bindings;
 using FaaSCache.Host.Workers;

@@ -1,3 +1,5 @@
+using FaaSCache.Diagnostics;
+
 namespace FaaSCache.Host.Invocation;
 
 /// <summary>The last invocations and running totals, for the admin endpoint and tests.</summary>

@@ -5,7 +5,6 @@ using FaaSCache.Membership;
 using FaaSCache.Options;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
-using Microsoft.Extensions.Options;
 
 namespace FaaSCache.Host.Start;
 
@@ -13,11 +12,16 @@ namespace FaaSCache.Host.Start;
 public static class Banner
 {
     /// <summary>The banner text.</summary>
-    public static string Describe(FunctionApp app, HostSettings settings, IServiceProvider services, Uri http, Uri grpc)
+    /// <param name="app">The app.</param>
+    /// <param name="settings">The host's settings.</param>
+    /// <param name="shm">The shared-memory store.</param>
+    /// <param name="storage">Blob storage.</param>
+    /// <param name="o">The app's cache options.</param>
+    /// <param name="membership">The membership daemon (null with membership off).</param>
+    /// <param name="http">The HTTP address.</param>
+    /// <param name="grpc">The workers' gRPC address.</param>
+    public static string Describe(FunctionApp app, HostSettings settings, SharedMemoryStore shm, IBlobStore storage, FaaSCacheOptions o, MembershipDaemon? membership, Uri http, Uri grpc)
     {
-        var shm = services.GetRequiredService<SharedMemoryStore>();
-        var storage = services.GetRequiredService<IBlobStore>();
-        FaaSCacheOptions o = services.GetRequiredService<IOptions<FaaSCacheOptions>>().Value;
         var inv = CultureInfo.InvariantCulture;
         var text = new StringBuilder();
         text.AppendLine(inv, $"FaaSCache host: app '{app.Name}' ({app.RootDirectory})");
@@ -29,7 +33,7 @@ public static class Banner
             ? string.Create(inv, $"  Cache          on: consistency {o.Consistency}, persist {o.EffectivePersist}, eviction {o.Eviction.Policy}, capacity {o.EffectiveCapacityBytes / (1024 * 1024)} MiB, doNotCache [{string.Join(", ", o.DoNotCache)}]")
             : "  Cache          off (stock behaviour: blob bytes inside the gRPC messages)");
         text.AppendLine(settings.Membership
-            ? string.Create(inv, $"  Peers          {settings.PeerEndpoint} (app '{settings.AppName}', {services.GetRequiredService<MembershipDaemon>().Members.Count} member(s) now, ring of {o.Membership.VirtualNodes} virtual nodes each)")
+            ? string.Create(inv, $"  Peers          {settings.PeerEndpoint} (app '{settings.AppName}', {membership?.Members.Count ?? 0} member(s) now, ring of {o.Membership.VirtualNodes} virtual nodes each)")
             : "  Peers          none (membership off: this instance owns every key)");
         text.AppendLine(inv, $"  Admin          {http}admin/host/status, {http}admin/invocations, {http}metrics (Prometheus)");
         text.AppendLine("  Functions:");

@@ -118,7 +118,7 @@ public static class HostApplication
             web.MapFaaSCacheScaleVotes().RequireHost($"*:{settings.PeerPort}");
         }
 
-        HttpTriggerEndpoints.Map(web, app);
+        HttpTriggerEndpoints.Map(web, app, web.Services.GetRequiredService<FunctionInvoker>(), web.Services.GetRequiredService<ILoggerFactory>());
         AdminEndpoints.Map(web);
         ScaleEndpoints.Map(web);
         web.MapPrometheusScrapingEndpoint("/metrics").RequireHost($"*:{settings.Port}");

@@ -1,6 +1,9 @@
 using FaaSCache.Host.AppModel;
 using FaaSCache.Host.Workers;
+using FaaSCache.Membership;
 using FaaSCache.Options;
+using FaaSCache.SharedMemory;
+using FaaSCache.Storage;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.Extensions.Options;
@@ -64,7 +67,16 @@ public static class StartCommand
 
         Uri httpUri = Addresses(web, settings.Port);
         Uri grpcUri = web.Services.GetRequiredService<WorkerHostedService>().GrpcUri!;
-        Console.WriteLine(Banner.Describe(app, settings, web.Services, httpUri, grpcUri));
+        IServiceProvider services = web.Services;
+        Console.WriteLine(Banner.Describe(
+            app,
+            settings,
+            services.GetRequiredService<SharedMemoryStore>(),
+            services.GetRequiredService<IBlobStore>(),
+            services.GetRequiredService<IOptions<FaaSCacheOptions>>().Value,
+            services.GetService<MembershipDaemon>(),
+            httpUri,
+            grpcUri));
 
         // On Ctrl+C / SIGTERM: workers end first (WorkerHostedService), then the server, then the
         // cachelet's lifetime disposes it: async writes flushed, maps removed.

@@ -3,6 +3,7 @@ using System.CommandLine;
 using System.CommandLine.Parsing;
 using System.Globalization;
 using System.Net;
+using FaaSCache.Hosting;
 
 namespace FaaSCache.Host.Start;
 
@@ -143,7 +144,7 @@ public static class StartCommandLine
             AppName = result.GetValue(AppName) ?? FunctionAppLoader.AppNameOf(root),
             Membership = result.GetValue(Membership) == "on" && cache,
             PeerAddress = peerAddress,
-            PeerPort = result.GetValue(PeerPort) ?? FreePort(peerAddress),
+            PeerPort = result.GetValue(PeerPort) ?? FreePorts.Get(peerAddress),
             ScriptRoot = root,
             Port = port,
             CacheEnabled = cache,
@@ -209,13 +210,6 @@ public static class StartCommandLine
             }
         });
         return option;
-    }
-
-    private static int FreePort(IPAddress address)
-    {
-        using var probe = new System.Net.Sockets.TcpListener(address, 0);
-        probe.Start();
-        return ((IPEndPoint)probe.LocalEndpoint).Port;
     }
 
     /// <summary>The installed layout: <c>$FAASCACHE_WORKERS_DIR</c>, else <c>workers/</c> beside the executable.</summary>

@@ -140,7 +140,7 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
             }
             catch (Exception e)
             {
-                _logger.LogWarning("Polling blob-trigger containers failed: {Message}", e.Message);
+                _logger.LogWarning(e, "Polling blob-trigger containers failed: {Message}", e.Message);
             }
         }
     }
@@ -204,7 +204,7 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
         }
         catch (Exception e)
         {
-            _logger.LogError("Blob-triggered '{Function}' on {Key} failed: {Message}", function.Name, key, e.Message);
+            _logger.LogError(e, "Blob-triggered '{Function}' on {Key} failed: {Message}", function.Name, key, e.Message);
         }
         finally
         {

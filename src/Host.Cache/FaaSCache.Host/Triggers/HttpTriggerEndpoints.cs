@@ -17,17 +17,17 @@ public static class HttpTriggerEndpoints
     private const int MaxErrorLength = 4000;
 
     /// <summary>Adds the data source of the HTTP-triggered functions' endpoints; it fills once the app is indexed.</summary>
-    public static void Map(WebApplication web, FunctionApp app)
+    public static void Map(IEndpointRouteBuilder web, FunctionApp app, FunctionInvoker invoker, ILoggerFactory loggers)
     {
         var source = new FunctionEndpointDataSource();
-        ((IEndpointRouteBuilder)web).DataSources.Add(source);
-        app.OnIndexed(functions => source.Publish(functions.Where(f => f.Trigger.IsHttpTrigger).Select(f => Endpoint(app, f))));
+        web.DataSources.Add(source);
+        app.OnIndexed(functions => source.Publish(functions.Where(f => f.Trigger.IsHttpTrigger).Select(f => Endpoint(app, f, invoker, loggers.CreateLogger($"Function.{f.Name}")))));
     }
 
-    private static RouteEndpoint Endpoint(FunctionApp app, FunctionDefinition function)
+    private static RouteEndpoint Endpoint(FunctionApp app, FunctionDefinition function, FunctionInvoker invoker, ILogger logger)
     {
         string pattern = "/" + string.Join('/', new[] { app.RoutePrefix, function.Route }.Where(p => p.Length > 0));
-        var builder = new RouteEndpointBuilder(c => HandleAsync(c, function), RoutePatternFactory.Parse(pattern), order: 0) { DisplayName = function.Name };
+        var builder = new RouteEndpointBuilder(c => HandleAsync(c, function, invoker, logger), RoutePatternFactory.Parse(pattern), order: 0) { DisplayName = function.Name };
         if (function.Methods.Count > 0)
         {
             builder.Metadata.Add(new HttpMethodMetadata(function.Methods));
@@ -37,10 +37,8 @@ public static class HttpTriggerEndpoints
         return (RouteEndpoint)builder.Build();
     }
 
-    private static async Task HandleAsync(HttpContext context, FunctionDefinition function)
+    private static async Task HandleAsync(HttpContext context, FunctionDefinition function, FunctionInvoker invoker, ILogger logger)
     {
-        FunctionInvoker invoker = context.RequestServices.GetRequiredService<FunctionInvoker>();
-        ILogger logger = context.RequestServices.GetRequiredService<ILoggerFactory>().CreateLogger($"Function.{function.Name}");
         HttpRequest request = context.Request;
         byte[] body;
         using (var buffer = new MemoryStream())

@@ -1,7 +1,8 @@
 using System.Diagnostics;
 using System.Globalization;
 using System.Net;
-using System.Text.Json;
+using FaaSCache.Diagnostics;
+using FaaSCache.Hosting;
 using FaaSCache.ScaleController.Options;
 using Microsoft.Extensions.Logging;
 
@@ -90,41 +91,19 @@ public sealed class HostProcessLauncher(ScaleControllerOptions options, IInstanc
     private async Task WaitReadyAsync(HostProcessInstance instance, CancellationToken cancellationToken)
     {
         using var http = new HttpClient(new SocketsHttpHandler { UseProxy = false }) { BaseAddress = instance.HttpEndpoint, Timeout = TimeSpan.FromSeconds(5) };
-        long started = time.GetTimestamp();
-        string last = "no answer yet";
-        while (time.GetElapsedTime(started) < options.StartTimeout)
+        try
         {
-            cancellationToken.ThrowIfCancellationRequested();
-            if (instance.HasExited)
-            {
-                throw new InstanceStartException($"{instance.Id} exited with code {instance.ExitCode} while starting.{Environment.NewLine}{instance.OutputTail}");
-            }
-
-            try
-            {
-                using JsonDocument status = JsonDocument.Parse(await http.GetStringAsync(new Uri("admin/host/status", UriKind.Relative), cancellationToken));
-                JsonElement workers = status.RootElement.GetProperty("workers");
-                string[] states = [.. workers.EnumerateArray().Select(w => w.GetProperty("state").GetString() ?? "")];
-                if (workers.EnumerateArray().FirstOrDefault(w => w.GetProperty("state").GetString() == "failed") is { ValueKind: JsonValueKind.Object } failed)
-                {
-                    throw new InstanceStartException($"{instance.Id}'s {failed.GetProperty("language").GetString()} worker failed to start: {failed.GetProperty("error")}{Environment.NewLine}{instance.OutputTail}");
-                }
-
-                if (states.All(s => s == "running"))
-                {
-                    return;
-                }
-
-                last = "workers " + string.Join(", ", states);
-            }
-            catch (Exception e) when (e is HttpRequestException or JsonException or KeyNotFoundException || (e is TaskCanceledException && !cancellationToken.IsCancellationRequested))
-            {
-                last = e.Message; // not serving yet
-            }
-
-            await Task.Delay(ProbeInterval, time, cancellationToken);
+            await HostReadiness.WaitAsync(
+                http,
+                options.StartTimeout,
+                () => instance.HasExited ? $"exited with code {instance.ExitCode}" : null,
+                ProbeInterval,
+                time,
+                cancellationToken);
         }
-
-        throw new InstanceStartException($"{instance.Id} was not ready within {options.StartTimeout.TotalSeconds:0} s ({last}).{Environment.NewLine}{instance.OutputTail}");
+        catch (HostNotReadyException e)
+        {
+            throw new InstanceStartException($"{instance.Id}: {e.Message}{Environment.NewLine}{instance.OutputTail}", e);
+        }
     }
 }

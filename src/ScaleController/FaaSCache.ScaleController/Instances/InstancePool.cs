@@ -195,7 +195,7 @@ public sealed class InstancePool(IInstanceLauncher launcher, ScaleControllerOpti
         }
         catch (Exception e)
         {
-            logger.LogError("{Id} did not start: {Error}", instance.Id, e.Message);
+            logger.LogError(e, "{Id} did not start: {Error}", instance.Id, e.Message);
             lock (_gate)
             {
                 instance.State = InstanceState.Failed;
@@ -255,7 +255,7 @@ public sealed class InstancePool(IInstanceLauncher launcher, ScaleControllerOpti
         }
         catch (Exception e)
         {
-            logger.LogError("Stopping {Id} failed: {Error}", instance.Id, e.Message);
+            logger.LogError(e, "Stopping {Id} failed: {Error}", instance.Id, e.Message);
         }
 
         lock (_gate)

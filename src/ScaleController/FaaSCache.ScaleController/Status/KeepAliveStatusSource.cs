@@ -2,12 +2,19 @@ using System.Globalization;
 using FaaSCache.ScaleController.FrontDoor;
 using FaaSCache.ScaleController.KeepAlive;
 using FaaSCache.ScaleController.Options;
-using Microsoft.Extensions.DependencyInjection;
 
 namespace FaaSCache.ScaleController.Status;
 
-/// <summary>The keep-alive part of the status: the mode, the current windows and the histogram's state (histogram mode).</summary>
-public sealed class KeepAliveStatusSource(ScaleControllerOptions options, FrontDoorTraffic traffic, TimeProvider time, IServiceProvider services)
+/// <summary>
+/// The keep-alive part of the status: the mode, the current windows and the histogram's state. The histogram and its
+/// keeper exist only in histogram mode, so they are optional dependencies (null in fixed mode).
+/// </summary>
+public sealed class KeepAliveStatusSource(
+    ScaleControllerOptions options,
+    FrontDoorTraffic traffic,
+    TimeProvider time,
+    HybridHistogramPolicy? histogram = null,
+    HistogramKeeper? keeper = null)
 {
     /// <summary>The keep-alive status now.</summary>
     public KeepAliveStatus Read()
@@ -18,7 +25,11 @@ public sealed class KeepAliveStatusSource(ScaleControllerOptions options, FrontD
             return new("fixed", idle, null, options.IdleToZero.TotalSeconds, null, string.Create(CultureInfo.InvariantCulture, $"unload after idleToZero {options.IdleToZero.TotalSeconds:0.#} s without a request; no pre-warm"), null, null, null);
         }
 
-        HybridHistogramPolicy histogram = services.GetRequiredService<HybridHistogramPolicy>();
+        if (histogram is null || keeper is null)
+        {
+            throw new InvalidOperationException("keepAlive is histogram but the hybrid histogram is not composed (ScaleControllerApp registers it in histogram mode).");
+        }
+
         KeepAliveWindows windows = histogram.Windows(options.AppName);
         (int total, int oob) = histogram.WithHistogram(options.AppName, h => (h.Total, h.OutOfBounds));
         return new(
@@ -30,7 +41,7 @@ public sealed class KeepAliveStatusSource(ScaleControllerOptions options, FrontD
             windows.Reason,
             total,
             oob,
-            services.GetRequiredService<HistogramKeeper>().Info);
+            keeper.Info);
     }
 }
 

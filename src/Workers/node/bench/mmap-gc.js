@@ -7,7 +7,7 @@
  * mark-compacts and GC pause per invocation. Two variants, same code path:
  *   per-invocation  FAASCACHE_NODE_SHM_MAP_CACHE_BYTES=0: a new mapping per invocation (the old behaviour)
  *   kept            the default: one mapping per map file, lent to every invocation of that file
- * (benchmarks/diagnostics/node/mmap-gc.js measured the same with bare mmap-io calls.)
+ * (It replaces a diagnostic that timed bare mmap-io calls the same way.)
  *
  * Usage: node bench/mmap-gc.js [--n 200] [--touch-all]   (--touch-all also reads one byte of every 4 KiB page)
  * Writes its maps under /dev/shm/faascache-bench-node-<uuid>/ and removes them.
