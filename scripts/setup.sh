@@ -14,6 +14,7 @@ cd "$root"
 #   python3 python3-grpcio python3-protobuf python3-pytest   the Python worker, its runtime and its tests
 #   python3-flake8                        the Python worker's linter (scripts/test.sh runs it)
 #   python3-numpy                         the memory-daemon benchmark's functions (a column sum over a numpy array)
+#   python3-azure                         azure-storage-blob: Python functions that build their own BlobServiceClient, and the SDK endpoint tests
 #   protobuf-compiler protobuf-compiler-grpc                  protoc and grpc_python_plugin for the worker's stubs
 #   libprotobuf-dev                       google/protobuf/*.proto (FunctionRpc.proto imports duration.proto)
 #   g++ make                              node-gyp builds the Node worker's mmap-io
@@ -22,7 +23,7 @@ cd "$root"
 #   nftables                              nft: filtering between emulated instances (partitions)
 #   iperf3                                instance-to-instance throughput in the network emulation tests
 #   linux-perf                            perf: kernel and native frames in benchmarks/profile (page faults, copies)
-apt_packages=(redis-server python3 python3-grpcio python3-protobuf python3-pytest python3-flake8 python3-numpy protobuf-compiler
+apt_packages=(redis-server python3 python3-grpcio python3-protobuf python3-pytest python3-flake8 python3-numpy python3-azure protobuf-compiler
     protobuf-compiler-grpc libprotobuf-dev g++ make curl iproute2 nftables iperf3 linux-perf)
 
 say() { printf '[setup] %s\n' "$*"; }

@@ -39,6 +39,9 @@ public sealed class HostSettings
     /// <summary>Gets the scale controller's gRPC address, where urgent votes go; null when none runs.</summary>
     public Uri? ScaleController { get; init; }
 
+    /// <summary>Gets the SDK endpoint's loopback port (a free one when 0).</summary>
+    public int SdkPort { get; init; }
+
     /// <summary>Gets how often blob-trigger containers are polled for writes made by others.</summary>
     public TimeSpan BlobPollInterval { get; init; } = TimeSpan.FromSeconds(2);
 }

@@ -15,19 +15,19 @@ public sealed class CacheletBuilderTests
     {
         using var shm = new TempShmDirectory();
         var storage = new InMemoryBlobStore();
-        await storage.UploadAsync("c/a.bin", new MemoryStream(Encoding.ASCII.GetBytes("hello")), writeId: null);
+        await storage.UploadAsync("cfg/a.bin", new MemoryStream(Encoding.ASCII.GetBytes("hello")), writeId: null);
         string mapDirectory;
         await using (Cachelet cachelet = new CacheletBuilder("builder-1", [shm.Path])
             .Configure(o => o.Consistency = ConsistencyPreset.Local)
             .WithStorage(storage)
             .Build())
         {
-            using (ObjectLease miss = await cachelet.ReadAsync("c/a.bin"))
+            using (ObjectLease miss = await cachelet.ReadAsync("cfg/a.bin"))
             {
                 Assert.Equal(ReadSource.LocalMiss, miss.Source);
             }
 
-            using (ObjectLease hit = await cachelet.ReadAsync("c/a.bin"))
+            using (ObjectLease hit = await cachelet.ReadAsync("cfg/a.bin"))
             {
                 Assert.Equal(ReadSource.LocalHit, hit.Source);
                 Assert.Equal("hello", Encoding.ASCII.GetString(hit.Span));

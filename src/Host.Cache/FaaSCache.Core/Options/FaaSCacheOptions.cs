@@ -72,6 +72,12 @@ public sealed class FaaSCacheOptions
     /// <summary>Gets or sets glob patterns of keys (<c>container/blob</c>) that are never cached.</summary>
     public IList<string> DoNotCache { get; set; } = [];
 
+    /// <summary>
+    /// Gets or sets a value indicating whether the host serves the Blob REST API on a loopback port and points its
+    /// workers' connection strings at it, so that storage SDK calls and SDK-type bindings go through the cache.
+    /// </summary>
+    public bool SdkEndpoint { get; set; } = true;
+
     /// <summary>Gets the pre-warm settings (§3.3; the Load Daemon and the unload snapshot act on them when <c>AddPrewarm</c> is composed).</summary>
     public PrewarmOptions Prewarm { get; set; } = new();
 

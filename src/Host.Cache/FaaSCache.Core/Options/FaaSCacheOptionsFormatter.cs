@@ -65,6 +65,7 @@ public static class FaaSCacheOptionsFormatter
             }
 
             w.WriteEndArray();
+            w.WriteBoolean(R.SdkEndpoint, o.SdkEndpoint);
 
             if (o.Prewarm is { } prewarm)
             {

@@ -68,6 +68,9 @@ public static partial class FaaSCacheOptionsReader
                 case R.DoNotCache:
                     options.DoNotCache = ReadStringArray(child, path, given);
                     break;
+                case R.SdkEndpoint:
+                    options.SdkEndpoint = ReadBool(child, path, given);
+                    break;
                 case R.Prewarm:
                     ReadPrewarm(child, path, options.Prewarm, given);
                     break;

@@ -19,6 +19,7 @@ internal static class FaaSCacheOptionsRules
     public const string CapacityBytes = "capacityBytes";
     public const string MemoryLimitBytes = "memoryLimitBytes";
     public const string DoNotCache = "doNotCache";
+    public const string SdkEndpoint = "sdkEndpoint";
     public const string Prewarm = "prewarm";
     public const string Scaling = "scaling";
     public const string Membership = "membership";
@@ -40,7 +41,7 @@ internal static class FaaSCacheOptionsRules
     public const string WatchInterval = "watchInterval";
 
     public static readonly string[] RootKeys =
-        [Consistency, Persist, Eviction, MemoryHeadroomPercent, MemoryLimitBytes, CapacityBytes, DoNotCache, Prewarm, Scaling, Membership];
+        [Consistency, Persist, Eviction, MemoryHeadroomPercent, MemoryLimitBytes, CapacityBytes, DoNotCache, SdkEndpoint, Prewarm, Scaling, Membership];
     public static readonly string[] EvictionKeys = [Policy, SizeThresholdBytes, Ttl];
     public static readonly string[] PrewarmKeys = [Enabled, HitRateThreshold];
     public static readonly string[] ScalingKeys = [Compute, CacheSize, Bandwidth, TargetConcurrency, TargetLatency, LowAccessRate, ProfileInterval];

@@ -20,7 +20,8 @@ public static class Banner
     /// <param name="membership">The membership daemon (null with membership off).</param>
     /// <param name="http">The HTTP address.</param>
     /// <param name="grpc">The workers' gRPC address.</param>
-    public static string Describe(FunctionApp app, HostSettings settings, SharedMemoryStore shm, IBlobStore storage, FaaSCacheOptions o, MembershipDaemon? membership, Uri http, Uri grpc)
+    /// <param name="sdk">The SDK endpoint, when it runs.</param>
+    public static string Describe(FunctionApp app, HostSettings settings, SharedMemoryStore shm, IBlobStore storage, FaaSCacheOptions o, MembershipDaemon? membership, Uri http, Uri grpc, Uri? sdk = null)
     {
         var inv = CultureInfo.InvariantCulture;
         var text = new StringBuilder();
@@ -28,6 +29,9 @@ public static class Banner
         text.AppendLine(inv, $"  HTTP           {http}");
         text.AppendLine(inv, $"  Worker gRPC    {grpc} ({string.Join(", ", app.Workers.Keys)})");
         text.AppendLine(inv, $"  Storage        {storage.AccountUri}");
+        text.AppendLine(sdk is null
+            ? "  SDK endpoint   off (storage SDK calls in functions go to storage directly)"
+            : string.Create(inv, $"  SDK endpoint   {sdk} (the workers' connection strings name it as BlobEndpoint)"));
         text.AppendLine(inv, $"  Shared memory  {shm.MapDirectory} (instance {settings.InstanceId}{(shm.SweptAtStartup > 0 ? $", swept {shm.SweptAtStartup} stale maps" : string.Empty)})");
         text.AppendLine(settings.CacheEnabled
             ? string.Create(inv, $"  Cache          on: consistency {o.Consistency}, persist {o.EffectivePersist}, eviction {o.Eviction.Policy}, capacity {o.EffectiveCapacityBytes / (1024 * 1024)} MiB, doNotCache [{string.Join(", ", o.DoNotCache)}]")

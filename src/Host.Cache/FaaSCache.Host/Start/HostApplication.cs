@@ -3,6 +3,7 @@ using FaaSCache.Caching;
 using FaaSCache.Hosting;
 using FaaSCache.Host.Admin;
 using FaaSCache.Host.AppModel;
+using FaaSCache.Host.BlobEndpoint;
 using FaaSCache.Host.Bindings;
 using FaaSCache.Host.Invocation;
 using FaaSCache.Host.Triggers;
@@ -41,6 +42,8 @@ public static class HostApplication
         builder.Logging.AddFilter("Microsoft.AspNetCore", LogLevel.Warning);
         builder.Logging.AddFilter("Grpc", LogLevel.Warning);
         AddAppConfiguration(builder.Configuration, app, settings);
+        // The Blob REST API on loopback, so that SDK calls and SDK-type bindings read and write through the cache.
+        SdkEndpointAddress? sdk = BlobEndpointHosting.Plan(settings.CacheEnabled, builder.Configuration, app.StorageConnection, settings.SdkPort);
         builder.WebHost.ConfigureKestrel(k =>
         {
             k.Limits.MaxRequestBodySize = null;
@@ -50,6 +53,11 @@ public static class HostApplication
             if (settings.Membership)
             {
                 k.ListenForPeers(new IPEndPoint(settings.PeerAddress, settings.PeerPort));
+            }
+
+            if (sdk is not null)
+            {
+                BlobEndpointHosting.Listen(k, sdk);
             }
         });
 
@@ -82,7 +90,12 @@ public static class HostApplication
         services.AddSingleton<WorkerRegistry>();
         services.AddSingleton<IWorkerProcesses, WorkerProcesses>();
         services.AddSingleton<InvocationLog>();
-        services.AddSingleton<IReadOnlyDictionary<string, LanguageWorkerManager>>(sp => CreateWorkers(app, settings, sp));
+        if (sdk is not null)
+        {
+            services.AddSdkEndpoint(sdk, app.StorageConnection);
+        }
+
+        services.AddSingleton<IReadOnlyDictionary<string, LanguageWorkerManager>>(sp => CreateWorkers(app, settings, sdk, sp));
         // One blob binder per mode: through the cache, or as the stock host does.
         services.AddSingleton<IBlobBinder>(sp => settings.CacheEnabled
             ? new CachedBlobBinder(sp.GetRequiredService<IObjectCache>(), sp.GetRequiredService<SharedMemoryStore>())
@@ -111,6 +124,11 @@ public static class HostApplication
         services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(15));
 
         WebApplication web = builder.Build();
+        if (sdk is not null)
+        {
+            web.MapSdkEndpoint(sdk);
+        }
+
         web.MapGrpcService<FunctionRpcService>();
         if (settings.Membership)
         {
@@ -146,10 +164,11 @@ public static class HostApplication
         });
     }
 
-    private static Dictionary<string, LanguageWorkerManager> CreateWorkers(FunctionApp app, HostSettings settings, IServiceProvider sp)
+    private static Dictionary<string, LanguageWorkerManager> CreateWorkers(FunctionApp app, HostSettings settings, SdkEndpointAddress? sdk, IServiceProvider sp)
     {
         var shm = sp.GetRequiredService<SharedMemoryStore>();
-        var environment = new Dictionary<string, string>(app.Settings, StringComparer.Ordinal)
+        IReadOnlyDictionary<string, string> appSettings = sdk is null ? app.Settings : BlobEndpointHosting.PointWorkersAtEndpoint(app.Settings, app.StorageConnection, sdk);
+        var environment = new Dictionary<string, string>(appSettings, StringComparer.Ordinal)
         {
             // Every usable directory, in the host's order: the worker opens a map in whichever holds it.
             [SharedMemoryStore.DirectoriesSetting] = string.Join(',', shm.MapDirectories.Select(Path.GetDirectoryName)),

@@ -76,7 +76,8 @@ public static class StartCommand
             services.GetRequiredService<IOptions<FaaSCacheOptions>>().Value,
             services.GetService<MembershipDaemon>(),
             httpUri,
-            grpcUri));
+            grpcUri,
+            services.GetService<FaaSCache.Host.BlobEndpoint.SdkEndpointAddress>()?.BlobEndpoint));
 
         // On Ctrl+C / SIGTERM: workers end first (WorkerHostedService), then the server, then the
         // cachelet's lifetime disposes it: async writes flushed, maps removed.

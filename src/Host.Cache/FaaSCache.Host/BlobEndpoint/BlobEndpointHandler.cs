@@ -1,0 +1,243 @@
+using FaaSCache.Caching;
+using FaaSCache.Storage;
+
+namespace FaaSCache.Host.BlobEndpoint;
+
+/// <summary>The operations the endpoint serves itself; everything else is forwarded.</summary>
+public enum ServedOperation
+{
+    /// <summary>Get Blob (GET) and Get Blob Properties (HEAD).</summary>
+    Read,
+
+    /// <summary>Put Blob of a block blob.</summary>
+    PutBlob,
+
+    /// <summary>Put Block.</summary>
+    PutBlock,
+
+    /// <summary>Put Block List.</summary>
+    PutBlockList,
+
+    /// <summary>Delete Blob.</summary>
+    Delete,
+}
+
+/// <summary>
+/// The Blob service REST API served by the cachelet on a loopback port, path-style as Azurite serves it: the storage
+/// SDKs speak it to whatever endpoint a connection names, so functions that call the SDK themselves, and SDK-type
+/// bindings, read and write through the cache without a code change (the paper stops at bindings, §5 "Other
+/// platforms"). Reads go through <see cref="IObjectCache.ReadAsync"/> exactly as a binding's do (LH/LM/RH/RM, version
+/// checks under the preset, statistics, votes); Put Blob and Put Block List through <see cref="IObjectCache.WriteAsync(string, ReadOnlyMemory{byte}, CancellationToken)"/>
+/// (owner, persistence, blob triggers once); Delete Blob, and writes carrying what the cache does not keep
+/// (metadata, content headers, leases, conditions other than create-only), go to storage and drop the cached copy.
+/// </summary>
+public sealed partial class BlobEndpointHandler
+{
+    /// <summary>The response header naming how a read was served (lh, lm, rh, rm), for tests and diagnostics.</summary>
+    public const string ReadSourceHeader = "x-faascache-read";
+
+    private readonly IObjectCache _cache;
+    private readonly ICacheAdmin _admin;
+    private readonly IBlobStore _storage;
+    private readonly BlobPropertiesCache _properties;
+    private readonly BlockStaging _blocks;
+    private readonly StorageRequestAuthenticator? _authenticator;
+    private readonly StorageForwarder _forwarder;
+    private readonly ILogger _log;
+    // Create-only writes of one key on this instance are checked and written one at a time.
+    private readonly SemaphoreSlim[] _createLocks = [.. Enumerable.Range(0, 64).Select(_ => new SemaphoreSlim(1, 1))];
+
+    /// <summary>Initializes a new instance of the <see cref="BlobEndpointHandler"/> class.</summary>
+    public BlobEndpointHandler(
+        IObjectCache cache,
+        ICacheAdmin admin,
+        IBlobStore storage,
+        BlobPropertiesCache properties,
+        BlockStaging blocks,
+        StorageRequestAuthenticator? authenticator,
+        StorageForwarder forwarder,
+        ILogger<BlobEndpointHandler> log)
+    {
+        _cache = cache;
+        _admin = admin;
+        _storage = storage;
+        _properties = properties;
+        _blocks = blocks;
+        _authenticator = authenticator;
+        _forwarder = forwarder;
+        _log = log;
+    }
+
+    /// <summary>Serves or forwards one request.</summary>
+    public async Task HandleAsync(HttpContext context)
+    {
+        ArgumentNullException.ThrowIfNull(context);
+        HttpRequest request = context.Request;
+        BlobAddress address = BlobAddress.Parse(request);
+        ServedOperation? op = Classify(request, address);
+        if (op is null || _authenticator is null
+            || !string.Equals(address.Account, _authenticator.AccountName, StringComparison.Ordinal)
+            || _cache.IsExcluded(address.Key))
+        {
+            await _forwarder.ForwardAsync(context, address).ConfigureAwait(false);
+            return;
+        }
+
+        AuthOutcome auth = _authenticator.Authenticate(request, op == ServedOperation.Read ? BlobOperation.Read : op == ServedOperation.Delete ? BlobOperation.Delete : BlobOperation.Write, address.Container, address.Blob);
+        if (auth.Decision == AuthDecision.Forward)
+        {
+            // Bearer tokens, user-delegation SAS and anonymous requests: storage makes the check, so storage answers.
+            await ForwardWriteAwareAsync(context, address, op.Value).ConfigureAwait(false);
+            return;
+        }
+
+        if (auth.Decision == AuthDecision.Refused)
+        {
+            await StorageErrors.WriteAsync(context, auth.Status, auth.ErrorCode ?? "AuthenticationFailed", auth.Message ?? "Server failed to authenticate the request.",
+                auth.Detail is null ? null : [new("AuthenticationErrorDetail", auth.Detail)]).ConfigureAwait(false);
+            return;
+        }
+
+        string version = request.Headers["x-ms-version"].ToString();
+        if (!BlobHeaders.IsSupportedVersion(version))
+        {
+            await StorageErrors.InvalidHeaderAsync(context, "x-ms-version", version, $"a service version YYYY-MM-DD from {BlobHeaders.OldestVersion} on is required").ConfigureAwait(false);
+            return;
+        }
+
+        try
+        {
+            switch (op.Value)
+            {
+                case ServedOperation.Read:
+                    await ReadAsync(context, address).ConfigureAwait(false);
+                    break;
+                case ServedOperation.PutBlob:
+                    await PutBlobAsync(context, address).ConfigureAwait(false);
+                    break;
+                case ServedOperation.PutBlock:
+                    await PutBlockAsync(context, address).ConfigureAwait(false);
+                    break;
+                case ServedOperation.PutBlockList:
+                    await PutBlockListAsync(context, address).ConfigureAwait(false);
+                    break;
+                case ServedOperation.Delete:
+                    await DeleteAsync(context, address).ConfigureAwait(false);
+                    break;
+            }
+        }
+        catch (StorageUnavailableException e) when (!context.Response.HasStarted)
+        {
+            _log.LogWarning(e, "SDK endpoint: storage unavailable for {Key}", address.Key);
+            await StorageErrors.WriteAsync(context, 503, "ServerBusy", $"Storage is unavailable: {e.Message}").ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is not OperationCanceledException && !context.Response.HasStarted)
+        {
+            _log.LogError(e, "SDK endpoint: {Operation} of {Key} failed", op, address.Key);
+            await StorageErrors.WriteAsync(context, 500, "InternalError", $"The server encountered an internal error: {e.GetType().Name}: {e.Message}").ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Which served operation a request is, or null to forward it (see the reference's dispatch table).</summary>
+    public static ServedOperation? Classify(HttpRequest request, BlobAddress address)
+    {
+        ArgumentNullException.ThrowIfNull(request);
+        ArgumentNullException.ThrowIfNull(address);
+        if (!address.IsBlob || address.Query("restype") is not null || address.Query("snapshot") is not null || address.Query("versionid") is not null)
+        {
+            return null;
+        }
+
+        IHeaderDictionary h = request.Headers;
+        // Customer-provided keys, tag conditions, CRC64 and structured bodies: storage's business, not this subset's.
+        if (h.ContainsKey("x-ms-encryption-key") || h.ContainsKey("x-ms-if-tags") || h.ContainsKey("x-ms-structured-body")
+            || h.ContainsKey("x-ms-range-get-content-crc64") || h.ContainsKey("x-ms-content-crc64") || h.ContainsKey("x-ms-lease-id"))
+        {
+            return null;
+        }
+
+        string? comp = address.Query("comp");
+        string method = request.Method;
+        if ((HttpMethods.IsGet(method) || HttpMethods.IsHead(method)) && comp is null)
+        {
+            return ServedOperation.Read;
+        }
+
+        if (HttpMethods.IsPut(method) && !h.ContainsKey("x-ms-copy-source") && !h.ContainsKey("x-ms-source-url"))
+        {
+            if (comp is null)
+            {
+                return string.Equals(h["x-ms-blob-type"].ToString(), "BlockBlob", StringComparison.Ordinal) ? ServedOperation.PutBlob : null;
+            }
+
+            if (comp == "block" && address.Query("blockid") is not null)
+            {
+                return ServedOperation.PutBlock;
+            }
+
+            if (comp == "blocklist")
+            {
+                return ServedOperation.PutBlockList;
+            }
+
+            return null;
+        }
+
+        if (HttpMethods.IsDelete(method) && comp is null && !h.ContainsKey("x-ms-delete-snapshots"))
+        {
+            return ServedOperation.Delete;
+        }
+
+        return null;
+    }
+
+    /// <summary>Forwards a request; if it wrote the blob, the cached copy and its properties are dropped.</summary>
+    private async Task ForwardWriteAwareAsync(HttpContext context, BlobAddress address, ServedOperation op)
+    {
+        if (op != ServedOperation.Read)
+        {
+            // A pending asynchronous write of this key must not land after storage took this one.
+            await _cache.FlushAsync(context.RequestAborted).ConfigureAwait(false);
+        }
+
+        int status = await _forwarder.ForwardAsync(context, address).ConfigureAwait(false);
+        if (op != ServedOperation.Read && status is >= 200 and < 300)
+        {
+            _admin.Remove(address.Key);
+            _properties.Forget(address.Key);
+        }
+    }
+
+    private static async Task<byte[]?> ReadBodyAsync(HttpContext context, long maxBytes)
+    {
+        HttpRequest request = context.Request;
+        if (request.ContentLength is not { } length)
+        {
+            await StorageErrors.WriteAsync(context, 411, "MissingContentLengthHeader", "Content-Length HTTP header is missing.").ConfigureAwait(false);
+            return null;
+        }
+
+        if (length > maxBytes)
+        {
+            await StorageErrors.WriteAsync(context, 413, "RequestBodyTooLarge", $"The request body is too large ({length} bytes) and exceeds the maximum permissible limit ({maxBytes} bytes).").ConfigureAwait(false);
+            return null;
+        }
+
+        byte[] body = GC.AllocateUninitializedArray<byte>((int)length);
+        int read = 0;
+        while (read < body.Length)
+        {
+            int n = await request.Body.ReadAsync(body.AsMemory(read), context.RequestAborted).ConfigureAwait(false);
+            if (n == 0)
+            {
+                // Kestrel ends a body short of Content-Length only when the client went away: nothing is written.
+                await StorageErrors.WriteAsync(context, 400, "InvalidInput", $"The body ended after {read} of the {length} bytes Content-Length announced.").ConfigureAwait(false);
+                return null;
+            }
+
+            read += n;
+        }
+
+        return body;
+    }
+}
