@@ -44,6 +44,7 @@ public sealed partial class BlobEndpointHandler
     private readonly StorageRequestAuthenticator? _authenticator;
     private readonly StorageForwarder _forwarder;
     private readonly ILogger _log;
+    private readonly SdkRequestLog _requests;
     // Create-only writes of one key on this instance are checked and written one at a time.
     private readonly SemaphoreSlim[] _createLocks = [.. Enumerable.Range(0, 64).Select(_ => new SemaphoreSlim(1, 1))];
 
@@ -56,8 +57,10 @@ public sealed partial class BlobEndpointHandler
         BlockStaging blocks,
         StorageRequestAuthenticator? authenticator,
         StorageForwarder forwarder,
+        SdkRequestLog requests,
         ILogger<BlobEndpointHandler> log)
     {
+        _requests = requests;
         _cache = cache;
         _admin = admin;
         _storage = storage;
@@ -75,6 +78,27 @@ public sealed partial class BlobEndpointHandler
         HttpRequest request = context.Request;
         BlobAddress address = BlobAddress.Parse(request);
         ServedOperation? op = Classify(request, address);
+        try
+        {
+            await ServeAsync(context, address, op).ConfigureAwait(false);
+        }
+        finally
+        {
+            _requests.Add(new SdkRequestRecord(
+                DateTimeOffset.UtcNow,
+                context.Items[OperationItem] as string ?? "forward",
+                address.IsBlob ? address.Key : address.RawPath,
+                context.Response.StatusCode,
+                context.Response.Headers[ReadSourceHeader].ToString() is { Length: > 0 } source ? source : null,
+                HttpMethods.IsGet(request.Method) || HttpMethods.IsHead(request.Method) ? context.Response.ContentLength ?? 0 : request.ContentLength ?? 0));
+        }
+    }
+
+    private const string OperationItem = "faascache.sdk.operation";
+
+    private async Task ServeAsync(HttpContext context, BlobAddress address, ServedOperation? op)
+    {
+        HttpRequest request = context.Request;
         if (op is null || _authenticator is null
             || !string.Equals(address.Account, _authenticator.AccountName, StringComparison.Ordinal)
             || _cache.IsExcluded(address.Key))
@@ -105,6 +129,14 @@ public sealed partial class BlobEndpointHandler
             return;
         }
 
+        context.Items[OperationItem] = op.Value switch
+        {
+            ServedOperation.Read => "read",
+            ServedOperation.PutBlob => "write",
+            ServedOperation.PutBlock => "block",
+            ServedOperation.PutBlockList => "commit",
+            _ => "delete",
+        };
         try
         {
             switch (op.Value)

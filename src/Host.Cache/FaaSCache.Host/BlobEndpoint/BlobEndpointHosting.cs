@@ -82,7 +82,9 @@ public static class BlobEndpointHosting
             sp.GetRequiredService<BlockStaging>(),
             sp.GetRequiredService<StorageRequestAuthenticator>(),
             sp.GetRequiredService<StorageForwarder>(),
+            sp.GetRequiredService<SdkRequestLog>(),
             sp.GetRequiredService<ILogger<BlobEndpointHandler>>()));
+        services.AddSingleton<SdkRequestLog>();
         return services;
     }
 
@@ -93,6 +95,8 @@ public static class BlobEndpointHosting
         ArgumentNullException.ThrowIfNull(address);
         BlobEndpointHandler handler = web.Services.GetRequiredService<BlobEndpointHandler>();
         web.MapWhen(c => c.Connection.LocalPort == address.Port, branch => branch.Run(handler.HandleAsync));
+        // On the host's HTTP port with the other admin endpoints: how the SDK requests were served.
+        web.MapGet("/admin/sdk-endpoint/requests", (SdkRequestLog log, string? key) => Results.Json(log.Recent(key)));
     }
 
     /// <summary>
