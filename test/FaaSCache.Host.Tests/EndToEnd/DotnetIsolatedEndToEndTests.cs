@@ -1,4 +1,5 @@
 using System.Net;
+using System.Net.Http.Json;
 using System.Text;
 using System.Text.Json;
 using FaaSCache.Diagnostics;
@@ -52,6 +53,38 @@ public sealed class DotnetIsolatedEndToEndTests(AzuriteFixture azurite)
         Assert.Equal($"thumbnails/{name}", entry.RootElement.GetProperty("thumbnail").GetString());
         await Task.Delay(TimeSpan.FromSeconds(1.5));
         Assert.Equal(2, (await running.Host.GetInvocationsAsync("IndexThumbnail")).Count);
+    }
+
+    [Fact]
+    public async Task Sdk_type_inputs_a_stream_and_a_blob_client_get_model_binding_data_and_are_served_by_the_cache_through_the_sdk_endpoint()
+    {
+        string name = $"photo-{Guid.NewGuid():N}.ppm";
+        byte[] photo = Ppm(64, 48);
+        // An app name of its own: no other test's instance in its membership list (the key is this instance's).
+        await using RunningHost running = await RunningHost.StartAsync(azurite, () => DotnetBuildOutput.Link("samples", "thumbnail-dotnet"), extraArgs: new Dictionary<string, string> { ["--app-name"] = $"sdk-{Guid.NewGuid():N}"[..20] });
+        await running.UploadAsync("photos", name, photo);
+
+        foreach (int _ in new[] { 1, 2 })
+        {
+            using HttpResponseMessage response = await running.SendAsync(HttpMethod.Get, $"api/photoinfo/{name}");
+            string body = await response.Content.ReadAsStringAsync();
+            Assert.True(response.StatusCode == HttpStatusCode.OK, $"{response.StatusCode}: {body}");
+            using JsonDocument json = JsonDocument.Parse(body);
+            Assert.Equal(photo.Length, json.RootElement.GetProperty("streamBytes").GetInt64());
+            Assert.Equal(Convert.ToHexStringLower(System.Security.Cryptography.SHA256.HashData(photo)), json.RootElement.GetProperty("sha256").GetString());
+            Assert.Equal(photo.Length, json.RootElement.GetProperty("clientLength").GetInt64());
+            Assert.StartsWith("http://127.0.0.1:", json.RootElement.GetProperty("endpoint").GetString(), StringComparison.Ordinal);
+            Assert.DoesNotContain(":10000", json.RootElement.GetProperty("endpoint").GetString(), StringComparison.Ordinal);
+        }
+
+        // The host reads each SDK-type input into the cache (the record says how) and the worker's own read is a hit.
+        IReadOnlyList<InvocationRecord> invocations = await running.Host.GetInvocationsAsync("PhotoInfo");
+        Assert.Equal(["lm", "lh"], invocations[0].Inputs.Where(i => i.Key == $"photos/{name}").Select(i => i.Source));
+        Assert.All(invocations[1].Inputs.Where(i => i.Key == $"photos/{name}"), i => Assert.Equal(("lh", 0L), (i.Source, i.BytesCopied)));
+        var requests = (await running.Host.Http.GetFromJsonAsync<List<FaaSCache.Host.BlobEndpoint.SdkRequestRecord>>(
+            $"admin/sdk-endpoint/requests?key={Uri.EscapeDataString($"photos/{name}")}", new JsonSerializerOptions(JsonSerializerDefaults.Web)))!;
+        Assert.Contains(requests, r => r.Operation == "read" && r.Source is not null);
+        Assert.All(requests.Where(r => r.Operation == "read"), r => Assert.Equal("lh", r.Source));
     }
 
     [Fact]

@@ -51,6 +51,16 @@ public sealed class CachedBlobBinder(IObjectCache cache, SharedMemoryStore share
     }
 
     /// <inheritdoc />
+    public async Task<BoundInput> BindDeferredAsync(BindingDefinition binding, string key, CancellationToken cancellationToken)
+    {
+        ObjectLease lease = await cache.ReadAsync(key, cancellationToken).ConfigureAwait(false);
+        return new BoundInput(
+            new ParameterBinding { Name = binding.Name, Data = DeferredBinding.ModelBindingData(binding, key) },
+            new InputRecord(binding.Name, key, lease.Source.ShortName(), lease.MapName, lease.Count, lease.BytesCopied),
+            lease);
+    }
+
+    /// <inheritdoc />
     public async Task<OutputRecord> StoreOutputAsync(BindingDefinition binding, string key, ParameterBinding value, IWorkerOutputMaps worker, CancellationToken cancellationToken)
     {
         if (value.RpcSharedMemory is not { } shm)

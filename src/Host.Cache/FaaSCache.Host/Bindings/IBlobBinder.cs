@@ -25,6 +25,13 @@ public interface IBlobBinder
     Task<BoundInput> BindInputAsync(BindingDefinition binding, string key, bool workerMapsSharedMemory, CancellationToken cancellationToken);
 
     /// <summary>
+    /// Binds an SDK-type input: <c>ModelBindingData</c> naming the blob, which the worker reads itself (through the SDK
+    /// endpoint when the cache is on). With the cache on the blob is read into the cache first, so the record says how it
+    /// was served and the worker's read is a local hit; the lease is held until the invocation ends.
+    /// </summary>
+    Task<BoundInput> BindDeferredAsync(BindingDefinition binding, string key, CancellationToken cancellationToken);
+
+    /// <summary>
     /// Stores a blob output the worker returned. <paramref name="worker"/> asks the worker to close an output map it still
     /// holds (the real Python worker keeps them open until <c>CloseSharedMemoryResourcesRequest</c>).
     /// </summary>

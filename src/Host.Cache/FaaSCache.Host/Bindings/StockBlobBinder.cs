@@ -26,6 +26,13 @@ public sealed class StockBlobBinder(IBlobStore storage, SharedMemoryStore shared
     }
 
     /// <inheritdoc />
+    public Task<BoundInput> BindDeferredAsync(BindingDefinition binding, string key, CancellationToken cancellationToken)
+        => Task.FromResult(new BoundInput(
+            new ParameterBinding { Name = binding.Name, Data = DeferredBinding.ModelBindingData(binding, key) },
+            new InputRecord(binding.Name, key, "deferred", null, 0, 0),
+            null));
+
+    /// <inheritdoc />
     public async Task<OutputRecord> StoreOutputAsync(BindingDefinition binding, string key, ParameterBinding value, IWorkerOutputMaps worker, CancellationToken cancellationToken)
     {
         // Read with pread, which a worker still holding the map cannot fault; with the cache off the worker deletes its own

@@ -33,14 +33,14 @@ public sealed class FunctionInvoker(
     private readonly ConcurrentDictionary<BindingDefinition, BindingTemplate> _templates = new();
 
     /// <summary>
-    /// A worker that cannot turn a blob input into the parameter's type (the .NET isolated worker with a <c>Stream</c> or
-    /// <c>BlobClient</c> parameter, which needs ModelBindingData) says so; the host adds why, once, instead of the worker
-    /// silently reading storage itself.
+    /// A worker that cannot turn a blob input into the parameter's type says so; the host adds why: an SDK-type
+    /// parameter (<c>Stream</c>, <c>BlobClient</c>) gets ModelBindingData only when the host could read its type from the
+    /// function's assembly (<see cref="DeferredBinding"/>), and bytes otherwise.
     /// </summary>
     private static string DeferredBindingHint(FunctionDefinition function, string error)
         => error.Contains("Cannot convert input parameter", StringComparison.Ordinal)
            && function.Bindings.Any(b => b.IsBlob && b.Direction == BindingDirection.In && b.Raw["properties"] is System.Text.Json.Nodes.JsonObject p && p["supportsDeferredBinding"]?.ToString() is { } d && d.Equals("true", StringComparison.OrdinalIgnoreCase))
-            ? " (this host hands blob inputs to the worker as bytes: bind them as byte[], string or a JSON type; SDK types such as Stream, BlobClient and BlockBlobClient need ModelBindingData, which it does not send yet)"
+            ? " (this host sent a blob input as bytes because it could not read the parameter's type from the function's assembly next to functions.metadata: SDK types such as Stream, BlobClient and BlockBlobClient need ModelBindingData; bind byte[], string or a JSON type, or keep the assembly beside functions.metadata)"
             : string.Empty;
 
     /// <summary>The W3C traceparent of the current activity (the HTTP request's), or a new one.</summary>
@@ -102,7 +102,7 @@ public sealed class FunctionInvoker(
                 else if (binding.IsBlob)
                 {
                     string key = binding.IsTrigger && trigger is BlobTriggerEvent blob ? blob.Key : TemplateOf(binding).Resolve(trigger.BindingData, binding.Name);
-                    request.InputData.Add(await BindInputAsync(binding, key, workerMaps, record, holds, cancellationToken).ConfigureAwait(false));
+                    request.InputData.Add(await BindInputAsync(binding, key, workerMaps, DeferredBinding.Wants(function, binding), record, holds, cancellationToken).ConfigureAwait(false));
                 }
             }
 
@@ -155,11 +155,13 @@ public sealed class FunctionInvoker(
         }
     }
 
-    private async Task<ParameterBinding> BindInputAsync(BindingDefinition binding, string key, bool workerMaps, InvocationRecord record, List<IDisposable> holds, CancellationToken cancellationToken)
+    private async Task<ParameterBinding> BindInputAsync(BindingDefinition binding, string key, bool workerMaps, bool deferred, InvocationRecord record, List<IDisposable> holds, CancellationToken cancellationToken)
     {
         try
         {
-            BoundInput bound = await blobs.BindInputAsync(binding, key, workerMaps, cancellationToken).ConfigureAwait(false);
+            BoundInput bound = deferred
+                ? await blobs.BindDeferredAsync(binding, key, cancellationToken).ConfigureAwait(false)
+                : await blobs.BindInputAsync(binding, key, workerMaps, cancellationToken).ConfigureAwait(false);
             if (bound.Hold is { } hold)
             {
                 holds.Add(hold);

@@ -1,0 +1,64 @@
+using System.Text.Json.Nodes;
+using FaaSCache.Host.AppModel;
+using FaaSCache.Host.Bindings;
+using FaaSCache.TestSupport;
+using Xunit;
+
+namespace FaaSCache.Host.Tests.Bindings;
+
+/// <summary>Which blob inputs get ModelBindingData: SDK types only (read from a C# app's assembly; marked by Python and Node).</summary>
+public sealed class DeferredBindingTests
+{
+    [Fact]
+    public void a_csharp_isolated_apps_parameter_types_are_read_from_its_build_output()
+    {
+        string output = DotnetBuildOutput.Find("samples", "thumbnail-dotnet");
+        FunctionDefinition info = Function(output, "ThumbnailDotnet.PhotoInfo.Run", "dotnet-isolated", "photo", "photoClient");
+        FunctionDefinition thumbnail = Function(output, "ThumbnailDotnet.Thumbnail.Run", "dotnet-isolated", "photo");
+
+        Assert.True(DeferredBinding.ParameterTypeOf(info, "photo") == "System.IO.Stream", DeferredBinding.LastError);
+        Assert.Equal("Azure.Storage.Blobs.BlobClient", DeferredBinding.ParameterTypeOf(info, "photoClient"));
+        Assert.All(info.Bindings, b => Assert.True(DeferredBinding.Wants(info, b)));
+        Assert.Equal("System.Byte[]", DeferredBinding.ParameterTypeOf(thumbnail, "photo"));
+        Assert.False(DeferredBinding.Wants(thumbnail, thumbnail.Bindings[0]));
+    }
+
+    [Theory]
+    [InlineData("python", "true", true)]
+    [InlineData("python", "false", false)]
+    [InlineData("node", "True", true)]
+    [InlineData("node", null, false)]
+    public void python_and_node_inputs_follow_the_workers_mark(string language, string? mark, bool expected)
+    {
+        FunctionDefinition f = Function("/nowhere", "main", language, ["blob"], mark);
+        Assert.Equal(expected, DeferredBinding.Wants(f, f.Bindings[0]));
+    }
+
+    [Theory]
+    [InlineData("System.IO.Stream", true)]
+    [InlineData("Azure.Storage.Blobs.Specialized.BlockBlobClient", true)]
+    [InlineData("Azure.Storage.Blobs.BlobClient[]", true)]
+    [InlineData("System.Collections.Generic.IEnumerable`1[[Azure.Storage.Blobs.BlobClient, Azure.Storage.Blobs, Version=12.0.0.0]]", true)]
+    [InlineData("System.Byte[]", false)]
+    [InlineData("System.String", false)]
+    public void sdk_types_are_told_from_the_rest(string type, bool expected) => Assert.Equal(expected, DeferredBinding.IsSdkType(type));
+
+    private static FunctionDefinition Function(string directory, string entryPoint, string language, string[] inputs, string? mark = "True") => new()
+    {
+        Name = "f",
+        Directory = directory,
+        ScriptFile = "thumbnail-dotnet.dll",
+        EntryPoint = entryPoint,
+        Language = language,
+        Bindings = [.. inputs.Select(name => new BindingDefinition
+        {
+            Name = name,
+            Type = "blob",
+            Direction = BindingDirection.In,
+            Path = "photos/{name}",
+            Raw = new JsonObject { ["properties"] = mark is null ? new JsonObject() : new JsonObject { ["supportsDeferredBinding"] = mark } },
+        })],
+    };
+
+    private static FunctionDefinition Function(string directory, string entryPoint, string language, params string[] inputs) => Function(directory, entryPoint, language, inputs, "True");
+}
