@@ -71,7 +71,7 @@ public sealed class FaaSCacheToolStartTests(AzuriteFixture azurite)
         Assert.Contains("[faascache] dotnet build", tool.Output, StringComparison.Ordinal);
         Assert.Equal("dotnet-isolated", Assert.Single(tool.Status.Workers).Language);
         Assert.Equal("thumbnail-dotnet", tool.Status.App);
-        Assert.Equal(["IndexThumbnail", "Thumbnail"], tool.Status.Functions.Order(StringComparer.Ordinal));
+        Assert.Equal(["IndexThumbnail", "PhotoInfo", "Thumbnail"], tool.Status.Functions.Order(StringComparer.Ordinal));
 
         using HttpResponseMessage response = await tool.Http.GetAsync($"api/thumbnail/{name}");
         string body = await response.Content.ReadAsStringAsync();
