@@ -55,6 +55,26 @@ public sealed class SdkEndpointTests(AzuriteFixture azurite)
     }
 
     [Fact]
+    public async Task a_miss_is_streamed_on_while_it_fills_the_cache_whole_or_from_the_middle_and_the_next_read_hits()
+    {
+        await using SdkEndpointRig rig = await SdkEndpointRig.StartAsync(azurite);
+        (BlobContainerClient direct, string container) = await NewContainerAsync(rig);
+        byte[] content = Bytes(6 * 1024 * 1024, 77);
+        await direct.GetBlobClient("whole.bin").UploadAsync(new BinaryData(content));
+        await direct.GetBlobClient("middle.bin").UploadAsync(new BinaryData(content));
+        BlobContainerClient via = rig.ViaEndpoint().GetBlobContainerClient(container);
+
+        Assert.Equal(content, (await via.GetBlobClient("whole.bin").DownloadContentAsync()).Value.Content.ToArray());
+        Response<BlobDownloadResult> middle = await via.GetBlobClient("middle.bin").DownloadContentAsync(new BlobDownloadOptions { Range = new HttpRange(3_000_000, 1_500_000) });
+        Assert.Equal(content.AsSpan(3_000_000, 1_500_000).ToArray(), middle.Value.Content.ToArray());
+        Assert.Equal(content, (await via.GetBlobClient("middle.bin").DownloadContentAsync()).Value.Content.ToArray());
+
+        Assert.Equal(["lm", "lm", "lh"], [.. rig.ReadSources]);
+        Assert.True(rig.Cachelet.Contains($"{container}/whole.bin"));
+        Assert.Equal(1, rig.Cachelet.GetStatistics($"{container}/middle.bin")!.LocalHits);
+    }
+
+    [Fact]
     public async Task conditional_reads_answer_304_and_412_and_a_range_past_the_end_416_as_storage_does()
     {
         await using SdkEndpointRig rig = await SdkEndpointRig.StartAsync(azurite);

@@ -50,6 +50,33 @@ public sealed partial class Cachelet
         return PeerGetServe.Pipelined(slot.Published.Task.Result, read);
     }
 
+    /// <inheritdoc />
+    public async Task<PeerGetServe> ReadPipelinedAsync(string key, CancellationToken cancellationToken = default)
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        var slot = new PipelineSlot();
+        Task<ObjectLease> read;
+        _pipelineSlot.Value = slot;
+        try
+        {
+            // The read captures the slot in its execution context; ours forgets it right away.
+            read = ReadCoreAsync(key, forward: true, cancellationToken);
+        }
+        finally
+        {
+            _pipelineSlot.Value = null;
+        }
+
+        Task first = await Task.WhenAny(read, slot.Published.Task).ConfigureAwait(false);
+        if (first == read || !slot.Published.Task.IsCompletedSuccessfully)
+        {
+            ObjectLease lease = await read.ConfigureAwait(false);
+            return PeerGetServe.Whole(lease, lease.Source == ReadSource.LocalHit);
+        }
+
+        return PeerGetServe.Pipelined(slot.Published.Task.Result, read);
+    }
+
     /// <summary>The fill a download into <paramref name="map"/> publishes, when a peer's read waits for one; else null.</summary>
     private FillProgress? Publish(SharedMemoryMap map, string? version)
     {

@@ -15,6 +15,14 @@ public interface IObjectCache
     /// <summary>Reads <paramref name="key"/> (<c>container/blob</c>) into a lease on shared memory.</summary>
     Task<ObjectLease> ReadAsync(string key, CancellationToken cancellationToken = default);
 
+    /// <summary>
+    /// Reads <paramref name="key"/> like <see cref="ReadAsync"/>, except that a miss this cachelet downloads from storage
+    /// is handed over while it fills (<see cref="PeerGetServe.Progress"/>, objects from
+    /// <see cref="Cachelet.PipelineThreshold"/> bytes up), so a reader that streams the object on (the SDK endpoint)
+    /// overlaps the download instead of following it. The object is admitted only once it is whole.
+    /// </summary>
+    Task<PeerGetServe> ReadPipelinedAsync(string key, CancellationToken cancellationToken = default);
+
     /// <summary>Writes <paramref name="data"/> to <paramref name="key"/>.</summary>
     Task<WriteReceipt> WriteAsync(string key, ReadOnlyMemory<byte> data, CancellationToken cancellationToken = default);
 

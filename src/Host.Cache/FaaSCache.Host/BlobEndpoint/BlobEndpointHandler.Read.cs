@@ -12,7 +12,6 @@ public sealed partial class BlobEndpointHandler
     private async Task ReadAsync(HttpContext context, BlobAddress address)
     {
         HttpRequest request = context.Request;
-        HttpResponse response = context.Response;
         bool head = HttpMethods.IsHead(request.Method);
         if (request.Headers.IfNoneMatch.ToString().Trim() == "*")
         {
@@ -31,10 +30,13 @@ public sealed partial class BlobEndpointHandler
 
         // The first read of a key asks storage for its properties while the cache reads (a miss's GET runs beside it).
         Task<BlobProperties?>? early = _properties.Has(address.Key) ? null : _properties.FetchAsync(address.Key, context.RequestAborted);
-        ObjectLease lease;
+        PeerGetServe served;
         try
         {
-            lease = await _cache.ReadAsync(address.Key, context.RequestAborted).ConfigureAwait(false);
+            // A GET that misses streams the download on as it fills the cache's map; a HEAD needs no body.
+            served = head
+                ? PeerGetServe.Whole(await _cache.ReadAsync(address.Key, context.RequestAborted).ConfigureAwait(false), hit: false)
+                : await _cache.ReadPipelinedAsync(address.Key, context.RequestAborted).ConfigureAwait(false);
         }
         catch (BlobNotFoundException)
         {
@@ -44,92 +46,155 @@ public sealed partial class BlobEndpointHandler
             return;
         }
 
-        using (lease)
+        if (served.Progress is { } progress)
         {
-            BlobProperties p = await _properties.ResolveAsync(address.Key, lease.Version, lease.Count, early, context.RequestAborted).ConfigureAwait(false);
-            long size = lease.Count;
-            int condition = BlobHeaders.EvaluateReadConditions(request, p.ETag, p.LastModified);
-            if (condition == StatusCodes.Status412PreconditionFailed)
+            await ServeWhileFillingAsync(context, address, progress, served.Completion!, early, range, rangeMd5).ConfigureAwait(false);
+            return;
+        }
+
+        using ObjectLease lease = served.Lease!;
+        BlobProperties p = await _properties.ResolveAsync(address.Key, lease.Version, lease.Count, early, context.RequestAborted).ConfigureAwait(false);
+        (long Start, long Count)? body = await AnswerHeadersAsync(context, p, lease.Count, range, rangeMd5, lease.Source.ShortName(), lease.Memory).ConfigureAwait(false);
+        if (body is not { Count: > 0 } b || head)
+        {
+            return;
+        }
+
+        if (lease.Count <= int.MaxValue)
+        {
+            await context.Response.Body.WriteAsync(lease.Memory.Slice((int)b.Start, (int)b.Count), context.RequestAborted).ConfigureAwait(false);
+        }
+        else
+        {
+            await using Stream content = lease.OpenRead();
+            content.Position = b.Start;
+            await CopyExactlyAsync(content, context.Response.Body, b.Count, context.RequestAborted).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>
+    /// A miss streamed on while the cache's map fills: the headers once the size and version are known, each slice once
+    /// it is below the fill mark. A download that breaks aborts the response (the SDK sees a broken transfer and retries,
+    /// as it would from storage); the cache admits the object only once it is whole.
+    /// </summary>
+    private async Task ServeWhileFillingAsync(HttpContext context, BlobAddress address, FillProgress progress, Task<ObjectLease> completion, Task<BlobProperties?>? early, (long Start, long? End)? range, bool rangeMd5)
+    {
+        bool completionTaken = false;
+        try
+        {
+            BlobProperties p = await _properties.ResolveAsync(address.Key, progress.Version, progress.Length, early, context.RequestAborted).ConfigureAwait(false);
+            ReadOnlyMemory<byte> content = progress.Content;
+            if (rangeMd5 && range is { } r && r.Start < progress.Length)
             {
-                await StorageErrors.WriteAsync(context, 412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.").ConfigureAwait(false);
-                return;
+                // The range's MD5 goes in a header: wait for the range before answering.
+                await progress.WaitAsync(Math.Min(r.End ?? (progress.Length - 1), progress.Length - 1), context.RequestAborted).ConfigureAwait(false);
             }
 
-            if (condition == StatusCodes.Status304NotModified)
+            (long Start, long Count)? body = await AnswerHeadersAsync(context, p, progress.Length, range, rangeMd5, ReadSource.LocalMiss.ShortName(), content).ConfigureAwait(false);
+            if (body is { Count: > 0 } b)
             {
-                BlobHeaders.StampCommon(context);
-                response.StatusCode = 304;
-                response.Headers.ETag = BlobHeaders.Quote(p.ETag);
-                response.Headers.LastModified = p.LastModified.ToString("R", CultureInfo.InvariantCulture);
-                response.Headers["x-ms-error-code"] = "ConditionNotMet";
-                return;
-            }
-
-            long start = 0;
-            long count = size;
-            if (range is { } r)
-            {
-                if (r.Start >= size)
+                long sent = b.Start;
+                long end = b.Start + b.Count;
+                while (sent < end)
                 {
-                    response.Headers.ContentRange = $"bytes */{size}";
-                    await StorageErrors.WriteAsync(context, 416, "InvalidRange", "The range specified is invalid for the current size of the resource.").ConfigureAwait(false);
-                    return;
-                }
-
-                start = r.Start;
-                long end = Math.Min(r.End ?? (size - 1), size - 1);
-                count = end - start + 1;
-                if (rangeMd5 && count > MaxRangeMd5Bytes)
-                {
-                    await StorageErrors.InvalidHeaderAsync(context, "x-ms-range-get-content-md5", "true", $"the range must be at most {MaxRangeMd5Bytes} bytes").ConfigureAwait(false);
-                    return;
-                }
-            }
-
-            BlobHeaders.StampCommon(context);
-            BlobHeaders.WriteProperties(response, p, head);
-            response.Headers[ReadSourceHeader] = lease.Source.ShortName();
-            response.ContentLength = count;
-            if (range is not null)
-            {
-                response.StatusCode = 206;
-                response.Headers.ContentRange = $"bytes {start}-{start + count - 1}/{size}";
-
-                if (p.ContentMd5 is { } whole)
-                {
-                    response.Headers["x-ms-blob-content-md5"] = Convert.ToBase64String(whole);
-                }
-
-                if (rangeMd5)
-                {
-                    response.Headers.ContentMD5 = Convert.ToBase64String(BlobHeaders.Md5(lease.Memory.Span.Slice((int)start, (int)count)));
-                }
-            }
-            else
-            {
-                response.StatusCode = 200;
-                if (p.ContentMd5 is { } md5)
-                {
-                    response.Headers.ContentMD5 = Convert.ToBase64String(md5);
+                    long available = Math.Min(await progress.WaitAsync(sent, context.RequestAborted).ConfigureAwait(false), end);
+                    await context.Response.Body.WriteAsync(content.Slice((int)sent, (int)(available - sent)), context.RequestAborted).ConfigureAwait(false);
+                    sent = available;
                 }
             }
 
-            if (head || count == 0)
+            completionTaken = true;
+            (await completion.ConfigureAwait(false)).Dispose();
+        }
+        catch (IOException e) when (context.Response.HasStarted)
+        {
+            _log.LogWarning("SDK endpoint: the download of {Key} broke while it was streamed on: {Reason}", address.Key, e.Message);
+            context.Abort();
+        }
+        finally
+        {
+            progress.ReaderDone();
+            if (!completionTaken)
             {
-                return;
-            }
-
-            if (size <= int.MaxValue)
-            {
-                await response.Body.WriteAsync(lease.Memory.Slice((int)start, (int)count), context.RequestAborted).ConfigureAwait(false);
-            }
-            else
-            {
-                await using Stream content = lease.OpenRead();
-                content.Position = start;
-                await CopyExactlyAsync(content, response.Body, count, context.RequestAborted).ConfigureAwait(false);
+                // The read goes on without us: release its lease (or observe its failure) when it ends.
+                _ = completion.ContinueWith(static t => { if (t.IsCompletedSuccessfully) { t.Result.Dispose(); } else { _ = t.Exception; } }, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
             }
         }
+    }
+
+    /// <summary>
+    /// Conditions, range and headers of a read; the body to send (start and count), or null when the answer is complete
+    /// (304, 412, 416 or a bad header).
+    /// </summary>
+    private static async Task<(long Start, long Count)?> AnswerHeadersAsync(HttpContext context, BlobProperties p, long size, (long Start, long? End)? range, bool rangeMd5, string source, ReadOnlyMemory<byte> content)
+    {
+        HttpRequest request = context.Request;
+        HttpResponse response = context.Response;
+        int condition = BlobHeaders.EvaluateReadConditions(request, p.ETag, p.LastModified);
+        if (condition == StatusCodes.Status412PreconditionFailed)
+        {
+            await StorageErrors.WriteAsync(context, 412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.").ConfigureAwait(false);
+            return null;
+        }
+
+        if (condition == StatusCodes.Status304NotModified)
+        {
+            BlobHeaders.StampCommon(context);
+            response.StatusCode = 304;
+            response.Headers.ETag = BlobHeaders.Quote(p.ETag);
+            response.Headers.LastModified = p.LastModified.ToString("R", CultureInfo.InvariantCulture);
+            response.Headers["x-ms-error-code"] = "ConditionNotMet";
+            return null;
+        }
+
+        long start = 0;
+        long count = size;
+        if (range is { } r)
+        {
+            if (r.Start >= size)
+            {
+                response.Headers.ContentRange = $"bytes */{size}";
+                await StorageErrors.WriteAsync(context, 416, "InvalidRange", "The range specified is invalid for the current size of the resource.").ConfigureAwait(false);
+                return null;
+            }
+
+            start = r.Start;
+            count = Math.Min(r.End ?? (size - 1), size - 1) - start + 1;
+            if (rangeMd5 && count > MaxRangeMd5Bytes)
+            {
+                await StorageErrors.InvalidHeaderAsync(context, "x-ms-range-get-content-md5", "true", $"the range must be at most {MaxRangeMd5Bytes} bytes").ConfigureAwait(false);
+                return null;
+            }
+        }
+
+        BlobHeaders.StampCommon(context);
+        BlobHeaders.WriteProperties(response, p, HttpMethods.IsHead(request.Method));
+        response.Headers[ReadSourceHeader] = source;
+        response.ContentLength = count;
+        if (range is not null)
+        {
+            response.StatusCode = 206;
+            response.Headers.ContentRange = $"bytes {start}-{start + count - 1}/{size}";
+            if (p.ContentMd5 is { } whole)
+            {
+                response.Headers["x-ms-blob-content-md5"] = Convert.ToBase64String(whole);
+            }
+
+            if (rangeMd5)
+            {
+                response.Headers.ContentMD5 = Convert.ToBase64String(BlobHeaders.Md5(content.Span.Slice((int)start, (int)count)));
+            }
+        }
+        else
+        {
+            response.StatusCode = 200;
+            if (p.ContentMd5 is { } md5)
+            {
+                response.Headers.ContentMD5 = Convert.ToBase64String(md5);
+            }
+        }
+
+        return (start, count);
     }
 
     private static async Task CopyExactlyAsync(Stream source, Stream destination, long count, CancellationToken cancellationToken)
