@@ -237,7 +237,6 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
             ? $"{reason}; it printed nothing. The host will not start it again; invocations of {_worker.Language} functions fail until the host is restarted."
             : $"{reason}. The host will not start it again; invocations of {_worker.Language} functions fail until the host is restarted. The worker's last output:{Environment.NewLine}{tail}";
         Volatile.Write(ref _failure, failure);
-        _state = WorkerState.Failed;
         if (string.Equals(_app.IndexingLanguage, _worker.Language, StringComparison.OrdinalIgnoreCase))
         {
             // The worker that was to index cannot start. The function.json folders are known without it: their routes
@@ -252,6 +251,9 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
                 _app.FailIndex($"The {_worker.Language} worker, which indexes the app's functions, cannot start: {failure}");
             }
         }
+
+        // Failed only once the routes are published: whoever sees the state (the status endpoint) finds them answering 503.
+        _state = WorkerState.Failed;
         _failed.TrySetResult();
         _logger.LogError("{Failure}", failure);
     }
