@@ -27,40 +27,26 @@ public sealed partial class Cachelet
 
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
         Metrics.PeerServed();
-        var slot = new PipelineSlot();
-        Task<ObjectLease> read;
-        _pipelineSlot.Value = slot;
-        try
-        {
-            // The read captures the slot in its execution context; ours forgets it right away.
-            read = ReadCoreAsync(key, forward: false, cancellationToken);
-        }
-        finally
-        {
-            _pipelineSlot.Value = null;
-        }
-
-        Task first = await Task.WhenAny(read, slot.Published.Task).ConfigureAwait(false);
-        if (first == read || !slot.Published.Task.IsCompletedSuccessfully)
-        {
-            ObjectLease lease = await read.ConfigureAwait(false);
-            return PeerGetServe.Whole(lease, lease.Source == ReadSource.LocalHit);
-        }
-
-        return PeerGetServe.Pipelined(slot.Published.Task.Result, read);
+        return await ReadFollowingTheFillAsync(key, forward: false, cancellationToken).ConfigureAwait(false);
     }
 
     /// <inheritdoc />
-    public async Task<PeerGetServe> ReadPipelinedAsync(string key, CancellationToken cancellationToken = default)
+    public Task<PeerGetServe> ReadPipelinedAsync(string key, CancellationToken cancellationToken = default)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        return ReadFollowingTheFillAsync(key, forward: true, cancellationToken);
+    }
+
+    /// <summary>A read whose storage download, if it makes one, is handed over as soon as its first bytes are in.</summary>
+    private async Task<PeerGetServe> ReadFollowingTheFillAsync(string key, bool forward, CancellationToken cancellationToken)
+    {
         var slot = new PipelineSlot();
         Task<ObjectLease> read;
         _pipelineSlot.Value = slot;
         try
         {
             // The read captures the slot in its execution context; ours forgets it right away.
-            read = ReadCoreAsync(key, forward: true, cancellationToken);
+            read = ReadCoreAsync(key, forward: forward, cancellationToken);
         }
         finally
         {
