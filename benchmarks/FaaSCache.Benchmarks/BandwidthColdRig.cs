@@ -5,7 +5,7 @@ using System.Text;
 using FaaSCache.Diagnostics;
 using FaaSCache.Hosting;
 using FaaSCache.NetworkEmulation;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 

@@ -6,7 +6,7 @@ using FaaSCache.Host.Admin;
 using FaaSCache.NetworkEmulation;
 using FaaSCache.Ownership;
 using FaaSCache.Storage;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 
@@ -73,7 +73,7 @@ internal sealed class BandwidthRig : IAsyncDisposable
         try
         {
             await rig.Container.CreateIfNotExistsAsync(cancellationToken: cancellationToken);
-            output.WriteLine($"azurite {ReportFormat.AzuriteVersion()}: listening on 0.0.0.0:{azurite.Port.ToString(Invariant)} (pid {azurite.ProcessId.ToString(Invariant)}, data in {azurite.DataDirectory})");
+            output.WriteLine($"azurite {AzuriteServer.InstalledVersion()}: listening on 0.0.0.0:{azurite.Port.ToString(Invariant)} (pid {azurite.ProcessId.ToString(Invariant)}, data in {azurite.DataDirectory})");
             return rig;
         }
         catch

@@ -4,7 +4,7 @@ using FaaSCache.Host.Admin;
 using FaaSCache.NetworkEmulation;
 using FaaSCache.Scaling;
 using FaaSCache.Storage;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 
@@ -46,7 +46,7 @@ internal static class BandwidthScalingBenchmark
         context.WriteHeader("bandwidth-scaling");
         var link = new ShapedLinkOptions { RateBytesPerSecond = StorageRate, InstanceRateBytesPerSecond = InstanceRate };
         output.WriteLine($"link per instance: {link} (tc tbf on a veth pair, both directions; the benchmark's own uploads to Azurite are over loopback, unshaped)");
-        output.WriteLine($"sizes {string.Join(", ", sizes.Select(BandwidthReport.SizeLabel))}; {repeats.ToString(Invariant)} fresh miss(es) per size and mode, median reported; load average {ReportFormat.LoadAverage()}");
+        output.WriteLine($"sizes {string.Join(", ", sizes.Select(BandwidthReport.SizeLabel))}; {repeats.ToString(Invariant)} fresh miss(es) per size and mode, median reported; load average {MachineLoad.Average()}");
 
         await using BandwidthRig rig = await BandwidthRig.StartAsync(link, output, ct);
         var samples = new List<BandwidthSample>();
@@ -87,7 +87,7 @@ internal static class BandwidthScalingBenchmark
         string csv = BandwidthReport.WriteCsv(context.ResultsDirectory, samples);
         output.WriteLine();
         output.WriteLine($"wrote {csv}");
-        output.WriteLine($"wall time {wall.Elapsed.TotalSeconds:0} s; load average at the end {ReportFormat.LoadAverage()}");
+        output.WriteLine($"wall time {wall.Elapsed.TotalSeconds:0} s; load average at the end {MachineLoad.Average()}");
     }
 
     /// <summary>

@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using System.Runtime;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 

@@ -3,7 +3,7 @@ using System.Globalization;
 using FaaSCache.ScaleController;
 using FaaSCache.ScaleController.Instances;
 using FaaSCache.ScaleController.Options;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;

@@ -6,7 +6,7 @@ using System.Text.Json;
 using Azure.Storage.Blobs;
 using FaaSCache.Membership;
 using FaaSCache.Ownership;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 
@@ -52,7 +52,7 @@ internal static class ConsistencyBenchmark
         var wall = Stopwatch.StartNew();
         output.WriteLine(
             $"consistency ({(context.Quick ? $"quick mode: {requests} requests per preset, not the paper's 1,000" : $"full mode: {requests} requests per preset")}): " +
-            $"{Instances} host instances, round-robin, sequential; load average {ReportFormat.LoadAverage()}");
+            $"{Instances} host instances, round-robin, sequential; load average {MachineLoad.Average()}");
         output.WriteLine();
 
         await using AzuriteServer azurite = await context.StartAzuriteAsync();
@@ -72,7 +72,7 @@ internal static class ConsistencyBenchmark
         string csv = WriteCsv(context.ResultsDirectory, context.ResultsFile(CsvFileName), results);
         output.WriteLine();
         output.WriteLine($"wrote {csv}");
-        output.WriteLine($"wall time {wall.Elapsed.TotalSeconds:0} s; load average at the end {ReportFormat.LoadAverage()}");
+        output.WriteLine($"wall time {wall.Elapsed.TotalSeconds:0} s; load average at the end {MachineLoad.Average()}");
     }
 
     private static async Task<PresetResult> RunPresetAsync(
@@ -93,7 +93,7 @@ internal static class ConsistencyBenchmark
         var start = Stopwatch.StartNew();
         await using HostProcessCluster cluster = await HostProcessCluster.StartAsync(app.Path, azurite.ConnectionString, appName, Instances, cancellationToken: cancellation);
         string owner = new ConsistentHashRing(cluster.Ids, ConsistentHashRing.DefaultVirtualNodes).GetOwner($"{Container}/{Counter}");
-        output.WriteLine($"{preset}: {Instances} instances up in {start.Elapsed.TotalSeconds:0.0} s; owner of {Container}/{Counter}: {owner}; load average {ReportFormat.LoadAverage()}");
+        output.WriteLine($"{preset}: {Instances} instances up in {start.Elapsed.TotalSeconds:0.0} s; owner of {Container}/{Counter}: {owner}; load average {MachineLoad.Average()}");
 
         // Warm-up on another blob: every instance runs the function a few times (JIT, worker imports, connections).
         for (int i = 0; i < WarmupRounds * Instances; i++)
@@ -169,7 +169,7 @@ internal static class ConsistencyBenchmark
             $"{inconsistencies.ToString(Invariant)} inconsistent reads{(firstInconsistent.Count > 0 ? $" (first: {string.Join("; ", firstInconsistent)})" : string.Empty)}");
         output.WriteLine(
             $"  last value written {lastWritten.ToString(Invariant)}; storage holds {stored} after waiting {drainSeconds:0.00} s for background writes " +
-            $"({pending.ToString(Invariant)} still pending); load average {ReportFormat.LoadAverage()}");
+            $"({pending.ToString(Invariant)} still pending); load average {MachineLoad.Average()}");
         foreach (string line in counters)
         {
             output.WriteLine($"  counters {line}");

@@ -3,7 +3,7 @@ using System.Globalization;
 using FaaSCache.Diagnostics;
 using FaaSCache.Ownership;
 using FaaSCache.Storage;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 

@@ -1,7 +1,7 @@
 using FaaSCache.Diagnostics;
 using System.Diagnostics;
 using System.Runtime;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 
@@ -52,7 +52,7 @@ internal static class InvokeBenchmark
 
         output.WriteLine($"  node worker's shared-memory inputs: {rig.NodeSharedMemoryMode()}");
         output.WriteLine("  cache: the default host.json (consistency strong: each local hit checks the blob's ETag with one conditional request)");
-        output.WriteLine($"load average before measuring: {ReportFormat.LoadAverage()}");
+        output.WriteLine($"load average before measuring: {MachineLoad.Average()}");
 
         var results = new List<InvokeResult>();
         for (int i = 0; i < Sizes.Length; i++)
@@ -103,10 +103,10 @@ internal static class InvokeBenchmark
                     hostSide.GetValueOrDefault(s.Name)));
             }
 
-            output.WriteLine($" done in {sizeClock.Elapsed.TotalSeconds:0.0} s (load average {ReportFormat.LoadAverage()})");
+            output.WriteLine($" done in {sizeClock.Elapsed.TotalSeconds:0.0} s (load average {MachineLoad.Average()})");
         }
 
-        output.WriteLine($"measured in {total.Elapsed.TotalSeconds:0} s; load average after measuring: {ReportFormat.LoadAverage()}");
+        output.WriteLine($"measured in {total.Elapsed.TotalSeconds:0} s; load average after measuring: {MachineLoad.Average()}");
         output.WriteLine();
         InvokeReport.Print(output, results, context.Quick);
         output.WriteLine();

@@ -2,7 +2,7 @@ using FaaSCache.Diagnostics;
 using System.Diagnostics;
 using System.Globalization;
 using System.Text.RegularExpressions;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 
@@ -51,7 +51,7 @@ internal static partial class InvokeBreakdownBenchmark
         }
 
         output.WriteLine($"  node worker's shared-memory inputs: {rig.NodeSharedMemoryMode()}");
-        output.WriteLine($"load average before measuring: {ReportFormat.LoadAverage()}");
+        output.WriteLine($"load average before measuring: {MachineLoad.Average()}");
 
         var rows = new List<BreakdownRow>();
         for (int i = 0; i < Sizes.Length; i++)
@@ -88,7 +88,7 @@ internal static partial class InvokeBreakdownBenchmark
                 rows.Add(await BreakdownAsync(s, samples[s.Name], measuring, ct));
             }
 
-            output.WriteLine($" done in {sizeClock.Elapsed.TotalSeconds:0.0} s (load average {ReportFormat.LoadAverage()})");
+            output.WriteLine($" done in {sizeClock.Elapsed.TotalSeconds:0.0} s (load average {MachineLoad.Average()})");
         }
 
         output.WriteLine();
@@ -100,7 +100,7 @@ internal static partial class InvokeBreakdownBenchmark
             output.WriteLine($"  {line}");
         }
 
-        output.WriteLine($"total {total.Elapsed.TotalSeconds:0} s; load average {ReportFormat.LoadAverage()}");
+        output.WriteLine($"total {total.Elapsed.TotalSeconds:0} s; load average {MachineLoad.Average()}");
     }
 
     /// <summary>Joins the host's records of one series with its worker's timing lines, by invocation id.</summary>

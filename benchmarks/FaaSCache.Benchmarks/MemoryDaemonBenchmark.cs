@@ -11,7 +11,7 @@ using FaaSCache.ScaleController;
 using FaaSCache.ScaleController.Decisions;
 using FaaSCache.ScaleController.Instances;
 using FaaSCache.ScaleController.Options;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
@@ -57,7 +57,7 @@ internal static class MemoryDaemonBenchmark
         CancellationToken cancellation = context.Cancellation;
         int n = context.Quick ? 1 : 3;
         context.WriteHeader("memory-daemon");
-        output.WriteLine(string.Create(Invariant, $"350 MB array in {Parts} blocks, app memory limit {LimitBytes / MiB} MiB, allocation to 96% of it, {n} run(s) per mode; load average {ReportFormat.LoadAverage()}"));
+        output.WriteLine(string.Create(Invariant, $"350 MB array in {Parts} blocks, app memory limit {LimitBytes / MiB} MiB, allocation to 96% of it, {n} run(s) per mode; load average {MachineLoad.Average()}"));
 
         (AzuriteServer azurite, NetworkNamespace? storageLink) = await StartStorageAsync(output, cancellation);
         try

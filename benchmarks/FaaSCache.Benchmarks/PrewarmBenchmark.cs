@@ -4,7 +4,7 @@ using System.Text;
 using System.Text.Json.Nodes;
 using FaaSCache.Diagnostics;
 using FaaSCache.Storage;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 
@@ -36,7 +36,7 @@ internal static class PrewarmBenchmark
         CancellationToken cancellation = context.Cancellation;
         int repetitions = context.Quick ? 2 : 5;
         context.WriteHeader("prewarm");
-        output.WriteLine($"AMBER Alert after an unload: {string.Join(" ", Modes)}, {repetitions} repetition(s) each, interleaved; load average {ReportFormat.LoadAverage()}");
+        output.WriteLine($"AMBER Alert after an unload: {string.Join(" ", Modes)}, {repetitions} repetition(s) each, interleaved; load average {MachineLoad.Average()}");
 
         await using AzuriteServer azurite = await context.StartAzuriteAsync();
         var storage = AzureBlobStore.FromConnectionString(azurite.ConnectionString);

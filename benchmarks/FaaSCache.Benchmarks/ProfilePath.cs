@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 

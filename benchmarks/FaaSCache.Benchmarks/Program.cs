@@ -1,7 +1,7 @@
 using System.CommandLine;
 using System.Runtime.InteropServices;
 using FaaSCache.Storage;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 
@@ -175,7 +175,7 @@ internal sealed record BenchmarkContext(bool Quick, string ResultsDirectory, Tex
     public async Task<AzuriteServer> StartAzuriteAsync()
     {
         AzuriteServer azurite = await AzuriteServer.StartAsync(Cancellation);
-        Output.WriteLine($"azurite {ReportFormat.AzuriteVersion()}: {azurite.BlobEndpoint} (pid {azurite.ProcessId}, data in {azurite.DataDirectory})");
+        Output.WriteLine($"azurite {AzuriteServer.InstalledVersion()}: {azurite.BlobEndpoint} (pid {azurite.ProcessId}, data in {azurite.DataDirectory})");
         if (StorageDistance > TimeSpan.Zero)
         {
             StorageProfile local = await StorageProbe.ProbeAsync(azurite.CreateServiceClient(), "azurite on loopback", rounds: 20, largeBytes: 8L << 20, cancellationToken: Cancellation);

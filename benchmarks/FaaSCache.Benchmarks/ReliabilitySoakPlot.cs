@@ -1,3 +1,4 @@
+using FaaSCache.Testing;
 using ScottPlot;
 
 namespace FaaSCache.Benchmarks;

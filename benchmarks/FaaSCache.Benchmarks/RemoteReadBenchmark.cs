@@ -6,7 +6,7 @@ using Azure.Storage.Blobs;
 using Azure.Storage.Blobs.Models;
 using FaaSCache.NetworkEmulation;
 using FaaSCache.Storage;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using StackExchange.Redis;
 
 namespace FaaSCache.Benchmarks;
@@ -44,7 +44,7 @@ internal static class RemoteReadBenchmark
         TextWriter output = context.Output;
         CancellationToken cancellation = context.Cancellation;
         var wall = Stopwatch.StartNew();
-        output.WriteLine($"remote-read ({(context.Quick ? "quick" : "full")} mode); load average {ReportFormat.LoadAverage()}");
+        output.WriteLine($"remote-read ({(context.Quick ? "quick" : "full")} mode); load average {MachineLoad.Average()}");
         output.WriteLine("links: loopback on one machine (owner, reader, Azurite and the TCP sender are processes on this machine)");
         bool shaped = NetworkNamespace.IsSupported(out string whyNot);
         output.WriteLine(shaped
@@ -102,7 +102,7 @@ internal static class RemoteReadBenchmark
             }
         }
 
-        output.WriteLine($"wall time {wall.Elapsed.TotalSeconds:0} s; load average at the end {ReportFormat.LoadAverage()}");
+        output.WriteLine($"wall time {wall.Elapsed.TotalSeconds:0} s; load average at the end {MachineLoad.Average()}");
     }
 
     private static async Task<List<RemoteReadResult>> MeasureAsync(BenchmarkContext context, BlobContainerClient container, IDatabase redis, List<RemoteReadRig> rigs)
@@ -180,7 +180,7 @@ internal static class RemoteReadBenchmark
                 results.Add(new RemoteReadResult(p.Name, size, s.PercentileMicroseconds(50), s.PercentileMicroseconds(99), s.Count));
             }
 
-            context.Output.WriteLine($"{ReportFormat.SizeLabel(size)}: {n.ToString(Invariant)} interleaved rounds in {sizeClock.Elapsed.TotalSeconds:0.0} s; load average {ReportFormat.LoadAverage()}");
+            context.Output.WriteLine($"{ReportFormat.SizeLabel(size)}: {n.ToString(Invariant)} interleaved rounds in {sizeClock.Elapsed.TotalSeconds:0.0} s; load average {MachineLoad.Average()}");
             foreach (RemoteReadRig rig in rigs)
             {
                 await rig.ForgetAsync(key, cancellation);

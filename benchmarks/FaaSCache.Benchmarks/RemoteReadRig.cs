@@ -10,7 +10,7 @@ using FaaSCache.Ownership;
 using FaaSCache.Peers;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 

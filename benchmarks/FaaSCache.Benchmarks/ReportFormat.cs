@@ -1,10 +1,8 @@
 using System.Globalization;
-using System.Text.Json;
-using FaaSCache.TestSupport;
 
 namespace FaaSCache.Benchmarks;
 
-/// <summary>Number formats, size labels and run facts shared by the benchmarks' tables.</summary>
+/// <summary>Number formats and size labels shared by the benchmarks' tables (the run's facts: <see cref="FaaSCache.Testing.MachineLoad"/>, <see cref="FaaSCache.Testing.AzuriteServer.InstalledVersion"/>).</summary>
 internal static class ReportFormat
 {
     private static readonly CultureInfo Invariant = CultureInfo.InvariantCulture;
@@ -33,25 +31,4 @@ internal static class ReportFormat
 
     /// <summary>A count with thousands separators.</summary>
     public static string Count(long n) => n.ToString("#,0", Invariant);
-
-    /// <summary>The installed Azurite's version (node_modules/azurite/package.json).</summary>
-    public static string AzuriteVersion()
-    {
-        string path = Path.Combine(RepositoryRoot.Find(), "node_modules", "azurite", "package.json");
-        using JsonDocument package = JsonDocument.Parse(File.ReadAllText(path));
-        return package.RootElement.GetProperty("version").GetString() ?? "?";
-    }
-
-    /// <summary>The 1, 5 and 15 minute load averages (/proc/loadavg), or "?" where there is none.</summary>
-    public static string LoadAverage()
-    {
-        try
-        {
-            return string.Join(' ', File.ReadAllText("/proc/loadavg").Split(' ').Take(3));
-        }
-        catch (IOException)
-        {
-            return "?";
-        }
-    }
 }

@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using FaaSCache.Options;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 

@@ -5,7 +5,7 @@ using FaaSCache.Hosting;
 using FaaSCache.Host.BlobEndpoint;
 using FaaSCache.Options;
 using FaaSCache.Storage;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Http;

@@ -197,7 +197,7 @@ public sealed partial class KubernetesManifestTests
         V1VolumeMount mount = Assert.Single(HostContainer().VolumeMounts, m => m.Name == "app");
         V1ConfigMapVolumeSource source = Assert.Single(pod.Volumes, v => v.Name == mount.Name).ConfigMap;
         V1ConfigMap app = _manifests.Single<V1ConfigMap>(source.Name);
-        string sample = Path.Combine(FaaSCache.TestSupport.RepositoryRoot.Find(), "samples", "thumbnail-node");
+        string sample = Path.Combine(FaaSCache.Testing.RepositoryRoot.Find(), "samples", "thumbnail-node");
         string[] ignored = File.ReadAllLines(Path.Combine(sample, ".funcignore")).Where(l => l.Length > 0).ToArray();
         IEnumerable<string> sampleFiles = Directory.EnumerateFiles(sample, "*", SearchOption.AllDirectories)
             .Select(f => Path.GetRelativePath(sample, f)).Where(f => !ignored.Contains(f));

@@ -33,7 +33,7 @@ internal sealed class KubernetesManifests
     /// <summary>Loads every *.yaml of deploy/kubernetes except the kustomization (not a Kubernetes object).</summary>
     public static KubernetesManifests Load()
     {
-        string directory = Path.Combine(FaaSCache.TestSupport.RepositoryRoot.Find(), "deploy", "kubernetes");
+        string directory = Path.Combine(FaaSCache.Testing.RepositoryRoot.Find(), "deploy", "kubernetes");
         var byFile = new Dictionary<string, List<object>>(StringComparer.Ordinal);
         foreach (string file in System.IO.Directory.EnumerateFiles(directory, "*.yaml").Order(StringComparer.Ordinal))
         {

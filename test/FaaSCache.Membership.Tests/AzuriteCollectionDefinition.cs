@@ -1,4 +1,4 @@
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Membership.Tests;

@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using FaaSCache.Membership.Cli;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 using Xunit.Abstractions;
 

@@ -1,7 +1,7 @@
 using Azure;
 using Azure.Core;
 using Azure.Core.Pipeline;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Membership.Tests;

@@ -1,6 +1,6 @@
 using System.Collections.Concurrent;
 using FaaSCache.Ownership;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 using Xunit.Abstractions;
 

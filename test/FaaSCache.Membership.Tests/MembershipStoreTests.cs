@@ -1,5 +1,5 @@
 using Azure;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 using Xunit.Abstractions;
 

@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using Azure.Storage.Blobs;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit.Abstractions;
 
 namespace FaaSCache.Membership.Tests;

@@ -2,7 +2,7 @@ using System.Text;
 using FaaSCache.Caching;
 using FaaSCache.Options;
 using FaaSCache.Storage;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Peers.Tests;

@@ -1,7 +1,7 @@
 using System.Text;
 using FaaSCache.Caching;
 using FaaSCache.Options;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Peers.Tests;

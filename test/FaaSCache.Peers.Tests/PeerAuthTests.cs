@@ -1,5 +1,5 @@
 using FaaSCache.Peers.Protocol;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Grpc.Core;
 using Grpc.Net.Client;
 using Xunit;

@@ -1,7 +1,7 @@
 using FaaSCache.Caching;
 using FaaSCache.Options;
 using FaaSCache.Storage;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Grpc.AspNetCore.Server;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;

@@ -1,5 +1,5 @@
 using FaaSCache.Ownership;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Peers.Tests;

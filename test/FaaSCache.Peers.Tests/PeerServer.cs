@@ -1,7 +1,7 @@
 using System.Net;
 using FaaSCache.Caching;
 using FaaSCache.Hosting;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.Extensions.DependencyInjection;

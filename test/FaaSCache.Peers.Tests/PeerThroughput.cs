@@ -9,7 +9,7 @@ using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 
 namespace FaaSCache.Peers.Tests;
 

@@ -1,6 +1,6 @@
 using FaaSCache.Caching;
 using FaaSCache.Storage;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Peers.Tests;

@@ -1,5 +1,5 @@
 using System.Text.RegularExpressions;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
 using Xunit.Abstractions;
 

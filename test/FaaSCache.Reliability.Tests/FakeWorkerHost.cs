@@ -1,7 +1,7 @@
 using System.Text;
 using System.Text.Json;
 using Azure.Storage.Blobs;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Google.Protobuf;
 using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
 

@@ -1,5 +1,4 @@
-using FaaSCache.Benchmarks;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit.Abstractions;
 
 namespace FaaSCache.Reliability.Tests;
@@ -17,7 +16,7 @@ public sealed class FaultScenarioTests(AzuriteFixture azurite, ITestOutputHelper
     [Fact]
     public async Task A_read_whose_owner_is_killed_mid_transfer_returns_the_whole_object_from_storage()
     {
-        ReliabilityRow row = await ReliabilityFaults.OwnerKilledMidTransferAsync(azurite.Server, ReliabilityBenchmark.Quick.TransferMegabytes, _log, CancellationToken.None);
+        ReliabilityRow row = await ReliabilityFaults.OwnerKilledMidTransferAsync(azurite.Server, ReliabilitySuite.Quick.TransferMegabytes, _log, CancellationToken.None);
         AssertClean(row);
     }
 
@@ -33,7 +32,7 @@ public sealed class FaultScenarioTests(AzuriteFixture azurite, ITestOutputHelper
     public async Task Killing_the_owner_during_async_write_back_loses_only_the_pending_writes_and_the_others_still_serve()
     {
         ReliabilityRow row = await ReliabilityFaults.OwnerKilledDuringWriteBackAsync(azurite.Server, 3, _log, CancellationToken.None);
-        Assert.Empty(ReliabilityBenchmark.Failures([row]));
+        Assert.Empty(ReliabilitySuite.Failures([row]));
         Assert.Equal(1, row.WritesLost);
     }
 
@@ -58,7 +57,7 @@ public sealed class FaultScenarioTests(AzuriteFixture azurite, ITestOutputHelper
     public async Task Restarting_storage_under_load_acknowledges_no_write_it_lacks_loses_none_and_the_hosts_serve_after_it(string preset)
     {
         ReliabilityRow row = await ReliabilityStorageRestart.RunAsync(
-            azurite.Server, preset, ReliabilityBenchmark.StorageRestartLoad, ReliabilityBenchmark.StorageRestartDowntime, _log, CancellationToken.None);
+            azurite.Server, preset, ReliabilitySuite.StorageRestartLoad, ReliabilitySuite.StorageRestartDowntime, _log, CancellationToken.None);
         AssertClean(row);
         Assert.True(azurite.Server.IsRunning);
 
@@ -69,7 +68,7 @@ public sealed class FaultScenarioTests(AzuriteFixture azurite, ITestOutputHelper
     [Fact]
     public async Task A_partitioned_owner_that_heals_and_a_slow_or_lossy_peer_link_keep_owner_linearizable()
     {
-        IReadOnlyList<ReliabilityRow> rows = await ReliabilityNetworkFaults.RunAsync(ReliabilityBenchmark.Quick.NetworkOpsPerPhase, _log, CancellationToken.None);
+        IReadOnlyList<ReliabilityRow> rows = await ReliabilityNetworkFaults.RunAsync(ReliabilitySuite.Quick.NetworkOpsPerPhase, _log, CancellationToken.None);
         foreach (ReliabilityRow row in rows)
         {
             AssertClean(row);
@@ -87,6 +86,6 @@ public sealed class FaultScenarioTests(AzuriteFixture azurite, ITestOutputHelper
         }
 
         output.WriteLine(row.ToCsv());
-        Assert.Empty(ReliabilityBenchmark.Failures([row]));
+        Assert.Empty(ReliabilitySuite.Failures([row]));
     }
 }

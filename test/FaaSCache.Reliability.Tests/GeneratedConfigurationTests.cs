@@ -3,7 +3,7 @@ using System.Text.Json.Nodes;
 using CsCheck;
 using FaaSCache.Host.AppModel;
 using FaaSCache.Options;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 
 namespace FaaSCache.Reliability.Tests;
 

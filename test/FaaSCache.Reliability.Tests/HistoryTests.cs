@@ -1,6 +1,5 @@
 using System.Globalization;
-using FaaSCache.Benchmarks;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit.Abstractions;
 
 namespace FaaSCache.Reliability.Tests;
@@ -25,7 +24,7 @@ public sealed class HistoryTests(AzuriteFixture azurite, ITestOutputHelper outpu
     [InlineData("localAsync")]
     public async Task A_concurrent_history_with_a_killed_instance_has_only_the_anomalies_its_preset_allows(string preset)
     {
-        ReliabilityRow row = await ReliabilityHistories.RunAsync(azurite.Server, preset, ReliabilityBenchmark.Quick.HistoryOpsPerClient, 13, _log, CancellationToken.None);
+        ReliabilityRow row = await ReliabilityHistories.RunAsync(azurite.Server, preset, ReliabilitySuite.Quick.HistoryOpsPerClient, 13, _log, CancellationToken.None);
         foreach (string note in row.Notes)
         {
             output.WriteLine(note);
@@ -33,9 +32,9 @@ public sealed class HistoryTests(AzuriteFixture azurite, ITestOutputHelper outpu
 
         output.WriteLine(ReliabilityRow.CsvHeader);
         output.WriteLine(row.ToCsv());
-        Assert.Empty(ReliabilityBenchmark.Failures([row]));
+        Assert.Empty(ReliabilitySuite.Failures([row]));
         Assert.True(row.WritesAcked > 0, $"no write was acknowledged under {preset}");
-        Assert.True(row.Ops >= 6 * ReliabilityBenchmark.Quick.HistoryOpsPerClient, row.Ops.ToString(CultureInfo.InvariantCulture));
+        Assert.True(row.Ops >= 6 * ReliabilitySuite.Quick.HistoryOpsPerClient, row.Ops.ToString(CultureInfo.InvariantCulture));
     }
 
     public void Dispose() => _log.Dispose();

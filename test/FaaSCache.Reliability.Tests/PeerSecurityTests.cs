@@ -1,10 +1,9 @@
 using System.Text;
 using CsCheck;
-using FaaSCache.Benchmarks;
 using FaaSCache.Diagnostics;
 using FaaSCache.Peers;
 using FaaSCache.Peers.Protocol;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Google.Protobuf;
 using Grpc.Core;
 using Grpc.Net.Client;
@@ -119,7 +118,7 @@ public sealed class PeerSecurityTests(AzuriteFixture azurite, ITestOutputHelper 
 
         await ReliabilityFaults.StillServesAsync(rig, [host], row, CancellationToken.None);
         await rig.FinishAsync(row, _log);
-        Assert.Empty(ReliabilityBenchmark.Failures([row]));
+        Assert.Empty(ReliabilitySuite.Failures([row]));
     }
 
     public void Dispose() => _log.Dispose();

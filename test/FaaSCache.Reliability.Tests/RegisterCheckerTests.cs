@@ -1,6 +1,7 @@
 using System.Globalization;
 using CsCheck;
-using FaaSCache.Benchmarks;
+
+using FaaSCache.Testing;
 
 namespace FaaSCache.Reliability.Tests;
 

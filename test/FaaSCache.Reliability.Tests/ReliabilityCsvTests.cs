@@ -1,4 +1,5 @@
-using FaaSCache.Benchmarks;
+
+using FaaSCache.Testing;
 
 namespace FaaSCache.Reliability.Tests;
 

@@ -1,5 +1,4 @@
-using FaaSCache.Benchmarks;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit.Abstractions;
 
 namespace FaaSCache.Reliability.Tests;
@@ -20,7 +19,7 @@ public sealed class SoakAndResourceTests(AzuriteFixture azurite, ITestOutputHelp
         ReliabilityRow row = await ReliabilityShmFull.RunAsync(azurite.Server, _log, CancellationToken.None);
         Print(row);
         Assert.Equal(1, row.Runs);
-        Assert.Empty(ReliabilityBenchmark.Failures([row]));
+        Assert.Empty(ReliabilitySuite.Failures([row]));
         Assert.Equal(0, row.Errors);
     }
 
@@ -35,8 +34,8 @@ public sealed class SoakAndResourceTests(AzuriteFixture azurite, ITestOutputHelp
             Assert.True(samples.Count >= 8, $"{samples.Count} samples");
             // Memory growth is the benchmark's check (open finding: the Python workers' memory grows in the quick run, see the
             // README); 90 s of warm-up-heavy samples cannot tell a leak from heaps filling up, descriptors and maps can.
-            Assert.DoesNotContain(ReliabilityBenchmark.Failures([row]), f => !f.Contains(" memory (MB) grew", StringComparison.Ordinal));
-            Assert.True(File.Exists(Path.Combine(results, "reliability-soak.png")));
+            Assert.DoesNotContain(ReliabilitySuite.Failures([row]), f => !f.Contains(" memory (MB) grew", StringComparison.Ordinal));
+            Assert.True(File.Exists(Path.Combine(results, "reliability-soak.csv")));
         }
         finally
         {

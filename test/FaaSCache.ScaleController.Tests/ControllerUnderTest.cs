@@ -4,7 +4,7 @@ using System.Text.Json.Serialization;
 using FaaSCache.ScaleController.Instances;
 using FaaSCache.ScaleController.Options;
 using FaaSCache.ScaleController.Status;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;

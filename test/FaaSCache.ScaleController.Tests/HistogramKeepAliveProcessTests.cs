@@ -3,7 +3,7 @@ using FaaSCache.ScaleController.Decisions;
 using FaaSCache.ScaleController.KeepAlive;
 using FaaSCache.ScaleController.Options;
 using FaaSCache.ScaleController.Status;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit.Abstractions;
 
 namespace FaaSCache.ScaleController.Tests;

@@ -1,7 +1,7 @@
 using Azure.Storage.Blobs;
 using FaaSCache.Membership;
 using FaaSCache.ScaleController.Instances;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Time.Testing;
 

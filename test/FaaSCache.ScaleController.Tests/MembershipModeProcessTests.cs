@@ -4,7 +4,7 @@ using FaaSCache.Peers;
 using FaaSCache.ScaleController.Options;
 using FaaSCache.ScaleController.Status;
 using FaaSCache.Scaling.Protocol;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Grpc.Core;
 using Grpc.Net.Client;
 using Xunit.Abstractions;

@@ -4,7 +4,7 @@ using FaaSCache.Options;
 using FaaSCache.Scaling;
 using FaaSCache.Scaling.Voters;
 using FaaSCache.SharedMemory;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Microsoft.Azure.WebJobs.Host.Scale;
 using Microsoft.Extensions.Time.Testing;
 using Xunit;

@@ -55,7 +55,7 @@ public sealed class LatencyModelTests : IDisposable
     [Fact]
     public void The_repositorys_own_results_load()
     {
-        string results = Path.Combine(FaaSCache.TestSupport.RepositoryRoot.Find(), "benchmarks", "results");
+        string results = Path.Combine(FaaSCache.Testing.RepositoryRoot.Find(), "benchmarks", "results");
 
         LatencyModel model = LatencyModel.Load(results, strongConsistency: true);
 

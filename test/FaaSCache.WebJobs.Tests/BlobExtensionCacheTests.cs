@@ -2,7 +2,7 @@ using System.Security.Cryptography;
 using System.Text;
 using Azure.Storage.Blobs;
 using FaaSCache.Ownership;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Microsoft.Azure.WebJobs;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;

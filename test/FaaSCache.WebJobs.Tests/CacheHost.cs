@@ -1,6 +1,6 @@
 using FaaSCache.Caching;
 using FaaSCache.SharedMemory;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Microsoft.Azure.WebJobs;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;

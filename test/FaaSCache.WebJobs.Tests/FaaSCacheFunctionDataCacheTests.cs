@@ -1,6 +1,6 @@
 using System.Text;
 using Azure.Storage.Blobs;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Microsoft.Azure.WebJobs;
 using Xunit;
 

@@ -1,7 +1,7 @@
 using System.Reflection;
 using FaaSCache.Caching;
 using FaaSCache.Options;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Microsoft.Azure.WebJobs;
 using Microsoft.Azure.WebJobs.Host.Config;
 using Microsoft.Azure.WebJobs.Hosting;

@@ -1,6 +1,6 @@
 using FaaSCache.Caching;
 using FaaSCache.Ownership;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Microsoft.Extensions.DependencyInjection;
 using Xunit;
 

@@ -1,7 +1,7 @@
 using System.Collections.Concurrent;
 using Azure.Storage.Blobs;
 using FaaSCache.Caching;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Microsoft.Azure.WebJobs;
 using Microsoft.Azure.WebJobs.Host.Scale;
 using Microsoft.Extensions.DependencyInjection;

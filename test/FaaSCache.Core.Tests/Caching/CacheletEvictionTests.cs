@@ -1,7 +1,7 @@
 using FaaSCache.Caching;
 using FaaSCache.Ownership;
 using FaaSCache.Options;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Microsoft.Extensions.Time.Testing;
 using Xunit;
 

@@ -4,7 +4,7 @@ using FaaSCache.Options;
 using FaaSCache.Ownership;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 
 namespace FaaSCache.Core.Tests.Caching;
 

@@ -3,7 +3,7 @@ using FaaSCache.Hosting;
 using FaaSCache.Options;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Microsoft.Extensions.Options;
 using Xunit;
 

@@ -5,7 +5,7 @@ using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Core.Tests.Caching;

@@ -4,7 +4,7 @@ using FaaSCache.Ownership;
 using FaaSCache.Options;
 using FaaSCache.Scaling;
 using FaaSCache.SharedMemory;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Core.Tests.Caching;

@@ -1,6 +1,6 @@
 using FaaSCache.Caching;
 using FaaSCache.SharedMemory;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Core.Tests.Caching;

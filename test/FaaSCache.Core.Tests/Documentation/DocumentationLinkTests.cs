@@ -1,5 +1,5 @@
 using System.Text.RegularExpressions;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Core.Tests.Documentation;

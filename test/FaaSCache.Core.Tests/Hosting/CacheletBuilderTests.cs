@@ -2,7 +2,7 @@ using System.Text;
 using FaaSCache.Caching;
 using FaaSCache.Hosting;
 using FaaSCache.Options;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Core.Tests.Hosting;

@@ -4,7 +4,7 @@ using FaaSCache.Core.Tests.Caching;
 using FaaSCache.Memory;
 using FaaSCache.Options;
 using FaaSCache.Storage;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Microsoft.Extensions.Time.Testing;
 using Xunit;
 

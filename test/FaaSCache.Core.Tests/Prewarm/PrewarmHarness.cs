@@ -5,7 +5,7 @@ using FaaSCache.Ownership;
 using FaaSCache.Prewarm;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Microsoft.Extensions.Time.Testing;
 
 namespace FaaSCache.Core.Tests.Prewarm;

@@ -3,7 +3,7 @@ using FaaSCache.Core.Tests.Caching;
 using FaaSCache.Ownership;
 using FaaSCache.Prewarm;
 using FaaSCache.Storage;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Core.Tests.Prewarm;

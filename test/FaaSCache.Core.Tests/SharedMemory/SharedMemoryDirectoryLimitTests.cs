@@ -2,7 +2,7 @@ using FaaSCache.Caching;
 using FaaSCache.Hosting;
 using FaaSCache.Options;
 using FaaSCache.SharedMemory;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Microsoft.Extensions.Logging;
 using Xunit;
 

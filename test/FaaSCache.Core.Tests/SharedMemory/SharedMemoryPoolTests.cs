@@ -1,5 +1,5 @@
 using FaaSCache.SharedMemory;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Core.Tests.SharedMemory;

@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using FaaSCache.SharedMemory;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Core.Tests.SharedMemory;

@@ -5,7 +5,7 @@ using System.Text;
 using Azure.Core;
 using Azure.Core.Pipeline;
 using Azure.Storage.Blobs;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Core.Tests.TestSupport;

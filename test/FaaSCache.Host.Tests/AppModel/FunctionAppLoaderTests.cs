@@ -1,6 +1,6 @@
 using System.Collections;
 using FaaSCache.Host.AppModel;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Host.Tests.AppModel;

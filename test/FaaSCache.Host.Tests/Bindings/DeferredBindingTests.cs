@@ -1,7 +1,7 @@
 using System.Text.Json.Nodes;
 using FaaSCache.Host.AppModel;
 using FaaSCache.Host.Bindings;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Host.Tests.Bindings;

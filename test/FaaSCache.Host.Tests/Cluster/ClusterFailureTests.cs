@@ -2,7 +2,7 @@ using FaaSCache.Diagnostics;
 using System.Diagnostics;
 using System.Security.Cryptography;
 using System.Text;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 using Xunit.Abstractions;
 

@@ -1,6 +1,6 @@
 using FaaSCache.Diagnostics;
 using System.Security.Cryptography;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 using Xunit.Abstractions;
 

@@ -1,7 +1,7 @@
 using System.Diagnostics;
 using System.Globalization;
 using System.Text.RegularExpressions;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 using Xunit.Abstractions;
 

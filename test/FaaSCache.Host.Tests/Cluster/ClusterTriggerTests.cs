@@ -1,6 +1,6 @@
 using System.Globalization;
 using FaaSCache.Diagnostics;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 using Xunit.Abstractions;
 

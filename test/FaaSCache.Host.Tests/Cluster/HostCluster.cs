@@ -7,7 +7,7 @@ using System.Text.Json;
 using Azure.Storage.Blobs;
 using FaaSCache.Membership;
 using FaaSCache.Ownership;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 using Xunit.Abstractions;
 

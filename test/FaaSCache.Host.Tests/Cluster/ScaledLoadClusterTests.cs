@@ -5,7 +5,7 @@ using Azure.Storage.Blobs.Models;
 using FaaSCache.Diagnostics;
 using FaaSCache.Host.Admin;
 using FaaSCache.Storage;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 using Xunit.Abstractions;
 

@@ -2,7 +2,7 @@ using System.Text;
 using System.Text.Json.Nodes;
 using Azure.Storage.Blobs;
 using FaaSCache.Diagnostics;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Host.Tests.Conformance;

@@ -3,7 +3,7 @@ using System.Net.Http.Json;
 using System.Text;
 using System.Text.Json;
 using FaaSCache.Diagnostics;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Host.Tests.EndToEnd;

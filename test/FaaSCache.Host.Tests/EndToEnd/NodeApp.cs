@@ -1,4 +1,4 @@
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 
 namespace FaaSCache.Host.Tests.EndToEnd;
 

@@ -1,5 +1,5 @@
 using System.Text.Json;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Host.Tests.EndToEnd;

@@ -2,7 +2,7 @@ using System.Diagnostics;
 using System.Net;
 using FaaSCache.Diagnostics;
 using FaaSCache.Prewarm;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Host.Tests.EndToEnd;

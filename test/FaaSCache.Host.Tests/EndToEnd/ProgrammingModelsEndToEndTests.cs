@@ -1,6 +1,6 @@
 using System.Text.Json;
 using FaaSCache.Diagnostics;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Host.Tests.EndToEnd;

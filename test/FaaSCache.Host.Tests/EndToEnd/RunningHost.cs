@@ -1,5 +1,5 @@
 using Azure.Storage.Blobs;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 
 namespace FaaSCache.Host.Tests.EndToEnd;
 

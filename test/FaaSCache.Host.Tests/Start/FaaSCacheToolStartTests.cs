@@ -6,7 +6,7 @@ using System.Text.Json;
 using Azure.Storage.Blobs;
 using FaaSCache.Diagnostics;
 using FaaSCache.Hosting;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Host.Tests.Start;

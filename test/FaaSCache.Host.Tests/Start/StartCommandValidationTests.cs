@@ -1,5 +1,5 @@
 using FaaSCache.Host.Start;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Host.Tests.Start;

@@ -1,6 +1,6 @@
 using FaaSCache.Diagnostics;
 using System.Net;
-using FaaSCache.TestSupport;
+using FaaSCache.Testing;
 using Xunit;
 
 namespace FaaSCache.Host.Tests.Start;

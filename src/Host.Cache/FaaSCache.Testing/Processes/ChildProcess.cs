@@ -1,0 +1,131 @@
+using System.Diagnostics;
+using System.Text;
+
+namespace FaaSCache.Testing;
+
+/// <summary>
+/// A started server process whose stdout/stderr are captured (bounded) and drained, killed with its
+/// whole tree on dispose and, failing that, when the test process exits.
+/// </summary>
+internal sealed class ChildProcess : IAsyncDisposable
+{
+    private const int MaxCapturedChars = 64 * 1024;
+    private static readonly TimeSpan KillTimeout = TimeSpan.FromSeconds(15);
+
+    private readonly Process _process;
+    private readonly StringBuilder _stdout = new();
+    private readonly StringBuilder _stderr = new();
+    private readonly Lock _gate = new();
+    private IDisposable? _exitRegistration;
+    private int _disposed;
+
+    private ChildProcess(Process process) => _process = process;
+
+    public int Id { get; private set; }
+
+    public bool HasExited => _process.HasExited;
+
+    public int? ExitCode => _process.HasExited ? _process.ExitCode : null;
+
+    /// <summary>What the process wrote so far (stderr first), for error messages.</summary>
+    public string CapturedOutput
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return $"--- stderr ---{Environment.NewLine}{_stderr}--- stdout ---{Environment.NewLine}{_stdout}";
+            }
+        }
+    }
+
+    /// <summary>Starts <paramref name="fileName"/>; throws <see cref="System.ComponentModel.Win32Exception"/> when it cannot be run.</summary>
+    public static ChildProcess Start(string fileName, IEnumerable<string> arguments, string workingDirectory)
+    {
+        var startInfo = new ProcessStartInfo(fileName)
+        {
+            UseShellExecute = false,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            CreateNoWindow = true,
+            WorkingDirectory = workingDirectory,
+        };
+        foreach (var argument in arguments)
+        {
+            startInfo.ArgumentList.Add(argument);
+        }
+
+        var process = new Process { StartInfo = startInfo, EnableRaisingEvents = true };
+        var child = new ChildProcess(process);
+        process.OutputDataReceived += (_, e) => child.Append(child._stdout, e.Data);
+        process.ErrorDataReceived += (_, e) => child.Append(child._stderr, e.Data);
+        try
+        {
+            process.Start();
+        }
+        catch
+        {
+            process.Dispose();
+            throw;
+        }
+
+        child.Id = process.Id;
+        child._exitRegistration = ProcessExitCleanup.Register(() => ProcessTree.Kill(process));
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        return child;
+    }
+
+    /// <summary>Waits at most <paramref name="timeout"/> for the process to exit; true when it has.</summary>
+    public async Task<bool> WaitForExitAsync(TimeSpan timeout)
+    {
+        using var cts = new CancellationTokenSource(timeout);
+        try
+        {
+            await _process.WaitForExitAsync(cts.Token);
+            return true;
+        }
+        catch (OperationCanceledException)
+        {
+            return _process.HasExited;
+        }
+    }
+
+    /// <summary>SIGKILLs the process tree and waits for it to exit, keeping the handle (its output and exit code stay readable).</summary>
+    public Task KillAsync() => ProcessTree.KillAsync(_process, KillTimeout);
+
+    /// <summary>Kills the process tree and waits for it to exit.</summary>
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        try
+        {
+            await ProcessTree.KillAsync(_process, KillTimeout);
+        }
+        finally
+        {
+            _exitRegistration?.Dispose();
+            _process.Dispose();
+        }
+    }
+
+    private void Append(StringBuilder target, string? line)
+    {
+        if (line is null)
+        {
+            return;
+        }
+
+        lock (_gate)
+        {
+            if (target.Length < MaxCapturedChars)
+            {
+                target.AppendLine(line);
+            }
+        }
+    }
+}
