@@ -1,7 +1,7 @@
 using System.Globalization;
 using System.Text;
+using FaaSCache.Bandwidth;
 using FaaSCache.Host.Admin;
-using FaaSCache.Scaling;
 
 namespace FaaSCache.Benchmarks;
 

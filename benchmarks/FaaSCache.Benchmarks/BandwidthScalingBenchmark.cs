@@ -1,8 +1,8 @@
 using System.Diagnostics;
 using System.Globalization;
+using FaaSCache.Bandwidth;
 using FaaSCache.Host.Admin;
 using FaaSCache.NetworkEmulation;
-using FaaSCache.Scaling;
 using FaaSCache.Storage;
 using FaaSCache.Testing;
 

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Globalization;
 using Azure.Storage.Blobs;
 using FaaSCache.Caching;
+using FaaSCache.Cluster;
 using FaaSCache.Hosting;
 using FaaSCache.Membership;
 using FaaSCache.NetworkEmulation;

@@ -10,7 +10,7 @@ using Xunit.Abstractions;
 
 using FaaSCache.Ownership;
 
-using FaaSCache.Peers;
+using FaaSCache.Cluster;
 
 namespace FaaSCache.Membership.Tests;
 

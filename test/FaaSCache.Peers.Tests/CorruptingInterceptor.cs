@@ -1,3 +1,4 @@
+using FaaSCache.Cluster;
 using FaaSCache.Peers.Protocol;
 using Google.Protobuf;
 using Grpc.Core;

@@ -1,5 +1,6 @@
 using System.Text;
 using FaaSCache.Caching;
+using FaaSCache.Cluster;
 using FaaSCache.Options;
 using FaaSCache.Storage;
 using FaaSCache.Testing;

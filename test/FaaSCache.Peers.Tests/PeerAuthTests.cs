@@ -1,3 +1,4 @@
+using FaaSCache.Cluster;
 using FaaSCache.Peers.Protocol;
 using FaaSCache.Testing;
 using Grpc.Core;

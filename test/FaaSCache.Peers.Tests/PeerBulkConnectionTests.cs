@@ -1,5 +1,6 @@
 using System.Net;
 using System.Net.Sockets;
+using FaaSCache.Cluster;
 using Xunit;
 
 namespace FaaSCache.Peers.Tests;

@@ -1,5 +1,6 @@
 using System.Net;
 using FaaSCache.Caching;
+using FaaSCache.Cluster;
 using FaaSCache.Storage;
 using FaaSCache.Testing;
 using Grpc.Core;

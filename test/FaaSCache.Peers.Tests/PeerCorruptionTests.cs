@@ -1,4 +1,5 @@
 using FaaSCache.Caching;
+using FaaSCache.Cluster;
 using FaaSCache.Options;
 using FaaSCache.Storage;
 using FaaSCache.Testing;

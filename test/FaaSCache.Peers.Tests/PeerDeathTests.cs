@@ -1,9 +1,10 @@
 using Azure.Storage.Blobs;
 using FaaSCache.Caching;
+using FaaSCache.Cluster;
 using FaaSCache.Diagnostics;
 using FaaSCache.Hosting;
-using FaaSCache.Ownership;
 using FaaSCache.Options;
+using FaaSCache.Ownership;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
 using FaaSCache.Testing;

@@ -1,3 +1,4 @@
+using FaaSCache.Cluster;
 using Microsoft.Extensions.Options;
 using Xunit;
 

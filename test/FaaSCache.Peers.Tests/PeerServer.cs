@@ -1,5 +1,6 @@
 using System.Net;
 using FaaSCache.Caching;
+using FaaSCache.Cluster;
 using FaaSCache.Hosting;
 using FaaSCache.Testing;
 using Microsoft.AspNetCore.Builder;

@@ -1,3 +1,4 @@
+using FaaSCache.Cluster;
 using FaaSCache.Testing;
 using Xunit;
 using Xunit.Abstractions;

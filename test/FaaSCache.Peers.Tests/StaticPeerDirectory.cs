@@ -2,6 +2,7 @@ using System.Collections.Concurrent;
 using FaaSCache.Ownership;
 
 using FaaSCache.Peers;
+using FaaSCache.Cluster;
 
 namespace FaaSCache.Peers.Tests;
 

@@ -1,7 +1,7 @@
 using System.Text;
 using CsCheck;
+using FaaSCache.Cluster;
 using FaaSCache.Diagnostics;
-using FaaSCache.Peers;
 using FaaSCache.Peers.Protocol;
 using FaaSCache.Testing;
 using Google.Protobuf;

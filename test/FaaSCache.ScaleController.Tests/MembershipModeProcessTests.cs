@@ -1,6 +1,6 @@
 using System.Net;
+using FaaSCache.Cluster;
 using FaaSCache.Keda.ExternalScaler;
-using FaaSCache.Peers;
 using FaaSCache.ScaleController.Options;
 using FaaSCache.ScaleController.Status;
 using FaaSCache.Scaling.Protocol;

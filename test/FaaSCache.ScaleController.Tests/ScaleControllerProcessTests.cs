@@ -1,5 +1,5 @@
 using System.Net;
-using FaaSCache.Peers;
+using FaaSCache.Cluster;
 using FaaSCache.ScaleController.Decisions;
 using FaaSCache.ScaleController.Instances;
 using FaaSCache.ScaleController.Status;

@@ -1,3 +1,4 @@
+using FaaSCache.Bandwidth;
 using FaaSCache.Caching;
 using FaaSCache.Hosting;
 using FaaSCache.Options;

@@ -1,6 +1,7 @@
 using System.Net;
 using System.Net.Sockets;
 using FaaSCache.Caching;
+using FaaSCache.Cluster;
 using FaaSCache.Peers.Protocol;
 using Google.Protobuf;
 using Grpc.Core;

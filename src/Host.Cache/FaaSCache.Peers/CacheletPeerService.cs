@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.IO.Hashing;
 using FaaSCache.Caching;
+using FaaSCache.Cluster;
 using FaaSCache.Peers.Protocol;
 using FaaSCache.Storage;
 using Google.Protobuf;

@@ -1,4 +1,5 @@
 using System.IO.Hashing;
+using FaaSCache.Cluster;
 
 namespace FaaSCache.Peers;
 

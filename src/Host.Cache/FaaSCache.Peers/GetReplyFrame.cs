@@ -1,4 +1,5 @@
 using System.Buffers;
+using FaaSCache.Cluster;
 using FaaSCache.Peers.Protocol;
 using Grpc.Core;
 

@@ -1,3 +1,4 @@
+using FaaSCache.Cluster;
 using FaaSCache.Ownership;
 using FaaSCache.Peers.Protocol;
 using Grpc.Core;

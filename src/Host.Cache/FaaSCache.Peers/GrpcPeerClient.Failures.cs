@@ -1,3 +1,4 @@
+using FaaSCache.Cluster;
 using FaaSCache.Storage;
 using Grpc.Core;
 using Microsoft.Extensions.Logging;

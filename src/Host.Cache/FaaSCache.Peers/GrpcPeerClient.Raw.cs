@@ -1,6 +1,7 @@
 using System.Buffers.Binary;
 using System.Net.Sockets;
 using System.Text;
+using FaaSCache.Cluster;
 using FaaSCache.Storage;
 
 namespace FaaSCache.Peers;

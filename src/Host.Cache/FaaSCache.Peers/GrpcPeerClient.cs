@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Collections.Concurrent;
 using System.IO.Hashing;
+using FaaSCache.Cluster;
 using FaaSCache.Ownership;
 using FaaSCache.Peers.Protocol;
 using FaaSCache.Storage;

@@ -1,3 +1,4 @@
+using FaaSCache.Cluster;
 using Microsoft.Extensions.Options;
 
 namespace FaaSCache.Peers;

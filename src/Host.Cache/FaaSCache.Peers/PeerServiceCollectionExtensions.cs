@@ -1,5 +1,6 @@
 using System.Net;
 using FaaSCache.Caching;
+using FaaSCache.Cluster;
 using FaaSCache.Ownership;
 using Grpc.AspNetCore.Server;
 using Microsoft.AspNetCore.Builder;

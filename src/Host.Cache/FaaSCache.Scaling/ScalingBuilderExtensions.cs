@@ -1,8 +1,9 @@
+using FaaSCache.Bandwidth;
 using FaaSCache.Caching;
+using FaaSCache.Cluster;
 using FaaSCache.Hosting;
 using FaaSCache.Options;
 using FaaSCache.Ownership;
-using FaaSCache.Peers;
 using FaaSCache.Prewarm;
 using FaaSCache.Scaling.Grpc;
 using FaaSCache.Scaling.Voters;

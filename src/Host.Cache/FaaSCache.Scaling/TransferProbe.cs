@@ -1,6 +1,7 @@
+using FaaSCache.Bandwidth;
+using FaaSCache.Cluster;
 using FaaSCache.Options;
 using FaaSCache.Ownership;
-using FaaSCache.Peers;
 using FaaSCache.Storage;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;

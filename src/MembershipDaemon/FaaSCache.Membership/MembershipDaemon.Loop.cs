@@ -1,10 +1,9 @@
 using System.Collections.Frozen;
+using FaaSCache.Options;
+using FaaSCache.Ownership;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
-using FaaSCache.Options;
-using FaaSCache.Ownership;
-using FaaSCache.Peers;
 
 namespace FaaSCache.Membership;
 

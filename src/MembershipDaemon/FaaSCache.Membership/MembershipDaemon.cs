@@ -5,7 +5,7 @@ using Microsoft.Extensions.Logging.Abstractions;
 
 using FaaSCache.Options;
 using FaaSCache.Ownership;
-using FaaSCache.Peers;
+using FaaSCache.Cluster;
 
 namespace FaaSCache.Membership;
 

@@ -1,8 +1,8 @@
 using System.Net;
+using FaaSCache.Cluster;
 using FaaSCache.Hosting;
 using FaaSCache.Keda;
 using FaaSCache.Membership;
-using FaaSCache.Peers;
 using FaaSCache.ScaleController.Decisions;
 using FaaSCache.ScaleController.FrontDoor;
 using FaaSCache.ScaleController.Grpc;

@@ -1,5 +1,5 @@
 using FaaSCache.Caching;
-using FaaSCache.Peers;
+using FaaSCache.Cluster;
 
 namespace FaaSCache.Core.Tests.Caching;
 

@@ -1,8 +1,8 @@
+using FaaSCache.Bandwidth;
 using FaaSCache.Caching;
 using FaaSCache.Hosting;
-using FaaSCache.Ownership;
 using FaaSCache.Options;
-using FaaSCache.Scaling;
+using FaaSCache.Ownership;
 using FaaSCache.SharedMemory;
 using FaaSCache.Testing;
 using Xunit;

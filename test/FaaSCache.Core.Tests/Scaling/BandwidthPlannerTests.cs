@@ -1,4 +1,4 @@
-using FaaSCache.Scaling;
+using FaaSCache.Bandwidth;
 using Xunit;
 
 namespace FaaSCache.Core.Tests.Scaling;

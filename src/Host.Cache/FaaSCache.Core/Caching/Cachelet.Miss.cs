@@ -1,5 +1,5 @@
+using FaaSCache.Cluster;
 using FaaSCache.Ownership;
-using FaaSCache.Peers;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
 using Microsoft.Extensions.Logging;

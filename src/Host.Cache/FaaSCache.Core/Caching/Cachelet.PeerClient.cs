@@ -1,6 +1,6 @@
-using FaaSCache.Ownership;
+using FaaSCache.Cluster;
 using FaaSCache.Options;
-using FaaSCache.Peers;
+using FaaSCache.Ownership;
 using FaaSCache.SharedMemory;
 using Microsoft.Extensions.Logging;
 

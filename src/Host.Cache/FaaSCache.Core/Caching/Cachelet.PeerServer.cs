@@ -1,4 +1,4 @@
-using FaaSCache.Peers;
+using FaaSCache.Cluster;
 using FaaSCache.SharedMemory;
 
 namespace FaaSCache.Caching;

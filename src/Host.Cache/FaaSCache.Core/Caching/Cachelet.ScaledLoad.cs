@@ -1,4 +1,4 @@
-using FaaSCache.Scaling;
+using FaaSCache.Bandwidth;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
 using Microsoft.Extensions.Logging;

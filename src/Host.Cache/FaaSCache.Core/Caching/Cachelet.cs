@@ -1,7 +1,8 @@
+using FaaSCache.Bandwidth;
+using FaaSCache.Cluster;
 using FaaSCache.Diagnostics;
-using FaaSCache.Ownership;
 using FaaSCache.Options;
-using FaaSCache.Peers;
+using FaaSCache.Ownership;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
 using Microsoft.Extensions.Logging;
@@ -55,7 +56,7 @@ public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersion
         ILogger<Cachelet>? logger = null,
         bool ownsSharedMemory = true,
         IPeerClient? peers = null,
-        Scaling.BandwidthScaler? bandwidth = null)
+        Bandwidth.BandwidthScaler? bandwidth = null)
     {
         FaaSCacheOptionsValidator.ThrowIfInvalid(new FaaSCacheOptionsValidator().Validate(null, options));
 

@@ -1,8 +1,8 @@
 using System.Security.Cryptography;
+using FaaSCache.Bandwidth;
+using FaaSCache.Cluster;
 using FaaSCache.Diagnostics;
 using FaaSCache.Ownership;
-using FaaSCache.Peers;
-using FaaSCache.Scaling;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
 using Microsoft.Extensions.Logging;

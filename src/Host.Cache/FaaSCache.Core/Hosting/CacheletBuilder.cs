@@ -1,7 +1,8 @@
+using FaaSCache.Bandwidth;
 using FaaSCache.Caching;
+using FaaSCache.Cluster;
 using FaaSCache.Options;
 using FaaSCache.Ownership;
-using FaaSCache.Peers;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
 using Microsoft.Extensions.Configuration;
@@ -73,7 +74,7 @@ public sealed class CacheletBuilder
     public CacheletBuilder WithTime(TimeProvider time) => Add(time);
 
     /// <summary>Scales large misses out with <paramref name="bandwidth"/> (§4).</summary>
-    public CacheletBuilder WithBandwidth(Scaling.BandwidthScaler bandwidth) => Add(bandwidth);
+    public CacheletBuilder WithBandwidth(Bandwidth.BandwidthScaler bandwidth) => Add(bandwidth);
 
     /// <summary>Logs through <paramref name="loggerFactory"/>.</summary>
     public CacheletBuilder WithLogging(ILoggerFactory loggerFactory)

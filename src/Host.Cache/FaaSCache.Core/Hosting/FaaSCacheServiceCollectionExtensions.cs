@@ -1,7 +1,8 @@
+using FaaSCache.Bandwidth;
 using FaaSCache.Caching;
+using FaaSCache.Cluster;
 using FaaSCache.Options;
 using FaaSCache.Ownership;
-using FaaSCache.Peers;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
 using Microsoft.Extensions.Configuration;
@@ -79,7 +80,7 @@ public static class FaaSCacheServiceCollectionExtensions
             sp.GetService<ILogger<Cachelet>>(),
             ownsSharedMemory: false, // the container owns the store, which users may replace or share
             peers: sp.GetService<IPeerClient>(),
-            bandwidth: sp.GetService<Scaling.BandwidthScaler>()));
+            bandwidth: sp.GetService<Bandwidth.BandwidthScaler>()));
         services.TryAddSingleton<IObjectCache>(sp => sp.GetRequiredService<Cachelet>());
         services.TryAddSingleton<IPeerServingCache>(sp => sp.GetRequiredService<Cachelet>());
         services.TryAddSingleton<IVersionedCache>(sp => sp.GetRequiredService<Cachelet>());

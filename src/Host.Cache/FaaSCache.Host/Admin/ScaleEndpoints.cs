@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using FaaSCache.Bandwidth;
 using FaaSCache.Caching;
 using FaaSCache.Scaling;
 using FaaSCache.Scaling.Voters;

@@ -1,4 +1,5 @@
-using FaaSCache.Peers;
+using FaaSCache.Bandwidth;
+using FaaSCache.Cluster;
 using FaaSCache.Scaling.Protocol;
 using Grpc.Core;
 using Grpc.Net.Client;

@@ -1,4 +1,5 @@
 using System.Globalization;
+using FaaSCache.Bandwidth;
 using Microsoft.Azure.WebJobs.Host.Scale;
 
 namespace FaaSCache.Scaling.Voters;

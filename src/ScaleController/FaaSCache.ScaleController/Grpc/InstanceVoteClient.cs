@@ -1,5 +1,5 @@
 using System.Collections.Concurrent;
-using FaaSCache.Peers;
+using FaaSCache.Cluster;
 using FaaSCache.ScaleController.Decisions;
 using FaaSCache.ScaleController.Instances;
 using FaaSCache.Scaling.Protocol;

@@ -1,4 +1,4 @@
-namespace FaaSCache.Peers;
+namespace FaaSCache.Cluster;
 
 /// <summary>Where each member's peer service listens (kept up to date by the membership daemon).</summary>
 public interface IPeerDirectory

@@ -1,4 +1,4 @@
-namespace FaaSCache.Scaling;
+namespace FaaSCache.Bandwidth;
 
 /// <summary>
 /// §4, bandwidth scaling as the cachelet uses it: the measured profile, the planner, the controller to ask for more

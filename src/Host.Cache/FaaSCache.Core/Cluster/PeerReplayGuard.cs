@@ -1,13 +1,13 @@
 using System.Collections.Concurrent;
 
-namespace FaaSCache.Peers;
+namespace FaaSCache.Cluster;
 
 /// <summary>
 /// Remembers the nonces of accepted tokens until they expire (a token is only accepted within the clock skew of its
 /// time), so a captured token is accepted once only. About 50 bytes per call for twice the allowed skew: at the
 /// default 30 s, 1,000 calls a second cost 3 MB.
 /// </summary>
-internal sealed class PeerReplayGuard
+public sealed class PeerReplayGuard
 {
     private const int PruneEvery = 4096;
     private readonly ConcurrentDictionary<UInt128, long> _seen = new();

@@ -1,4 +1,4 @@
-namespace FaaSCache.Scaling;
+namespace FaaSCache.Bandwidth;
 
 /// <summary>The controller's answer to an unrequested vote.</summary>
 /// <param name="Accepted">False when the controller refused (e.g. already at its maximum).</param>

@@ -1,4 +1,4 @@
-namespace FaaSCache.Peers;
+namespace FaaSCache.Cluster;
 
 /// <summary>Receives an object's bytes from a peer as they stream in (verified before the stream ends cleanly).</summary>
 /// <typeparam name="T">What the consumer makes of the body.</typeparam>

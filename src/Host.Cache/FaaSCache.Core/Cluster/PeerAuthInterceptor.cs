@@ -4,7 +4,7 @@ using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Options;
 
-namespace FaaSCache.Peers;
+namespace FaaSCache.Cluster;
 
 /// <summary>
 /// Refuses peer calls that do not carry a fresh, unreplayed token made with the app's <see cref="PeerKey"/>:

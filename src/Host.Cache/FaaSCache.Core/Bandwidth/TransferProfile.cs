@@ -1,4 +1,4 @@
-namespace FaaSCache.Scaling;
+namespace FaaSCache.Bandwidth;
 
 /// <summary>
 /// What a bandwidth-scaled load costs on this instance's links, as measured (§4: T_Load, BW_BS and BW_Inst are profiled,

@@ -1,4 +1,4 @@
-namespace FaaSCache.Scaling;
+namespace FaaSCache.Bandwidth;
 
 /// <summary>One bandwidth-scaled load (§4), as the bandwidth voter and the benchmarks see it.</summary>
 /// <param name="At">When it finished.</param>

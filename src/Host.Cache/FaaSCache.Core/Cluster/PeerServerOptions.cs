@@ -1,6 +1,6 @@
 using Microsoft.Extensions.Options;
 
-namespace FaaSCache.Peers;
+namespace FaaSCache.Cluster;
 
 /// <summary>Options of the peer service (the server side of cachelet-to-cachelet calls).</summary>
 public sealed class PeerServerOptions
@@ -18,7 +18,7 @@ public sealed class PeerServerOptions
     public TimeSpan MaxClockSkew { get; set; } = TimeSpan.FromSeconds(30);
 
     /// <summary>Throws <see cref="OptionsValidationException"/> naming every setting missing or out of range.</summary>
-    internal void Validate()
+    public void Validate()
     {
         List<string> failures = [];
         if (Key is null)

@@ -1,4 +1,4 @@
-namespace FaaSCache.Scaling;
+namespace FaaSCache.Bandwidth;
 
 /// <summary>
 /// Keeps <see cref="TransferProfile"/> current from what this instance actually moves (§4: "periodically profiles

@@ -3,7 +3,7 @@ using System.Globalization;
 using System.Security.Cryptography;
 using System.Text;
 
-namespace FaaSCache.Peers;
+namespace FaaSCache.Cluster;
 
 /// <summary>Outcome of checking a peer token.</summary>
 public enum PeerTokenCheck

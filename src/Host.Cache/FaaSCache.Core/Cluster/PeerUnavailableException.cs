@@ -1,4 +1,4 @@
-namespace FaaSCache.Peers;
+namespace FaaSCache.Cluster;
 
 /// <summary>A peer cannot be reached, refused the call, or a transfer from it failed.</summary>
 public sealed class PeerUnavailableException : Exception

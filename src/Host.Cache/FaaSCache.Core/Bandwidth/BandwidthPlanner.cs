@@ -1,4 +1,4 @@
-namespace FaaSCache.Scaling;
+namespace FaaSCache.Bandwidth;
 
 /// <summary>The planner's choice for one object: how many instances should share its download, and why.</summary>
 /// <param name="Instances">N, the instances that download a range each (1 = the requester alone).</param>
