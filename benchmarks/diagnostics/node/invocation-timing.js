@@ -4,15 +4,15 @@
  * garbage collections.
  *
  * Preloaded with NODE_OPTIONS="--require <this file>" (the benchmark sets it for the worker through the host's
- * environment; nothing in the worker changes). Once the worker's lib/dispatcher.js is loaded it wraps three
- * methods of its Dispatcher, and it observes V8's GCs; it writes to stderr, which the host forwards to its log:
+ * environment; nothing in the worker changes). Once the worker's lib/dispatcher.js is loaded it wraps two
+ * methods of its Dispatcher and its SharedMemoryManager's openInput, and it observes V8's GCs; it writes to stderr, which the host forwards to its log:
  *
  *   FAASCACHE-DIAG invocation <id> start=<ms> end=<ms> total_ms=<> prepare_ms=<>
  *   FAASCACHE-DIAG gc <major|minor|incremental|weakcb> start=<ms> duration_ms=<>
  *
  * total: the InvocationRequest handed to the dispatcher (after gRPC decoding) -> the InvocationResponse queued
- * (before gRPC encoding); prepare: binding the inputs (for a blob in shared memory: open and mmap the file and
- * wrap it in a Buffer). start/end are performance.now() of the worker, the GCs' clock, so a GC can be
+ * (before gRPC encoding); prepare: handing it its shared-memory inputs (SharedMemoryManager.openInput: open and mmap
+ * the file and wrap it in a Buffer). start/end are performance.now() of the worker, the GCs' clock, so a GC can be
  * attributed to the invocation it happened in.
  */
 const Module = require('node:module');
@@ -21,38 +21,35 @@ const { performance, PerformanceObserver, constants } = require('node:perf_hooks
 const say = (line) => process.stderr.write(`FAASCACHE-DIAG ${line}\n`);
 
 const load = Module._load;
-let patched = false;
+let patchedDispatcher = false;
+let patchedInputs = false;
+/** @type {Map<string, { start: number, prepare: number }>} */
+const open = new Map();
 Module._load = function (request, parent, isMain) {
   // eslint-disable-next-line prefer-rest-params
   const exported = load.apply(this, arguments);
-  if (!patched && exported && typeof exported.Dispatcher === 'function' && String(request).endsWith('dispatcher')) {
-    patched = true;
-    patch(exported.Dispatcher.prototype);
+  if (!patchedDispatcher && exported && typeof exported.Dispatcher === 'function' && String(request).endsWith('dispatcher')) {
+    patchedDispatcher = true;
+    patchDispatcher(exported.Dispatcher.prototype);
+  }
+  if (!patchedInputs && exported && typeof exported.SharedMemoryManager === 'function') {
+    patchedInputs = true;
+    patchInputs(exported.SharedMemoryManager.prototype);
   }
   return exported;
 };
 
-/** @param {any} proto */
-function patch(proto) {
-  const names = ['on_invocation_request', '_respond', '_prepare'];
+/** @param {any} proto the Dispatcher's: an invocation runs from on_invocation_request to _respond */
+function patchDispatcher(proto) {
+  const names = ['on_invocation_request', '_respond'];
   if (!names.every((n) => typeof proto[n] === 'function')) {
     say(`error the Node worker's Dispatcher has no ${names.join(', ')}: update benchmarks/diagnostics/node/invocation-timing.js`);
     return;
   }
-  const open = new Map();
-  const { on_invocation_request: onRequest, _respond: respond, _prepare: prepare } = proto;
+  const { on_invocation_request: onRequest, _respond: respond } = proto;
   proto.on_invocation_request = function (request) {
     open.set(request.invocation_id, { start: performance.now(), prepare: 0 });
     return onRequest.call(this, request);
-  };
-  proto._prepare = async function (fn, request) {
-    const started = performance.now();
-    try {
-      return await prepare.call(this, fn, request);
-    } finally {
-      const entry = open.get(request.invocation_id);
-      if (entry) entry.prepare += performance.now() - started;
-    }
   };
   proto._respond = function (invocationId, ...rest) {
     const entry = open.get(invocationId);
@@ -64,6 +61,27 @@ function patch(proto) {
     return respond.call(this, invocationId, ...rest);
   };
   say('hook installed in the Node worker');
+}
+
+/**
+ * @param {any} proto the SharedMemoryManager's: "prepare" is the time spent handing the invocation its shared-memory
+ * inputs (open, map and wrap each file in a Buffer), in either programming model
+ */
+function patchInputs(proto) {
+  if (typeof proto.openInput !== 'function') {
+    say("error the Node worker's SharedMemoryManager has no openInput: update benchmarks/diagnostics/node/invocation-timing.js");
+    return;
+  }
+  const openInput = proto.openInput;
+  proto.openInput = async function (invocationId, ...rest) {
+    const started = performance.now();
+    try {
+      return await openInput.call(this, invocationId, ...rest);
+    } finally {
+      const entry = open.get(invocationId);
+      if (entry) entry.prepare += performance.now() - started;
+    }
+  };
 }
 
 const kinds = {
