@@ -34,10 +34,12 @@ public sealed class CachedBlobBinder(IObjectCache cache, SharedMemoryStore share
                     lease);
             }
 
-            // Served from the cache all the same, but copied into the message: the copy is measured here.
+            // Served from the cache all the same, but copied into the message (counted here): the bytes are wrapped over
+            // the cache's map, not copied into an array first, so the one copy is the message's serialization onto the
+            // stream (WorkerChannel sends it before the lease is released).
             TypedData data = asString
                 ? new TypedData { String = System.Text.Encoding.UTF8.GetString(lease.Span) }
-                : new TypedData { Bytes = ByteString.CopyFrom(lease.Span) };
+                : new TypedData { Bytes = UnsafeByteOperations.UnsafeWrap(lease.Memory) };
             return new BoundInput(
                 new ParameterBinding { Name = binding.Name, Data = data },
                 new InputRecord(binding.Name, key, lease.Source.ShortName(), null, lease.Count, lease.BytesCopied + lease.Count),

@@ -13,7 +13,7 @@ namespace FaaSCache.Host.Workers;
 /// </summary>
 public sealed class WorkerChannel
 {
-    private readonly Channel<StreamingMessage> _outbound = Channel.CreateUnbounded<StreamingMessage>(new UnboundedChannelOptions { SingleReader = true });
+    private readonly Channel<Outbound> _outbound = Channel.CreateUnbounded<Outbound>(new UnboundedChannelOptions { SingleReader = true });
     private readonly ConcurrentDictionary<string, (TaskCompletionSource<InvocationResponse> Done, FunctionDefinition Function)> _inflight = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, string> _loadErrors = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, TaskCompletionSource<bool>> _closing = new(StringComparer.Ordinal);
@@ -133,10 +133,12 @@ public sealed class WorkerChannel
         }
 
         var done = new TaskCompletionSource<InvocationResponse>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var written = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        bool queued = false;
         _inflight[request.InvocationId] = (done, function);
         try
         {
-            if (Ready.IsFaulted || !_outbound.Writer.TryWrite(new StreamingMessage { RequestId = _requestId, InvocationRequest = request }))
+            if (Ready.IsFaulted || !(queued = _outbound.Writer.TryWrite(new Outbound(new StreamingMessage { RequestId = _requestId, InvocationRequest = request }, written))))
             {
                 throw new WorkerFailedException($"The {_worker.Language} worker (pid {ProcessId}) is not running; invocation {request.InvocationId} of '{function.Name}' was not sent.");
             }
@@ -146,6 +148,12 @@ public sealed class WorkerChannel
         finally
         {
             _inflight.TryRemove(request.InvocationId, out _);
+            if (queued)
+            {
+                // The request may borrow its inputs' memory (bytes wrapped over the cache's maps, not copied): the caller
+                // releases those leases when this returns, so the message must be on the wire, or dropped, first.
+                await written.Task.ConfigureAwait(false);
+            }
         }
     }
 
@@ -239,23 +247,43 @@ public sealed class WorkerChannel
     private void Send(StreamingMessage message)
     {
         message.RequestId = _requestId;
-        _outbound.Writer.TryWrite(message);
+        _outbound.Writer.TryWrite(new Outbound(message, null));
     }
 
     private async Task PumpAsync(IServerStreamWriter<StreamingMessage> output, CancellationToken cancellationToken)
     {
         try
         {
-            await foreach (StreamingMessage message in _outbound.Reader.ReadAllAsync(cancellationToken).ConfigureAwait(false))
+            await foreach (Outbound next in _outbound.Reader.ReadAllAsync(cancellationToken).ConfigureAwait(false))
             {
-                await output.WriteAsync(message, cancellationToken).ConfigureAwait(false);
+                try
+                {
+                    // Serialized into the stream before WriteAsync completes: after this the message holds no borrowed memory.
+                    await output.WriteAsync(next.Message, cancellationToken).ConfigureAwait(false);
+                }
+                finally
+                {
+                    next.Written?.TrySetResult();
+                }
             }
         }
         catch (Exception e) when (e is IOException or OperationCanceledException or InvalidOperationException or GrpcException)
         {
             _logger.LogDebug(e, "Stream to worker {WorkerId} closed", WorkerId);
         }
+        finally
+        {
+            // Nothing more is sent on this stream: refuse new messages and let go of those never written.
+            _outbound.Writer.TryComplete();
+            while (_outbound.Reader.TryRead(out Outbound left))
+            {
+                left.Written?.TrySetResult();
+            }
+        }
     }
+
+    /// <summary>A message for the worker, and what to tell once it is written (or dropped).</summary>
+    private readonly record struct Outbound(StreamingMessage Message, TaskCompletionSource? Written);
 
     private void Handle(StreamingMessage message)
     {
