@@ -60,14 +60,15 @@ install() {
         say "azurite $(node -p "require('./node_modules/azurite/package.json').version") present"
     fi
 
-    # The sdk-read benchmark's Node storage SDK (benchmarks/tools/sdk-read: @azure/storage-blob 12.32.0, the last release
-    # that runs on Node 20), pinned by its own package-lock.json; this step installs only that package and its dependencies.
-    local sdk_read=benchmarks/tools/sdk-read
-    if [ ! -f "$sdk_read/node_modules/.package-lock.json" ] || [ "$sdk_read/package-lock.json" -nt "$sdk_read/node_modules/.package-lock.json" ]; then
-        say "npm ci in $sdk_read (@azure/storage-blob for benchmarks/run sdk-read)"
-        (cd "$sdk_read" && npm ci --no-audit --no-fund --loglevel=error)
+    # The Node storage SDK of the SDK-endpoint tests and the sdk-read benchmark (src/Host.Cache/FaaSCache.Testing/sdk-clients:
+    # @azure/storage-blob 12.32.0, the last release that runs on Node 20), pinned by its own package-lock.json; this step
+    # installs only that package and its dependencies.
+    local sdk_clients=src/Host.Cache/FaaSCache.Testing/sdk-clients
+    if [ ! -f "$sdk_clients/node_modules/.package-lock.json" ] || [ "$sdk_clients/package-lock.json" -nt "$sdk_clients/node_modules/.package-lock.json" ]; then
+        say "npm ci in $sdk_clients (@azure/storage-blob for the SDK-endpoint tests and benchmarks/run sdk-read)"
+        (cd "$sdk_clients" && npm ci --no-audit --no-fund --loglevel=error)
     else
-        say "$sdk_read: @azure/storage-blob present"
+        say "$sdk_clients: @azure/storage-blob present"
     fi
 
     # .NET local tools (.config/dotnet-tools.json): dotnet-trace and dotnet-counters for benchmarks/profile.

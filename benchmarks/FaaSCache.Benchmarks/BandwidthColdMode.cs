@@ -1,5 +1,3 @@
-using System.Diagnostics;
-using System.Globalization;
 using FaaSCache.Host.Admin;
 
 namespace FaaSCache.Benchmarks;

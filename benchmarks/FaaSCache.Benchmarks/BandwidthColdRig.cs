@@ -1,11 +1,4 @@
-using System.Diagnostics;
-using System.Globalization;
 using System.Net.Http.Json;
-using System.Text;
-using FaaSCache.Diagnostics;
-using FaaSCache.Hosting;
-using FaaSCache.NetworkEmulation;
-using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 

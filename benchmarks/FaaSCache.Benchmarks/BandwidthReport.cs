@@ -1,5 +1,3 @@
-using System.Globalization;
-using System.Text;
 using FaaSCache.Bandwidth;
 using FaaSCache.Host.Admin;
 
@@ -138,19 +136,8 @@ internal static class BandwidthReport
     }
 
     /// <summary>Writes the median rows to <c>bandwidth-scaling.csv</c>: <c>size_bytes,mode,instances,seconds,n</c>.</summary>
-    public static string WriteCsv(string directory, IEnumerable<BandwidthSample> samples)
-    {
-        Directory.CreateDirectory(directory);
-        var csv = new StringBuilder(CsvHeader).Append('\n');
-        foreach (BandwidthRow r in Medians(samples))
-        {
-            csv.Append(Invariant, $"{r.SizeBytes},{r.Mode},{r.Running},{r.Seconds:0.0000},{r.N}").Append('\n');
-        }
-
-        string path = Path.Combine(directory, CsvFileName);
-        File.WriteAllText(path, csv.ToString());
-        return path;
-    }
+    public static string WriteCsv(string directory, IEnumerable<BandwidthSample> samples) =>
+        ResultsCsv.Write(directory, CsvFileName, CsvHeader, Medians(samples).Select(r => string.Create(Invariant, $"{r.SizeBytes},{r.Mode},{r.Running},{r.Seconds:0.0000},{r.N}")));
 
     /// <summary>The best fixed N, with the instances that really downloaded when fewer did (an object under 2 MiB is never split).</summary>
     private static string BestLabel(BandwidthRow? best) => best switch

@@ -1,12 +1,6 @@
-using System.Globalization;
 using System.Net.Http.Json;
-using Azure.Storage.Blobs;
 using Azure.Storage.Blobs.Models;
 using FaaSCache.Host.Admin;
-using FaaSCache.NetworkEmulation;
-using FaaSCache.Ownership;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 

@@ -1,10 +1,5 @@
-using System.Diagnostics;
-using System.Globalization;
 using FaaSCache.Bandwidth;
 using FaaSCache.Host.Admin;
-using FaaSCache.NetworkEmulation;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 

@@ -1,6 +1,4 @@
-using System.Text.Json;
 using System.Text.Json.Nodes;
-using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 

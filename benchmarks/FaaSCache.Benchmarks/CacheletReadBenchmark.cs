@@ -1,6 +1,4 @@
-using System.Diagnostics;
 using System.Runtime;
-using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 
@@ -45,11 +43,9 @@ internal static class CacheletReadBenchmark
         {
             long size = Sizes[i];
             var sizeClock = Stopwatch.StartNew();
-            output.Write($"{SizeLabel(size),7}: loading...");
-            await output.FlushAsync(ct);
+            await output.ShowAsync($"{SizeLabel(size),7}: loading...", ct);
             IReadOnlyList<ReadPath> paths = await rig.LoadAsync(size, Seed + i, ct);
-            output.Write($" {sizeClock.Elapsed.TotalSeconds:0.0} s; warming up and measuring...");
-            await output.FlushAsync(ct);
+            await output.ShowAsync($" {sizeClock.Elapsed.TotalSeconds:0.0} s; warming up and measuring...", ct);
 
             // Two groups, each warmed up and then measured interleaved: the network paths, then the
             // in-process ones (lh, memorycache) in a loop of their own. Interleaved with network reads
@@ -59,13 +55,7 @@ internal static class CacheletReadBenchmark
             var samples = paths.ToDictionary(p => p.Name, p => new LatencySamples(Iterations(p.Kind, size, context.Quick)));
             foreach (List<ReadPath> group in groups)
             {
-                var warmupClock = Stopwatch.StartNew();
-                do
-                {
-                    await Interleaved.RunAsync(group, p => Warmup(Iterations(p.Kind, size, context.Quick)), samples: null, ct);
-                }
-                while (i == 0 && warmupClock.Elapsed < JitWarmup);
-
+                await Interleaved.WarmUpAsync(group, p => Warmup(Iterations(p.Kind, size, context.Quick)), i == 0 ? JitWarmup : TimeSpan.Zero, ct);
                 await Interleaved.RunAsync(group, p => Iterations(p.Kind, size, context.Quick), samples, ct);
             }
 

@@ -1,6 +1,3 @@
-using System.Globalization;
-using System.Text;
-
 namespace FaaSCache.Benchmarks;
 
 /// <summary>cachelet-read's tables (Markdown, so they paste into the README as printed) and its CSV.</summary>
@@ -75,19 +72,8 @@ internal static class CacheletReadReport
     /// <summary>Writes the CSV (invariant culture, one row per path and size) and returns its path.</summary>
     public static string WriteCsv(string directory, IReadOnlyList<PathResult> results)
     {
-        Directory.CreateDirectory(directory);
-        var csv = new StringBuilder();
-        csv.Append(CsvHeader).Append('\n');
-        foreach (PathResult r in results
-                     .OrderBy(r => r.SizeBytes)
-                     .ThenBy(r => Array.IndexOf(CacheletReadBenchmark.PathNames, r.Path)))
-        {
-            csv.Append(Invariant, $"{r.Path},{r.SizeBytes},{r.P50Us:0.###},{r.P99Us:0.###},{r.N}").Append('\n');
-        }
-
-        string path = Path.Combine(directory, CsvFileName);
-        File.WriteAllText(path, csv.ToString());
-        return path;
+        IEnumerable<PathResult> ordered = results.OrderBy(r => r.SizeBytes).ThenBy(r => Array.IndexOf(CacheletReadBenchmark.PathNames, r.Path));
+        return ResultsCsv.Write(directory, CsvFileName, CsvHeader, ordered.Select(r => string.Create(Invariant, $"{r.Path},{r.SizeBytes},{r.P50Us:0.###},{r.P99Us:0.###},{r.N}")));
     }
 
     private static double P50(IReadOnlyList<PathResult> results, string path, long size) =>

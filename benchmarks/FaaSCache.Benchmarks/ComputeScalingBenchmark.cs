@@ -1,12 +1,7 @@
-using System.Diagnostics;
-using System.Globalization;
 using FaaSCache.ScaleController;
 using FaaSCache.ScaleController.Instances;
 using FaaSCache.ScaleController.Options;
-using FaaSCache.Testing;
 using Microsoft.AspNetCore.Builder;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Logging;
 
 namespace FaaSCache.Benchmarks;
 
@@ -132,19 +127,8 @@ internal static class ComputeScalingBenchmark
     private static double Percentile(List<double> sorted, double q) =>
         sorted.Count == 0 ? double.NaN : sorted[Math.Clamp((int)Math.Ceiling(q * sorted.Count) - 1, 0, sorted.Count - 1)];
 
-    private static FunctionAppFolder BuildApp() => new FunctionAppBuilder { NamePrefix = "faascache-bench-scaleapp" }
-        .WithSetting("FUNCTIONS_WORKER_RUNTIME", "node")
-        .WithFunction("Work", """
-            { "bindings": [
-                { "authLevel": "anonymous", "type": "httpTrigger", "direction": "in", "name": "req", "methods": ["get"], "route": "work" },
-                { "type": "http", "direction": "out", "name": "res" } ] }
-            """, ("index.js", """
-            module.exports = async function (context, req) {
-                const ms = parseInt(req.query.ms || '0', 10);
-                await new Promise(resolve => setTimeout(resolve, ms));
-                context.res = { status: 200, body: 'done' };
-            };
-            """))
+    private static FunctionAppFolder BuildApp() => NodeHttpApp.Create("faascache-bench-scaleapp")
+        .WithWaitingFunction("Work", "work", "'done'")
         .Build();
 
     private sealed record Phase(string Name, int Seconds, double FromRps, double ToRps);

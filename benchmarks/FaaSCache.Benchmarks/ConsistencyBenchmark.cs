@@ -1,12 +1,4 @@
-using FaaSCache.Diagnostics;
-using System.Diagnostics;
-using System.Globalization;
-using System.Text;
-using System.Text.Json;
-using Azure.Storage.Blobs;
 using FaaSCache.Membership;
-using FaaSCache.Ownership;
-using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 
@@ -249,20 +241,8 @@ internal static class ConsistencyBenchmark
             $"zero inconsistencies for strong and owner: {(strongBad == 0 && ownerBad == 0 ? "yes" : $"NO (strong {strongBad.ToString(Invariant)}, owner {ownerBad.ToString(Invariant)})")}");
     }
 
-    private static string WriteCsv(string directory, string fileName, IReadOnlyList<PresetResult> results)
-    {
-        Directory.CreateDirectory(directory);
-        var csv = new StringBuilder();
-        csv.Append(CsvHeader).Append('\n');
-        foreach (PresetResult r in results)
-        {
-            csv.Append(Invariant, $"{r.Preset},{r.EndToEndSeconds:0.###},{r.MeanMs:0.###},{r.Inconsistencies},{r.N}").Append('\n');
-        }
-
-        string path = Path.Combine(directory, fileName);
-        File.WriteAllText(path, csv.ToString());
-        return path;
-    }
+    private static string WriteCsv(string directory, string fileName, IReadOnlyList<PresetResult> results) =>
+        ResultsCsv.Write(directory, fileName, CsvHeader, results.Select(r => string.Create(Invariant, $"{r.Preset},{r.EndToEndSeconds:0.###},{r.MeanMs:0.###},{r.Inconsistencies},{r.N}")));
 
     private sealed record PaperRow(string Preset, string Targets, double EndToEndSeconds, double PerRequestMs, double Inconsistencies);
 

@@ -1,10 +1,3 @@
-using System.Diagnostics;
-using System.Globalization;
-using FaaSCache.Diagnostics;
-using FaaSCache.Ownership;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
-
 namespace FaaSCache.Benchmarks;
 
 /// <summary>
@@ -157,10 +150,12 @@ internal static class Fig9Benchmark
         }
 
         output.WriteLine();
-        output.WriteLine($"lh faster than vanilla by {Faster(median["lh"], median["vanilla"])} (paper, Fig. 9: 61%)");
-        output.WriteLine($"rh faster than vanilla by {Faster(median["rh"], median["vanilla"])}");
+        output.WriteLine($"lh faster than vanilla by {ReportFormat.Faster(median["lh"], median["vanilla"])} (paper, Fig. 9: 61%)");
+        output.WriteLine($"rh faster than vanilla by {ReportFormat.Faster(median["rh"], median["vanilla"])}");
         string written = DistanceCsv.Write(Path.Combine(context.ResultsDirectory, CsvFileName), CsvHeader, context.StorageLatencyMs, rows);
         output.WriteLine($"wrote {written} (storage_latency_ms {context.StorageLatencyMs:0.##})");
+        string png = DistancePlot.Save(written, Path.ChangeExtension(written, ".png"), "AMBER Alert pipeline, critical path (Fig. 9): vanilla vs local hit vs remote hit", "p50 (ms)");
+        output.WriteLine($"wrote {png} (every storage distance in {CsvFileName})");
     }
 
     /// <summary>samples/amber-alert-v2 with its images, labelled images and results in containers of <paramref name="path"/>'s own.</summary>
@@ -178,8 +173,6 @@ internal static class Fig9Benchmark
         return app;
     }
 
-    private static string Faster(double ms, double baseline) => ((baseline - ms) / baseline).ToString("P0", Invariant);
-
     private static (string Owner, string Reader) PickInstances()
     {
         for (int n = 0; ; n++)
@@ -194,20 +187,11 @@ internal static class Fig9Benchmark
     }
 
     /// <summary>One host process of the benchmark, with its own shared-memory root.</summary>
-    private sealed class Instance : IAsyncDisposable
+    private sealed class Instance(string id, FaaSCacheHostProcess host, TempShmDirectory shm) : IAsyncDisposable
     {
-        private readonly TempShmDirectory _shm;
+        public string Id => id;
 
-        private Instance(string id, FaaSCacheHostProcess host, TempShmDirectory shm)
-        {
-            Id = id;
-            Host = host;
-            _shm = shm;
-        }
-
-        public string Id { get; }
-
-        public FaaSCacheHostProcess Host { get; }
+        public FaaSCacheHostProcess Host => host;
 
         public static async Task<Instance> StartAsync(FunctionAppFolder app, AzuriteServer azurite, bool cache, string id, bool membership, CancellationToken ct)
         {
@@ -241,7 +225,7 @@ internal static class Fig9Benchmark
         public async ValueTask DisposeAsync()
         {
             await Host.DisposeAsync();
-            _shm.Dispose();
+            shm.Dispose();
         }
     }
 }

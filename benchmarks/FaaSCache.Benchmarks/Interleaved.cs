@@ -22,6 +22,24 @@ internal static class Interleaved
     /// HEADs, took 577 ms against 328 ms for the download right after it, and 1.03x of it when the two ran alone.
     /// With <paramref name="samples"/> null it is a warm-up (nothing recorded).
     /// </summary>
+    /// <summary>
+    /// Warm-up rounds of <see cref="RunAsync"/> (nothing recorded), repeated until they have taken at least
+    /// <paramref name="atLeast"/> (once with zero): at a benchmark's first size, until tiered compilation and dynamic PGO
+    /// have settled. Returns how long the warm-up took.
+    /// </summary>
+    public static async Task<TimeSpan> WarmUpAsync<TPath>(IReadOnlyList<TPath> paths, Func<TPath, int> count, TimeSpan atLeast, CancellationToken cancellationToken)
+        where TPath : ITimedPath
+    {
+        var clock = Stopwatch.StartNew();
+        do
+        {
+            await RunAsync(paths, count, samples: null, cancellationToken);
+        }
+        while (clock.Elapsed < atLeast);
+
+        return clock.Elapsed;
+    }
+
     public static async Task RunAsync<TPath>(
         IReadOnlyList<TPath> paths,
         Func<TPath, int> count,

@@ -1,7 +1,4 @@
-using FaaSCache.Diagnostics;
-using System.Diagnostics;
 using System.Runtime;
-using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 
@@ -37,8 +34,7 @@ internal static class InvokeBenchmark
         output.WriteLine($"host {FaaSCacheHostProcess.FindHostDll()}");
 
         await using AzuriteServer azurite = await context.StartAzuriteAsync();
-        output.Write($"starting {2 * InvokeRig.AllLanguages.Length} hosts ({string.Join(", ", InvokeRig.AllLanguages)}; --cache on and off)...");
-        await output.FlushAsync(ct);
+        await output.ShowAsync($"starting {2 * InvokeRig.AllLanguages.Length} hosts ({string.Join(", ", InvokeRig.AllLanguages)}; --cache on and off)...", ct);
         var startClock = Stopwatch.StartNew();
         await using InvokeRig rig = await InvokeRig.CreateAsync(azurite, cancellationToken: ct);
         output.WriteLine($" ready in {startClock.Elapsed.TotalSeconds:0.0} s");
@@ -59,30 +55,16 @@ internal static class InvokeBenchmark
         {
             long size = Sizes[i];
             var sizeClock = Stopwatch.StartNew();
-            output.Write($"{ReportFormat.SizeLabel(size),7}: uploading...");
-            await output.FlushAsync(ct);
+            await output.ShowAsync($"{ReportFormat.SizeLabel(size),7}: uploading...", ct);
             InputBlob input = await rig.UploadAsync(size, Seed + i, ct);
             IReadOnlyList<InvokeSeries> series = rig.Series(input);
             Dictionary<string, CacheletCounters> before = await rig.CountersAsync(ct);
-            output.Write($" {sizeClock.Elapsed.TotalSeconds:0.0} s; warming up...");
-            await output.FlushAsync(ct);
+            await output.ShowAsync($" {sizeClock.Elapsed.TotalSeconds:0.0} s; warming up...", ct);
 
-            // The first read of a new input on each cache-on host is a miss that caches it (lm removes it first
-            // anyway), so no lh call, warm-up included, ever meets an empty cache.
-            foreach (InvokeSeries first in series.Where(s => s.Path == InvokeRig.LocalMiss).DistinctBy(s => s.Host))
-            {
-                await first.RunOnceAsync(ct);
-            }
+            await InvokeRig.CacheInputAsync(series, ct);
 
-            var warmupClock = Stopwatch.StartNew();
-            do
-            {
-                await Interleaved.RunAsync(series, s => Warmup(Iterations(s.Path, size, context.Quick)), samples: null, ct);
-            }
-            while (i == 0 && warmupClock.Elapsed < FirstWarmup);
-
-            output.Write($" {warmupClock.Elapsed.TotalSeconds:0.0} s; measuring...");
-            await output.FlushAsync(ct);
+            TimeSpan warmup = await Interleaved.WarmUpAsync(series, s => Warmup(Iterations(s.Path, size, context.Quick)), i == 0 ? FirstWarmup : TimeSpan.Zero, ct);
+            await output.ShowAsync($" {warmup.TotalSeconds:0.0} s; measuring...", ct);
             var samples = series.ToDictionary(s => s.Name, s => new LatencySamples(Iterations(s.Path, size, context.Quick)));
             DateTimeOffset measuring = DateTimeOffset.UtcNow;
             await Interleaved.RunAsync(series, s => Iterations(s.Path, size, context.Quick), samples, ct);

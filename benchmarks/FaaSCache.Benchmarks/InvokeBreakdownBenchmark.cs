@@ -1,9 +1,3 @@
-using FaaSCache.Diagnostics;
-using System.Diagnostics;
-using System.Globalization;
-using System.Text.RegularExpressions;
-using FaaSCache.Testing;
-
 namespace FaaSCache.Benchmarks;
 
 /// <summary>
@@ -58,26 +52,15 @@ internal static partial class InvokeBreakdownBenchmark
         {
             long size = Sizes[i];
             var sizeClock = Stopwatch.StartNew();
-            output.Write($"{ReportFormat.SizeLabel(size),7}: uploading, warming up...");
-            await output.FlushAsync(ct);
+            await output.ShowAsync($"{ReportFormat.SizeLabel(size),7}: uploading, warming up...", ct);
             InputBlob input = await rig.UploadAsync(size, Seed + i, ct);
             IReadOnlyList<InvokeSeries> all = rig.Series(input, [InvokeRig.LocalMiss, .. MeasuredPaths]);
             Dictionary<string, CacheletCounters> before = await rig.CountersAsync(ct);
-            foreach (InvokeSeries first in all.Where(s => s.Path == InvokeRig.LocalMiss).DistinctBy(s => s.Host))
-            {
-                await first.RunOnceAsync(ct);
-            }
+            await InvokeRig.CacheInputAsync(all, ct);
 
             var series = all.Where(s => MeasuredPaths.Contains(s.Path)).ToList();
-            var warmupClock = Stopwatch.StartNew();
-            do
-            {
-                await Interleaved.RunAsync(series, _ => Math.Max(1, iterations / 10), samples: null, ct);
-            }
-            while (i == 0 && warmupClock.Elapsed < FirstWarmup);
-
-            output.Write(" measuring...");
-            await output.FlushAsync(ct);
+            await Interleaved.WarmUpAsync(series, _ => Math.Max(1, iterations / 10), i == 0 ? FirstWarmup : TimeSpan.Zero, ct);
+            await output.ShowAsync(" measuring...", ct);
             var samples = series.ToDictionary(s => s.Name, _ => new LatencySamples(iterations));
             DateTimeOffset measuring = DateTimeOffset.UtcNow;
             await Interleaved.RunAsync(series, _ => iterations, samples, ct);

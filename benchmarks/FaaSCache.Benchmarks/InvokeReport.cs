@@ -1,6 +1,3 @@
-using System.Globalization;
-using System.Text;
-
 namespace FaaSCache.Benchmarks;
 
 /// <summary>invoke's table (Markdown, so it pastes into the README as printed) and its CSVs.</summary>
@@ -145,12 +142,10 @@ internal static class InvokeReport
     /// <summary>Writes one CSV per file name of <see cref="InvokeRig.Functions"/> (invoke.csv: the headline function of each language); returns their paths.</summary>
     public static IReadOnlyList<string> WriteCsv(string directory, IReadOnlyList<InvokeResult> results, Func<string, string>? fileName = null)
     {
-        Directory.CreateDirectory(directory);
         var written = new List<string>();
         foreach (var file in Measured(results).GroupBy(f => f.CsvFileName!))
         {
-            var csv = new StringBuilder();
-            csv.Append(CsvHeader).Append('\n');
+            var rows = new List<string>();
             foreach (BenchFunction function in file)
             {
                 foreach (long size in Sizes(results))
@@ -162,14 +157,12 @@ internal static class InvokeReport
                             continue; // the floor exists for the worker without shared memory only
                         }
 
-                        csv.Append(Invariant, $"{function.Language},{path},{size},{r.P50Ms:0.###},{r.P99Ms:0.###},{r.N}").Append('\n');
+                        rows.Add(string.Create(Invariant, $"{function.Language},{path},{size},{r.P50Ms:0.###},{r.P99Ms:0.###},{r.N}"));
                     }
                 }
             }
 
-            string target = Path.Combine(directory, fileName?.Invoke(file.Key) ?? file.Key);
-            File.WriteAllText(target, csv.ToString());
-            written.Add(target);
+            written.Add(ResultsCsv.Write(directory, fileName?.Invoke(file.Key) ?? file.Key, CsvHeader, rows));
         }
 
         return written;

@@ -1,12 +1,3 @@
-using FaaSCache.Diagnostics;
-using System.Diagnostics;
-using System.Globalization;
-using System.Net;
-using System.Text.Json;
-using System.Text.RegularExpressions;
-using Azure.Storage.Blobs;
-using FaaSCache.Testing;
-
 namespace FaaSCache.Benchmarks;
 
 /// <summary>
@@ -209,6 +200,18 @@ internal sealed partial class InvokeRig : IAsyncDisposable
         }
 
         return counters;
+    }
+
+    /// <summary>
+    /// Caches the new input on each cache-on host of <paramref name="series"/> with one untimed <c>lm</c> call (which is
+    /// counted as a local miss), so no <c>lh</c> call, warm-up included, ever meets an empty cache.
+    /// </summary>
+    public static async Task CacheInputAsync(IEnumerable<InvokeSeries> series, CancellationToken cancellationToken)
+    {
+        foreach (InvokeSeries first in series.Where(s => s.Path == LocalMiss).DistinctBy(s => s.Host))
+        {
+            await first.RunOnceAsync(cancellationToken);
+        }
     }
 
     /// <summary>

@@ -1,12 +1,3 @@
-using FaaSCache.Diagnostics;
-using System.Diagnostics;
-using System.Globalization;
-using System.Net;
-using System.Text.Json;
-using System.Text.RegularExpressions;
-using Azure.Storage.Blobs;
-using FaaSCache.Testing;
-
 namespace FaaSCache.Benchmarks;
 
 /// <summary>

@@ -1,5 +1,3 @@
-using System.Diagnostics;
-
 namespace FaaSCache.Benchmarks;
 
 /// <summary>Stopwatch-tick latencies of one path, summarised as nearest-rank percentiles in microseconds or milliseconds.</summary>

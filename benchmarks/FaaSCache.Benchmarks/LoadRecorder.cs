@@ -1,5 +1,3 @@
-using System.Diagnostics;
-
 namespace FaaSCache.Benchmarks;
 
 /// <summary>Sends requests without waiting for them (open loop, bounded in flight) and collects, per second, the latencies of those answered and the failures.</summary>

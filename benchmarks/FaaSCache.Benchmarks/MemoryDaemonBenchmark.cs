@@ -1,20 +1,11 @@
 using System.Buffers.Binary;
-using System.Diagnostics;
-using System.Globalization;
 using System.Net.Http.Json;
-using System.Text.Json;
 using System.Text.Json.Nodes;
-using Azure.Storage.Blobs;
-using FaaSCache.Diagnostics;
-using FaaSCache.NetworkEmulation;
 using FaaSCache.ScaleController;
 using FaaSCache.ScaleController.Decisions;
 using FaaSCache.ScaleController.Instances;
 using FaaSCache.ScaleController.Options;
-using FaaSCache.Testing;
 using Microsoft.AspNetCore.Builder;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Logging;
 
 namespace FaaSCache.Benchmarks;
 

@@ -1,10 +1,4 @@
-using System.Diagnostics;
-using System.Globalization;
-using System.Text;
 using System.Text.Json.Nodes;
-using FaaSCache.Diagnostics;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 
@@ -143,14 +137,14 @@ internal static class PrewarmBenchmark
         }
 
         output.WriteLine();
-        output.WriteLine($"pre-warm vs histogram alone: {Faster(median["prewarm"], median["histogram"])} faster (paper: 58%)");
-        output.WriteLine($"pre-warm vs cold start:      {Faster(median["prewarm"], median["cold"])} faster (paper: 74%)");
+        output.WriteLine($"pre-warm vs histogram alone: {ReportFormat.Faster(median["prewarm"], median["histogram"])} faster (paper: 58%)");
+        output.WriteLine($"pre-warm vs cold start:      {ReportFormat.Faster(median["prewarm"], median["cold"])} faster (paper: 74%)");
         // One file for every distance: this run's rows (storage_latency_ms = its distance) replace only their own.
         string path = DistanceCsv.Write(Path.Combine(context.ResultsDirectory, CsvFileName), CsvHeader, context.StorageLatencyMs, rows);
         output.WriteLine($"wrote {path} (storage_latency_ms {context.StorageLatencyMs:0.##})");
+        string png = DistancePlot.Save(path, Path.ChangeExtension(path, ".png"), "First invocation after an unload (§3.3): cold start vs hybrid histogram alone vs FaaSCache pre-warm", "median (ms)");
+        output.WriteLine($"wrote {png} (every storage distance in {CsvFileName})");
     }
-
-    private static string Faster(double ms, double baseline) => ((baseline - ms) / baseline).ToString("P0", Invariant);
 
     private static FunctionAppFolder CopySample(bool prewarm) =>
         BenchAppFolder.CopyDirectory(

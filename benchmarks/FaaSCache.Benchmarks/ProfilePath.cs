@@ -1,7 +1,3 @@
-using System.Diagnostics;
-using System.Globalization;
-using FaaSCache.Testing;
-
 namespace FaaSCache.Benchmarks;
 
 /// <summary>

@@ -1,6 +1,3 @@
-using System.Diagnostics;
-using FaaSCache.Testing;
-
 namespace FaaSCache.Benchmarks;
 
 /// <summary>

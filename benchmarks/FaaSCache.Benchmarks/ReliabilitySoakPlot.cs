@@ -1,4 +1,3 @@
-using FaaSCache.Testing;
 using ScottPlot;
 
 namespace FaaSCache.Benchmarks;
@@ -13,18 +12,8 @@ internal static class ReliabilitySoakPlot
             return;
         }
 
-        var plot = new Plot();
-        double[] t = [.. samples.Select(s => s.Second)];
-        void Line(Func<SoakSample, double> measure, string label, bool right)
-        {
-            var line = plot.Add.Scatter(t, [.. samples.Select(measure)]);
-            line.LegendText = label;
-            line.MarkerSize = 4;
-            if (right)
-            {
-                line.Axes.YAxis = plot.Axes.Right;
-            }
-        }
+        using var plot = new TimePlot(samples.Select(s => s.Second));
+        void Line(Func<SoakSample, double> measure, string label, bool right) => plot.Line(samples.Select(measure), label, right, markerSize: 4);
 
         Line(s => s.HostRssMb, "hosts' private memory (MB, sum of 3)", false);
         Line(s => s.WorkerRssMb, "workers' private memory (MB, sum of 3)", false);
@@ -32,11 +21,6 @@ internal static class ReliabilitySoakPlot
         Line(s => s.HostFds, "hosts' open fds", true);
         Line(s => s.WorkerFds, "workers' open fds", true);
         Line(s => s.Maps, "shared-memory maps", true);
-        plot.Title("reliability soak: 3 instances under owner, 1 KB .. 16 MB reads and writes");
-        plot.XLabel("time (s)");
-        plot.YLabel("MB");
-        plot.Axes.Right.Label.Text = "fds; maps; p99 x100 ms";
-        plot.ShowLegend(Alignment.UpperLeft);
-        plot.SavePng(path, 1200, 600);
+        plot.Save(path, "reliability soak: 3 instances under owner, 1 KB .. 16 MB reads and writes", "MB", "fds; maps; p99 x100 ms", Alignment.UpperLeft);
     }
 }

@@ -1,12 +1,4 @@
-using System.Diagnostics;
-using System.Globalization;
-using System.Text;
-using System.Text.Json;
-using Azure.Storage.Blobs;
 using Azure.Storage.Blobs.Models;
-using FaaSCache.NetworkEmulation;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
 using StackExchange.Redis;
 
 namespace FaaSCache.Benchmarks;
@@ -287,20 +279,8 @@ internal static class RemoteReadBenchmark
             (storageWins.Count == 0 ? "met" : "NOT met at " + string.Join(", ", storageWins)));
     }
 
-    private static string WriteCsv(string directory, IReadOnlyList<RemoteReadResult> results)
-    {
-        Directory.CreateDirectory(directory);
-        var csv = new StringBuilder();
-        csv.Append(CsvHeader).Append('\n');
-        foreach (RemoteReadResult r in Ordered(results))
-        {
-            csv.Append(Invariant, $"{r.Path},{r.SizeBytes},{r.P50Us:0.###},{r.P99Us:0.###},{r.N}").Append('\n');
-        }
-
-        string path = Path.Combine(directory, CsvFileName);
-        File.WriteAllText(path, csv.ToString());
-        return path;
-    }
+    private static string WriteCsv(string directory, IReadOnlyList<RemoteReadResult> results) =>
+        ResultsCsv.Write(directory, CsvFileName, CsvHeader, Ordered(results).Select(r => string.Create(Invariant, $"{r.Path},{r.SizeBytes},{r.P50Us:0.###},{r.P99Us:0.###},{r.N}")));
 
     private static IEnumerable<RemoteReadResult> Ordered(IEnumerable<RemoteReadResult> results) =>
         results.OrderBy(r => r.SizeBytes).ThenBy(r => Array.IndexOf(PathNames, r.Path));

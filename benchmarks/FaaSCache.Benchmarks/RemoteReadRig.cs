@@ -1,17 +1,7 @@
-using System.Diagnostics;
-using System.Globalization;
-using Azure.Storage.Blobs;
-using FaaSCache.Caching;
 using FaaSCache.Cluster;
-using FaaSCache.Hosting;
 using FaaSCache.Membership;
-using FaaSCache.NetworkEmulation;
-using FaaSCache.Options;
-using FaaSCache.Ownership;
 using FaaSCache.Peers;
 using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 
@@ -21,38 +11,22 @@ namespace FaaSCache.Benchmarks;
 /// and the raw-TCP sender. On loopback, or with the owner and the TCP sender inside a network namespace whose link is
 /// shaped with <c>tc</c>: then every byte of a remote hit, of the owner's download and of the TCP floor crosses that link.
 /// </summary>
-internal sealed class RemoteReadRig : IAsyncDisposable
+internal sealed class RemoteReadRig(string suffix, HostProcessCluster owners, TempShmDirectory shm, GrpcPeerClient peers, Cachelet reader, TcpFloor tcp, NetworkNamespace? network) : IAsyncDisposable
 {
     private static readonly CultureInfo Invariant = CultureInfo.InvariantCulture;
     private static int _sink;
 
-    private readonly HostProcessCluster _owners;
-    private readonly TempShmDirectory _shm;
-    private readonly GrpcPeerClient _peers;
-    private readonly NetworkNamespace? _namespace;
-
-    private RemoteReadRig(string suffix, HostProcessCluster owners, TempShmDirectory shm, GrpcPeerClient peers, Cachelet reader, TcpFloor tcp, NetworkNamespace? network)
-    {
-        Suffix = suffix;
-        _owners = owners;
-        _shm = shm;
-        _peers = peers;
-        Reader = reader;
-        Tcp = tcp;
-        _namespace = network;
-    }
-
     /// <summary>Gets the suffix of this placement's path names ("" on loopback, "_shaped" over the shaped link).</summary>
-    public string Suffix { get; }
+    public string Suffix => suffix;
 
     /// <summary>Gets the owner.</summary>
-    public ClusterInstance Owner => _owners.Instances[0];
+    public ClusterInstance Owner => owners.Instances[0];
 
     /// <summary>Gets the reader.</summary>
-    public Cachelet Reader { get; }
+    public Cachelet Reader => reader;
 
     /// <summary>Gets the raw-TCP floor.</summary>
-    public TcpFloor Tcp { get; }
+    public TcpFloor Tcp => tcp;
 
     /// <summary>Starts an owner, a reader and a TCP sender; inside <paramref name="network"/> when given (this rig then disposes it).</summary>
     public static async Task<RemoteReadRig> StartAsync(AzuriteServer azurite, string appDirectory, string suffix, NetworkNamespace? network, long maxBytes, TextWriter output, CancellationToken cancellationToken)
@@ -146,19 +120,19 @@ internal sealed class RemoteReadRig : IAsyncDisposable
     }
 
     /// <summary>Stops the owner; returns how it ended.</summary>
-    public Task<IReadOnlyList<string>> StopAsync() => _owners.StopAsync();
+    public Task<IReadOnlyList<string>> StopAsync() => owners.StopAsync();
 
     /// <inheritdoc />
     public async ValueTask DisposeAsync()
     {
         await Tcp.DisposeAsync();
         await Reader.DisposeAsync();
-        _peers.Dispose();
-        _shm.Dispose();
-        await _owners.DisposeAsync();
-        if (_namespace is not null)
+        peers.Dispose();
+        shm.Dispose();
+        await owners.DisposeAsync();
+        if (network is not null)
         {
-            await _namespace.DisposeAsync();
+            await network.DisposeAsync();
         }
     }
 

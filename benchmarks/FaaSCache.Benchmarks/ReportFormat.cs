@@ -1,5 +1,3 @@
-using System.Globalization;
-
 namespace FaaSCache.Benchmarks;
 
 /// <summary>Number formats and size labels shared by the benchmarks' tables (the run's facts: <see cref="FaaSCache.Testing.MachineLoad"/>, <see cref="FaaSCache.Testing.AzuriteServer.InstalledVersion"/>).</summary>
@@ -28,6 +26,9 @@ internal static class ReportFormat
         < 100 => ratio.ToString("0.0", Invariant) + "x",
         _ => ratio.ToString("#,0", Invariant) + "x",
     };
+
+    /// <summary>How much faster <paramref name="ms"/> is than <paramref name="baseline"/>, in percent of the baseline: 61%.</summary>
+    public static string Faster(double ms, double baseline) => ((baseline - ms) / baseline).ToString("P0", Invariant);
 
     /// <summary>A count with thousands separators.</summary>
     public static string Count(long n) => n.ToString("#,0", Invariant);

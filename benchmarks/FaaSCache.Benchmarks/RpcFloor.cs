@@ -1,5 +1,3 @@
-using System.Diagnostics;
-using System.Net;
 using System.Threading.Channels;
 using Google.Protobuf;
 using Grpc.Core;
@@ -7,8 +5,6 @@ using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Logging;
 
 namespace FaaSCache.Benchmarks;
 

@@ -25,26 +25,18 @@ internal interface ISdkReader
     Task<IReadOnlyList<SdkDownload>> ReadAsync(string connection, string warmup, IReadOnlyList<string> blobs, int repetitions, CancellationToken cancellationToken);
 }
 
-/// <summary>The three readers, dotnet in this process and node and python as child processes (benchmarks/tools/sdk-read).</summary>
+/// <summary>
+/// The three readers, dotnet in this process and node and python as child processes (download.js and download.py in
+/// FaaSCache.Testing's sdk-clients folder, <see cref="SdkClientScripts"/>).
+/// </summary>
 internal static class SdkReaders
 {
-    public static async Task<IReadOnlyList<ISdkReader>> CreateAsync(string container, CancellationToken cancellationToken)
-    {
-        string tools = Path.Combine(RepositoryRoot.Find(), "benchmarks", "tools", "sdk-read");
-        string nodePackage = Path.Combine(tools, "node_modules", "@azure", "storage-blob", "package.json");
-        if (!File.Exists(nodePackage))
-        {
-            throw new InvalidOperationException(
-                $"{nodePackage} is missing: the node reader needs @azure/storage-blob from benchmarks/tools/sdk-read/package-lock.json; run bash scripts/setup.sh (it runs npm ci there).");
-        }
-
-        return
-        [
-            new DotnetSdkReader(container),
-            await ScriptSdkReader.StartAsync("node", "node", Path.Combine(tools, "download.js"), container, "downloadToBuffer()", cancellationToken),
-            await ScriptSdkReader.StartAsync("python", "/usr/bin/python3", Path.Combine(tools, "download.py"), container, "download_blob().readall()", cancellationToken),
-        ];
-    }
+    public static async Task<IReadOnlyList<ISdkReader>> CreateAsync(string container, CancellationToken cancellationToken) =>
+    [
+        new DotnetSdkReader(container),
+        await ScriptSdkReader.StartAsync("node", SdkClientScripts.NodeProgram, SdkClientScripts.NodeScript("download.js"), container, "downloadToBuffer()", cancellationToken),
+        await ScriptSdkReader.StartAsync("python", SdkClientScripts.PythonProgram, SdkClientScripts.PythonScript("download.py"), container, "download_blob().readall()", cancellationToken),
+    ];
 }
 
 /// <summary>Azure.Storage.Blobs in the benchmark's own process: <c>BlobClient.DownloadContentAsync()</c> (one GET, the bytes in a <see cref="BinaryData"/>).</summary>
@@ -154,36 +146,7 @@ internal sealed class ScriptSdkReader : ISdkReader
 
     private static async Task<(int Code, string Stdout, string Stderr)> RunAsync(string program, IEnumerable<string> arguments, CancellationToken cancellationToken)
     {
-        var start = new ProcessStartInfo(program)
-        {
-            UseShellExecute = false,
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-        };
-        foreach (string argument in arguments)
-        {
-            start.ArgumentList.Add(argument);
-        }
-
-        using Process process = Process.Start(start) ?? throw new InvalidOperationException($"{program} did not start.");
-        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-        timeout.CancelAfter(BatchTimeout);
-        try
-        {
-            Task<string> stdout = process.StandardOutput.ReadToEndAsync(timeout.Token);
-            Task<string> stderr = process.StandardError.ReadToEndAsync(timeout.Token);
-            await process.WaitForExitAsync(timeout.Token);
-            return (process.ExitCode, await stdout, await stderr);
-        }
-        catch (OperationCanceledException)
-        {
-            await ProcessTree.KillAsync(process, TimeSpan.FromSeconds(10));
-            if (cancellationToken.IsCancellationRequested)
-            {
-                throw;
-            }
-
-            throw new TimeoutException($"{program} {string.Join(' ', start.ArgumentList.Take(1))} ran longer than {BatchTimeout.TotalMinutes:0} min; killed.");
-        }
+        ProcessRun run = await ProcessRun.RunAsync(program, arguments, BatchTimeout, cancellationToken: cancellationToken);
+        return (run.ExitCode, run.Stdout, run.Stderr);
     }
 }

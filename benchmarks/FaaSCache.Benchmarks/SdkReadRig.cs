@@ -1,16 +1,13 @@
 using System.Diagnostics;
 using Azure.Storage.Blobs;
 using FaaSCache.Caching;
-using FaaSCache.Hosting;
 using FaaSCache.Host.BlobEndpoint;
 using FaaSCache.Options;
 using FaaSCache.Storage;
 using FaaSCache.Testing;
 using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Logging;
 
 namespace FaaSCache.Benchmarks;
 
@@ -22,41 +19,40 @@ internal sealed record SdkReadBlobs(long Size, string Hot, string Warmup, IReadO
 
 /// <summary>
 /// sdk-read's system under test: the SDK endpoint over a real cachelet (default preset) and the benchmark's Azurite,
-/// served by Kestrel on a free loopback port and composed as the host composes it (<see cref="BlobEndpointHosting"/>;
-/// the same composition as test/FaaSCache.Host.Tests' SdkEndpointRig). A middleware in front counts how each request
-/// was served (the <c>x-faascache-read</c> header), so each batch can prove it read what it claims.
+/// served on a free loopback port as the host composes it (<see cref="BlobEndpointHosting.StartAsync"/>, which the
+/// tests' rig uses too). A middleware in front counts how each request was served (the <c>x-faascache-read</c>
+/// header), so each batch can prove it read what it claims.
 /// </summary>
 internal sealed class SdkReadRig : IAsyncDisposable
 {
     public const string ContainerName = "sdk-read";
     public const long CacheletCapacityBytes = 2L << 30;
 
-    private readonly WebApplication _web;
+    private readonly SdkEndpointServer _endpoint;
     private readonly Cachelet _cachelet;
     private readonly BlobPropertiesCache _properties;
     private readonly BlobContainerClient _direct;
     private readonly BlobContainerClient _viaEndpoint;
     private readonly EndpointReadCounts _counts;
 
-    private SdkReadRig(WebApplication web, Cachelet cachelet, BlobContainerClient direct, BlobContainerClient viaEndpoint, EndpointReadCounts counts, string directConnection, SdkEndpointAddress address)
+    private SdkReadRig(SdkEndpointServer endpoint, Cachelet cachelet, BlobContainerClient direct, BlobContainerClient viaEndpoint, EndpointReadCounts counts, string directConnection)
     {
-        _web = web;
+        _endpoint = endpoint;
         _cachelet = cachelet;
-        _properties = web.Services.GetRequiredService<BlobPropertiesCache>();
+        _properties = endpoint.Services.GetRequiredService<BlobPropertiesCache>();
         _direct = direct;
         _viaEndpoint = viaEndpoint;
         _counts = counts;
         DirectConnectionString = directConnection;
-        Address = address;
     }
 
-    public SdkEndpointAddress Address { get; }
+    public SdkEndpointAddress Address => _endpoint.Address;
 
     /// <summary>Gets Azurite's connection string (storage_direct).</summary>
     public string DirectConnectionString { get; }
 
     /// <summary>Gets the connection string a worker gets: Azurite's, with the blob endpoint at the SDK endpoint.</summary>
-    public string EndpointConnectionString => EndpointConnection(Address);
+    public string EndpointConnectionString => _endpoint.ConnectionString;
 
     public IObjectCache Cache => _cachelet;
 
@@ -73,26 +69,13 @@ internal sealed class SdkReadRig : IAsyncDisposable
                 o.Consistency = consistency ?? o.Consistency;
             })
             .Build();
+        SdkEndpointServer? endpoint = null;
         try
         {
-            var address = new SdkEndpointAddress(FreePorts.Get(), AzuriteServer.AccountName);
-            WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
-            builder.Logging.ClearProviders();
-            builder.WebHost.ConfigureKestrel(k =>
-            {
-                k.Limits.MaxRequestBodySize = null;
-                BlobEndpointHosting.Listen(k, address);
-            });
-            builder.Services.AddSingleton<IObjectCache>(cachelet);
-            builder.Services.AddSingleton<ICacheAdmin>(cachelet);
-            builder.Services.AddSingleton<IBlobStore>(cachelet.Storage);
-            builder.Services.AddSingleton(Microsoft.Extensions.Options.Options.Create(cachelet.Options));
-            builder.Services.AddSdkEndpoint(address, azurite.ConnectionString);
-            WebApplication web = builder.Build();
             var counts = new EndpointReadCounts();
             // How a request was served is counted when the response starts, before the client can see any of it; the
             // endpoint's own time (arrival until the handler returns, the body handed to the socket) when it ends.
-            web.Use(async (http, next) =>
+            endpoint = await BlobEndpointHosting.StartAsync(cachelet, azurite.ConnectionString, inFront: app => app.Use(async (http, next) =>
             {
                 long start = counts.Arrived();
                 http.Response.OnStarting(() =>
@@ -108,18 +91,21 @@ internal sealed class SdkReadRig : IAsyncDisposable
                 {
                     counts.Ended(start);
                 }
-            });
-            web.MapSdkEndpoint(address);
-            await web.StartAsync(cancellationToken);
+            }), cancellationToken: cancellationToken);
 
             var options = new BlobClientOptions(AzuriteServer.PinnedServiceVersion);
             BlobContainerClient direct = new BlobServiceClient(azurite.ConnectionString, options).GetBlobContainerClient(ContainerName);
             await direct.CreateIfNotExistsAsync(cancellationToken: cancellationToken);
-            BlobContainerClient viaEndpoint = new BlobServiceClient(EndpointConnection(address), options).GetBlobContainerClient(ContainerName);
-            return new SdkReadRig(web, cachelet, direct, viaEndpoint, counts, azurite.ConnectionString, address);
+            BlobContainerClient viaEndpoint = new BlobServiceClient(endpoint.ConnectionString, options).GetBlobContainerClient(ContainerName);
+            return new SdkReadRig(endpoint, cachelet, direct, viaEndpoint, counts, azurite.ConnectionString);
         }
         catch
         {
+            if (endpoint is not null)
+            {
+                await endpoint.DisposeAsync();
+            }
+
             await cachelet.DisposeAsync();
             throw;
         }
@@ -214,15 +200,11 @@ internal sealed class SdkReadRig : IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
-        await _web.StopAsync();
-        await _web.DisposeAsync();
+        await _endpoint.DisposeAsync();
         await _cachelet.DisposeAsync();
     }
 
     private static string Key(string name) => $"{ContainerName}/{name}";
-
-    private static string EndpointConnection(SdkEndpointAddress address) =>
-        $"DefaultEndpointsProtocol=http;AccountName={AzuriteServer.AccountName};AccountKey={AzuriteServer.AccountKey};BlobEndpoint={address.BlobEndpoint}";
 }
 
 /// <summary>The endpoint's answers by how they were served (lh, lm, anything else, none: forwarded to storage), and its time.</summary>

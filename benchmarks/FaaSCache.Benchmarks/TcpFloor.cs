@@ -1,9 +1,5 @@
 using System.Buffers.Binary;
-using System.Diagnostics;
-using System.Globalization;
-using System.Net;
 using System.Net.Sockets;
-using FaaSCache.Testing;
 
 namespace FaaSCache.Benchmarks;
 

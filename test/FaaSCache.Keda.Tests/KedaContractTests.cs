@@ -1,4 +1,3 @@
-using FaaSCache.Keda.ExternalScaler;
 using Grpc.Core;
 
 namespace FaaSCache.Keda.Tests;

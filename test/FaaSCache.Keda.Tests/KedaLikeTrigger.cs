@@ -1,5 +1,3 @@
-using FaaSCache.Keda.ExternalScaler;
-
 namespace FaaSCache.Keda.Tests;
 
 /// <summary>

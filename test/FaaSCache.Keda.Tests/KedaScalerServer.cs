@@ -1,5 +1,4 @@
 using FaaSCache.Keda;
-using FaaSCache.Keda.ExternalScaler;
 using Grpc.Net.Client;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;

@@ -2,7 +2,6 @@ using System.CommandLine;
 using System.Text.RegularExpressions;
 using FaaSCache.Host;
 using FaaSCache.Host.Start;
-using FaaSCache.Keda.ExternalScaler;
 using FaaSCache.ScaleController.Options;
 using k8s.Models;
 using YamlDotNet.Serialization;

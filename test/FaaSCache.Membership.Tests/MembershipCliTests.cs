@@ -1,14 +1,9 @@
-using System.Diagnostics;
 using FaaSCache.Membership.Cli;
-using FaaSCache.Testing;
-using Xunit;
-using Xunit.Abstractions;
 
 namespace FaaSCache.Membership.Tests;
 
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class MembershipCliTests(AzuriteFixture azurite, ITestOutputHelper output)
+public sealed class MembershipCliTests(AzuriteFixture azurite, ITestOutputHelper output) : AzuriteTests
 {
     [Fact]
     public async Task The_command_prints_the_members_and_the_owner_of_a_key_by_the_daemons_ring()

@@ -1,8 +1,6 @@
 using Azure;
 using Azure.Core;
 using Azure.Core.Pipeline;
-using FaaSCache.Testing;
-using Xunit;
 
 namespace FaaSCache.Membership.Tests;
 

@@ -1,25 +1,12 @@
-using System.Collections.Concurrent;
-using System.Diagnostics;
-using System.Globalization;
-using FaaSCache.Testing;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
-using Xunit;
-using Xunit.Abstractions;
-
-using FaaSCache.Ownership;
-
-using FaaSCache.Cluster;
 
 namespace FaaSCache.Membership.Tests;
 
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class MembershipDaemonTests(AzuriteFixture azurite, ITestOutputHelper output)
+public sealed class MembershipDaemonTests(AzuriteFixture azurite, ITestOutputHelper output) : AzuriteTests
 {
-    private static readonly TimeSpan Patience = TimeSpan.FromSeconds(20);
-
     [Fact]
     public async Task A_daemon_joins_the_list_at_start_and_leaves_it_at_stop()
     {
@@ -68,7 +55,7 @@ public sealed class MembershipDaemonTests(AzuriteFixture azurite, ITestOutputHel
         var b = bed.NewDaemon("b", TimeSpan.FromSeconds(5), TimeSpan.FromSeconds(15));
         await a.StartAsync(CancellationToken.None);
         await b.StartAsync(CancellationToken.None);
-        await MembershipTestBed.WaitUntilAsync(() => a.Owners.Current.Contains("b"), Patience, "a's ring to include b");
+        await MembershipTestBed.WaitUntilAsync(() => a.Owners.Current.Contains("b"), "a's ring to include b");
         string[] keys = [.. Enumerable.Range(0, 200).Select(i => $"photos/{i}.jpg")];
         string[] ownersBeforeC = [.. keys.Select(a.Owners.GetOwner)];
         var c = bed.NewDaemon("c", TimeSpan.FromSeconds(5), TimeSpan.FromSeconds(15));
@@ -100,9 +87,9 @@ public sealed class MembershipDaemonTests(AzuriteFixture azurite, ITestOutputHel
         await a.StartAsync(CancellationToken.None);
 
         await b.StartAsync(CancellationToken.None);
-        var sawJoin = await MembershipTestBed.WaitUntilAsync(() => a.Owners.Current.Contains("b"), Patience, "a's ring to include b");
+        var sawJoin = await MembershipTestBed.WaitUntilAsync(() => a.Owners.Current.Contains("b"), "a's ring to include b");
         await b.StopAsync(CancellationToken.None);
-        var sawLeave = await MembershipTestBed.WaitUntilAsync(() => !a.Owners.Current.Contains("b"), Patience, "a's ring to drop b");
+        var sawLeave = await MembershipTestBed.WaitUntilAsync(() => !a.Owners.Current.Contains("b"), "a's ring to drop b");
 
         output.WriteLine($"join seen after {sawJoin.TotalMilliseconds:0} ms, leave after {sawLeave.TotalMilliseconds:0} ms (heartbeat {heartbeat})");
         Assert.True(sawJoin < TimeSpan.FromSeconds(5), $"join took {sawJoin}");
@@ -130,7 +117,6 @@ public sealed class MembershipDaemonTests(AzuriteFixture azurite, ITestOutputHel
         Assert.Equal(ids, (await bed.ReadListAsync()).Ids);
         await MembershipTestBed.WaitUntilAsync(
             () => daemons.All(d => d.Owners.Current.HasSameMembers(ids) && d.Members.Count == 20),
-            Patience,
             "every daemon's ring to hold all 20 members");
         foreach (string key in Enumerable.Range(0, 100).Select(i => string.Create(CultureInfo.InvariantCulture, $"images/{i}.png")))
         {
@@ -156,7 +142,7 @@ public sealed class MembershipDaemonTests(AzuriteFixture azurite, ITestOutputHel
             await d.StartAsync(CancellationToken.None);
         }
 
-        await MembershipTestBed.WaitUntilAsync(() => a.Owners.Current.Members.Count == 3 && b.Owners.Current.Members.Count == 3, Patience, "a and b to see c");
+        await MembershipTestBed.WaitUntilAsync(() => a.Owners.Current.Members.Count == 3 && b.Owners.Current.Members.Count == 3, "a and b to see c");
         string[] keysOfC = [.. Enumerable.Range(0, 500).Select(i => $"photos/{i}.jpg").Where(k => a.Owners.GetOwner(k) == "c")];
         Assert.NotEmpty(keysOfC);
 
@@ -166,7 +152,6 @@ public sealed class MembershipDaemonTests(AzuriteFixture azurite, ITestOutputHel
         var crashedAt = DateTimeOffset.UtcNow;
         var removedAfter = await MembershipTestBed.WaitUntilAsync(
             async () => !(await bed.ReadListAsync()).Contains("c"),
-            Patience,
             "c to be removed from the list");
 
         output.WriteLine($"c's last heartbeat was {(crashedAt - lastHeartbeatOfC).TotalMilliseconds:0} ms before the crash; removed {removedAfter.TotalMilliseconds:0} ms after it");
@@ -179,7 +164,6 @@ public sealed class MembershipDaemonTests(AzuriteFixture azurite, ITestOutputHel
 
         await MembershipTestBed.WaitUntilAsync(
             () => a.Owners.Current.HasSameMembers(["a", "b"]) && b.Owners.Current.HasSameMembers(["a", "b"]),
-            Patience,
             "a's and b's rings to drop c");
         Assert.All(keysOfC, key =>
         {
@@ -198,7 +182,7 @@ public sealed class MembershipDaemonTests(AzuriteFixture azurite, ITestOutputHel
         await a.StartAsync(CancellationToken.None);
 
         await bed.NewStore().UpdateAsync(list => list.WithoutMember("a"));
-        var back = await MembershipTestBed.WaitUntilAsync(async () => (await bed.ReadListAsync()).Contains("a"), Patience, "a to rejoin");
+        var back = await MembershipTestBed.WaitUntilAsync(async () => (await bed.ReadListAsync()).Contains("a"), "a to rejoin");
 
         output.WriteLine($"rejoined after {back.TotalMilliseconds:0} ms");
         Assert.True(back < TimeSpan.FromSeconds(5));
@@ -216,12 +200,11 @@ public sealed class MembershipDaemonTests(AzuriteFixture azurite, ITestOutputHel
 
         await bed.Blob.DeleteAsync();
 
-        await MembershipTestBed.WaitUntilAsync(async () => (await bed.ReadListAsync()).Ids.SequenceEqual(["a", "b"]), Patience, "a and b to write the list again");
+        await MembershipTestBed.WaitUntilAsync(async () => (await bed.ReadListAsync()).Ids.SequenceEqual(["a", "b"]), "a and b to write the list again");
 
         // Whoever re-creates the blob first lists only itself for a moment; the other's rejoin reaches it at its next watch.
         await MembershipTestBed.WaitUntilAsync(
             () => a.Owners.Current.HasSameMembers(["a", "b"]) && b.Owners.Current.HasSameMembers(["a", "b"]),
-            Patience,
             "both rings to hold a and b again");
     }
 

@@ -1,21 +1,12 @@
-using System.Collections.Concurrent;
-using FaaSCache.Ownership;
-using FaaSCache.Testing;
-using Xunit;
-using Xunit.Abstractions;
-
 namespace FaaSCache.Membership.Tests;
 
 /// <summary>
 /// The membership lease a cachelet trusts its ownership by: lost when no heartbeat landed in time (the others may have
 /// removed this member and moved its keys), held again after the next heartbeat; lost and held again on a rejoin.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class MembershipLeaseTests(AzuriteFixture azurite, ITestOutputHelper output)
+public sealed class MembershipLeaseTests(AzuriteFixture azurite, ITestOutputHelper output) : AzuriteTests
 {
-    private static readonly TimeSpan Patience = TimeSpan.FromSeconds(20);
-
     [Fact]
     public async Task A_member_whose_storage_stops_answering_loses_its_lease_and_holds_it_again_after_the_next_heartbeat()
     {
@@ -30,14 +21,14 @@ public sealed class MembershipLeaseTests(AzuriteFixture azurite, ITestOutputHelp
         ProcessSignals.Send(azurite.Server.ProcessId, ProcessSignals.Stop);
         try
         {
-            await MembershipTestBed.WaitUntilAsync(() => !a.Owners.HoldsLease, Patience, "a to lose its lease");
+            await MembershipTestBed.WaitUntilAsync(() => !a.Owners.HoldsLease, "a to lose its lease");
         }
         finally
         {
             ProcessSignals.Send(azurite.Server.ProcessId, ProcessSignals.Continue);
         }
 
-        await MembershipTestBed.WaitUntilAsync(() => a.Owners.HoldsLease, Patience, "a to hold its lease again");
+        await MembershipTestBed.WaitUntilAsync(() => a.Owners.HoldsLease, "a to hold its lease again");
         Assert.Equal([false, true], changes.Take(2));
     }
 
@@ -53,7 +44,7 @@ public sealed class MembershipLeaseTests(AzuriteFixture azurite, ITestOutputHelp
 
         // Another member removed it (its heartbeat looked too old to them): writes may have gone to a new owner meanwhile.
         await bed.NewStore().UpdateAsync(list => list.WithoutMember("a"));
-        await MembershipTestBed.WaitUntilAsync(() => changes.Count >= 2, Patience, "a to rejoin");
+        await MembershipTestBed.WaitUntilAsync(() => changes.Count >= 2, "a to rejoin");
 
         Assert.Equal([false, true], changes);
         Assert.True(a.Owners.HoldsLease);

@@ -1,6 +1,3 @@
-using System.Text;
-using Xunit;
-
 namespace FaaSCache.Membership.Tests;
 
 [Trait("Category", "Unit")]

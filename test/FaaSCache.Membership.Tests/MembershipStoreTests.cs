@@ -1,13 +1,9 @@
 using Azure;
-using FaaSCache.Testing;
-using Xunit;
-using Xunit.Abstractions;
 
 namespace FaaSCache.Membership.Tests;
 
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class MembershipStoreTests(AzuriteFixture azurite, ITestOutputHelper output)
+public sealed class MembershipStoreTests(AzuriteFixture azurite, ITestOutputHelper output) : AzuriteTests
 {
     private static readonly DateTimeOffset Started = new(2026, 1, 2, 3, 4, 5, TimeSpan.Zero);
 

@@ -1,8 +1,3 @@
-using System.Diagnostics;
-using Azure.Storage.Blobs;
-using FaaSCache.Testing;
-using Xunit.Abstractions;
-
 namespace FaaSCache.Membership.Tests;
 
 /// <summary>
@@ -55,15 +50,18 @@ internal sealed class MembershipTestBed(AzuriteFixture azurite, ITestOutputHelpe
 
     public async Task<MembershipList> ReadListAsync() => (await NewStore().ReadAsync()).List;
 
-    /// <summary>Polls <paramref name="condition"/> every 50 ms; fails with <paramref name="what"/> after <paramref name="timeout"/>.</summary>
-    public static async Task<TimeSpan> WaitUntilAsync(Func<Task<bool>> condition, TimeSpan timeout, string what)
+    /// <summary>How long a test waits for the daemons to see a change (a join, a crash, a rejoin) before it fails.</summary>
+    public static readonly TimeSpan Patience = TimeSpan.FromSeconds(20);
+
+    /// <summary>Polls <paramref name="condition"/> every 50 ms; fails with <paramref name="what"/> after <see cref="Patience"/>; returns how long it took.</summary>
+    public static async Task<TimeSpan> WaitUntilAsync(Func<Task<bool>> condition, string what)
     {
         var clock = Stopwatch.StartNew();
         while (!await condition())
         {
-            if (clock.Elapsed > timeout)
+            if (clock.Elapsed > Patience)
             {
-                throw new TimeoutException($"Waited {timeout.TotalSeconds:0.0} s for {what}.");
+                throw new TimeoutException($"Waited {Patience.TotalSeconds:0.0} s for {what}.");
             }
 
             await Task.Delay(50);
@@ -72,8 +70,8 @@ internal sealed class MembershipTestBed(AzuriteFixture azurite, ITestOutputHelpe
         return clock.Elapsed;
     }
 
-    public static Task<TimeSpan> WaitUntilAsync(Func<bool> condition, TimeSpan timeout, string what)
-        => WaitUntilAsync(() => Task.FromResult(condition()), timeout, what);
+    public static Task<TimeSpan> WaitUntilAsync(Func<bool> condition, string what)
+        => WaitUntilAsync(() => Task.FromResult(condition()), what);
 
     public async ValueTask DisposeAsync()
     {

@@ -1,8 +1,3 @@
-using System.Diagnostics;
-using System.Net;
-using System.Net.Sockets;
-using Xunit;
-
 namespace FaaSCache.NetworkEmulation.Tests;
 
 /// <summary>

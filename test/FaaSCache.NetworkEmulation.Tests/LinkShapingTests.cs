@@ -1,6 +1,3 @@
-using FaaSCache.NetworkEmulation;
-using Xunit.Abstractions;
-
 namespace FaaSCache.NetworkEmulation.Tests;
 
 /// <summary>

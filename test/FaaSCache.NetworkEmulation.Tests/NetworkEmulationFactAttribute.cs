@@ -1,5 +1,3 @@
-using FaaSCache.NetworkEmulation;
-
 namespace FaaSCache.NetworkEmulation.Tests;
 
 /// <summary>A test that makes real namespaces: skipped, with the reason, only on a machine that cannot make them.</summary>

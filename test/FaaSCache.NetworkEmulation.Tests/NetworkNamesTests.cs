@@ -1,5 +1,3 @@
-using FaaSCache.NetworkEmulation;
-
 namespace FaaSCache.NetworkEmulation.Tests;
 
 [Trait("Category", "Unit")]

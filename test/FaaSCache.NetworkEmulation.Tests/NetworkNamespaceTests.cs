@@ -1,8 +1,3 @@
-using System.Diagnostics;
-using System.Net;
-using System.Net.Sockets;
-using FaaSCache.NetworkEmulation;
-
 namespace FaaSCache.NetworkEmulation.Tests;
 
 [Trait("Category", "Integration")]

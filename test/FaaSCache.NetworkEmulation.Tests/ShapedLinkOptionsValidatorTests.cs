@@ -1,4 +1,3 @@
-using FaaSCache.NetworkEmulation;
 using Microsoft.Extensions.Options;
 
 namespace FaaSCache.NetworkEmulation.Tests;

@@ -1,7 +1,3 @@
-using System.Diagnostics;
-using System.Globalization;
-using FaaSCache.NetworkEmulation;
-
 namespace FaaSCache.NetworkEmulation.Tests;
 
 /// <summary>

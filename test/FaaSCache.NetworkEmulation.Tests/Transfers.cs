@@ -1,10 +1,3 @@
-using System.Globalization;
-using System.Net;
-using System.Net.Sockets;
-using System.Text;
-using System.Text.Json;
-using FaaSCache.NetworkEmulation;
-
 namespace FaaSCache.NetworkEmulation.Tests;
 
 /// <summary>
@@ -20,11 +13,8 @@ internal static class Transfers
     public static async Task<double> DownloadAsync(NetworkNamespace network, long bytes)
     {
         using var cts = new CancellationTokenSource(Timeout);
-        using var listener = Listen(network);
-        var port = ((IPEndPoint)listener.LocalEndpoint).Port;
-        await using var receiver = WrappedProcess.Start(network, "bash", "-c",
-            $"exec 3<>/dev/tcp/{network.HostAddress}/{port} && cat <&3 >/dev/null");
-        using var socket = await AcceptAsync(listener, receiver, cts.Token);
+        await using var receiver = await ConnectFromAsync(network, tcp => $"exec 3<>{tcp} && cat <&3 >/dev/null", cts.Token);
+        var socket = receiver.Socket;
         var started = TimeProvider.System.GetTimestamp();
         var block = new byte[1 << 20];
         for (var sent = 0L; sent < bytes; sent += block.Length)
@@ -37,7 +27,7 @@ internal static class Transfers
         // The receiver closes its end only after it read everything: that is when the last byte arrived.
         Assert.Equal(0, await socket.ReceiveAsync(new byte[16], cts.Token));
         var elapsed = TimeProvider.System.GetElapsedTime(started);
-        Assert.Equal(0, await receiver.WaitAsync(Timeout));
+        Assert.Equal(0, await receiver.Peer.WaitAsync(Timeout));
         return bytes / elapsed.TotalSeconds;
     }
 
@@ -45,11 +35,8 @@ internal static class Transfers
     public static async Task<double> UploadAsync(NetworkNamespace network, long bytes)
     {
         using var cts = new CancellationTokenSource(Timeout);
-        using var listener = Listen(network);
-        var port = ((IPEndPoint)listener.LocalEndpoint).Port;
-        await using var sender = WrappedProcess.Start(network, "bash", "-c",
-            string.Create(CultureInfo.InvariantCulture, $"head -c {bytes} /dev/zero >/dev/tcp/{network.HostAddress}/{port}"));
-        using var socket = await AcceptAsync(listener, sender, cts.Token);
+        await using var sender = await ConnectFromAsync(network, tcp => string.Create(CultureInfo.InvariantCulture, $"head -c {bytes} /dev/zero >{tcp}"), cts.Token);
+        var socket = sender.Socket;
         var started = TimeProvider.System.GetTimestamp();
         var block = new byte[1 << 20];
         var received = 0L;
@@ -61,7 +48,7 @@ internal static class Transfers
 
         var elapsed = TimeProvider.System.GetElapsedTime(started);
         Assert.Equal(bytes, received);
-        Assert.Equal(0, await sender.WaitAsync(Timeout));
+        Assert.Equal(0, await sender.Peer.WaitAsync(Timeout));
         return bytes / elapsed.TotalSeconds;
     }
 
@@ -69,11 +56,8 @@ internal static class Transfers
     public static async Task<TimeSpan> RoundTripAsync(NetworkNamespace network)
     {
         using var cts = new CancellationTokenSource(Timeout);
-        using var listener = Listen(network);
-        var port = ((IPEndPoint)listener.LocalEndpoint).Port;
-        await using var echo = WrappedProcess.Start(network, "bash", "-c",
-            $"exec 3<>/dev/tcp/{network.HostAddress}/{port} && IFS= read -r line <&3 && printf '%s\\n' \"$line\" >&3");
-        using var socket = await AcceptAsync(listener, echo, cts.Token);
+        await using var echo = await ConnectFromAsync(network, tcp => $"exec 3<>{tcp} && IFS= read -r line <&3 && printf '%s\\n' \"$line\" >&3", cts.Token);
+        var socket = echo.Socket;
         var started = TimeProvider.System.GetTimestamp();
         await socket.SendAsync("ping\n"u8.ToArray(), cts.Token);
         var reply = new StringBuilder();
@@ -81,7 +65,7 @@ internal static class Transfers
         while (!reply.ToString().EndsWith('\n'))
         {
             var read = await socket.ReceiveAsync(buffer, cts.Token);
-            Assert.True(read > 0, $"the echo closed before answering: {echo.Output}");
+            Assert.True(read > 0, $"the echo closed before answering: {echo.Peer.Output}");
             reply.Append(Encoding.ASCII.GetString(buffer, 0, read));
         }
 
@@ -137,11 +121,25 @@ internal static class Transfers
         return server;
     }
 
-    private static TcpListener Listen(NetworkNamespace network)
+    /// <summary>
+    /// Starts the bash <paramref name="script"/> inside the namespace, given the <c>/dev/tcp/&lt;host address&gt;/&lt;port&gt;</c>
+    /// path of a listener in the root namespace, and accepts its connection there.
+    /// </summary>
+    private static async Task<Connection> ConnectFromAsync(NetworkNamespace network, Func<string, string> script, CancellationToken ct)
     {
-        var listener = new TcpListener(network.HostAddress, 0);
+        using var listener = new TcpListener(network.HostAddress, 0);
         listener.Start();
-        return listener;
+        var port = ((IPEndPoint)listener.LocalEndpoint).Port;
+        var peer = WrappedProcess.Start(network, "bash", "-c", script($"/dev/tcp/{network.HostAddress}/{port}"));
+        try
+        {
+            return new Connection(peer, await AcceptAsync(listener, peer, ct));
+        }
+        catch
+        {
+            await peer.DisposeAsync();
+            throw;
+        }
     }
 
     private static async Task<Socket> AcceptAsync(TcpListener listener, WrappedProcess peer, CancellationToken ct)
@@ -156,5 +154,15 @@ internal static class Transfers
         }
 
         return await accept;
+    }
+}
+
+/// <summary>A process inside a namespace and the socket it connected to the root namespace with; dispose closes both.</summary>
+internal sealed record Connection(WrappedProcess Peer, Socket Socket) : IAsyncDisposable
+{
+    public async ValueTask DisposeAsync()
+    {
+        Socket.Dispose();
+        await Peer.DisposeAsync();
     }
 }

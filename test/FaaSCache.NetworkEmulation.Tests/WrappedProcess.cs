@@ -1,7 +1,3 @@
-using System.Diagnostics;
-using System.Text;
-using FaaSCache.NetworkEmulation;
-
 namespace FaaSCache.NetworkEmulation.Tests;
 
 /// <summary>A process started inside a namespace through <see cref="NetworkNamespace.Wrap"/>, killed on dispose.</summary>

@@ -1,7 +1,4 @@
-using FaaSCache.Cluster;
-using FaaSCache.Peers.Protocol;
 using Google.Protobuf;
-using Grpc.Core;
 using Grpc.Core.Interceptors;
 
 namespace FaaSCache.Peers.Tests;

@@ -1,17 +1,8 @@
-using System.Text;
-using FaaSCache.Caching;
-using FaaSCache.Cluster;
-using FaaSCache.Options;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Peers.Tests;
 
 /// <summary>Remote hits, misses, ranges, writes, version queries and invalidations between real cachelets over gRPC.</summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class GrpcPeerTests(AzuriteFixture azurite)
+public sealed class GrpcPeerTests(AzuriteFixture azurite) : AzuriteTests
 {
     [Theory]
     [InlineData(1_000)]

@@ -1,10 +1,3 @@
-using System.Text;
-using FaaSCache.Caching;
-using FaaSCache.Options;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Peers.Tests;
 
 /// <summary>
@@ -13,9 +6,8 @@ namespace FaaSCache.Peers.Tests;
 /// an owner whose storage refuses says so to the sender, which reports a write not made rather than one of unknown outcome;
 /// a write whose owner is gone is in storage when it is acknowledged, under any preset.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class LeaseAndOutageWriteTests(AzuriteFixture azurite)
+public sealed class LeaseAndOutageWriteTests(AzuriteFixture azurite) : AzuriteTests
 {
     [Fact]
     public async Task A_write_through_an_instance_without_its_lease_waits_for_the_lease_and_then_commits()

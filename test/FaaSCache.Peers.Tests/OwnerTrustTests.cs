@@ -1,9 +1,3 @@
-using System.Text;
-using FaaSCache.Caching;
-using FaaSCache.Options;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Peers.Tests;
 
 /// <summary>
@@ -11,9 +5,8 @@ namespace FaaSCache.Peers.Tests;
 /// lease (it could not heartbeat, so the others may have moved its keys and taken writes) or the ring changed, storage
 /// (where every acknowledged write is) decides. The "other owner's write" is a write straight to storage here.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class OwnerTrustTests(AzuriteFixture azurite)
+public sealed class OwnerTrustTests(AzuriteFixture azurite) : AzuriteTests
 {
     [Fact]
     public async Task An_owner_without_its_membership_lease_serves_storage_s_version_not_its_copy_and_after_regaining_it_checks_every_copy()

@@ -1,16 +1,10 @@
-using FaaSCache.Cluster;
-using FaaSCache.Peers.Protocol;
-using FaaSCache.Testing;
-using Grpc.Core;
 using Grpc.Net.Client;
-using Xunit;
 
 namespace FaaSCache.Peers.Tests;
 
 /// <summary>Peers of one app authenticate each other with a key derived from the app's storage secret.</summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class PeerAuthTests(AzuriteFixture azurite)
+public sealed class PeerAuthTests(AzuriteFixture azurite) : AzuriteTests
 {
     private const string VersionMethod = "/faascache.peer.CacheletPeer/GetVersion";
 

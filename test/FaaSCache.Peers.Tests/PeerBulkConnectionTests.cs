@@ -1,7 +1,4 @@
-using System.Net;
 using System.Net.Sockets;
-using FaaSCache.Cluster;
-using Xunit;
 
 namespace FaaSCache.Peers.Tests;
 

@@ -1,22 +1,11 @@
-using System.Net;
-using FaaSCache.Caching;
-using FaaSCache.Cluster;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
-using Grpc.Core;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Options;
-using Xunit;
-
 namespace FaaSCache.Peers.Tests;
 
 /// <summary>
 /// Large bodies over the owner's bulk connection (raw TCP beside gRPC) keep gRPC's guarantees: the app's key,
 /// the checksum checked before the object exists, nothing kept from a broken transfer.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class PeerBulkTests(AzuriteFixture azurite)
+public sealed class PeerBulkTests(AzuriteFixture azurite) : AzuriteTests
 {
     private const int Size = 6_000_000;
 

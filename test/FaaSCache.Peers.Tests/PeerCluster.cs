@@ -1,14 +1,3 @@
-using Azure.Storage.Blobs;
-using FaaSCache.Caching;
-using FaaSCache.Cluster;
-using FaaSCache.Hosting;
-using FaaSCache.Options;
-using FaaSCache.Ownership;
-using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
-using Microsoft.Extensions.DependencyInjection;
-
 namespace FaaSCache.Peers.Tests;
 
 /// <summary>

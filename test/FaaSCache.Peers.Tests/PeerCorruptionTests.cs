@@ -1,19 +1,10 @@
-using FaaSCache.Caching;
-using FaaSCache.Cluster;
-using FaaSCache.Options;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
 using Grpc.AspNetCore.Server;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Options;
-using Xunit;
 
 namespace FaaSCache.Peers.Tests;
 
 /// <summary>Every transfer carries an XxHash3 of its bytes; the receiver checks it before the object exists for anyone.</summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class PeerCorruptionTests(AzuriteFixture azurite)
+public sealed class PeerCorruptionTests(AzuriteFixture azurite) : AzuriteTests
 {
     private const int Size = 5_000_000;
 

@@ -1,21 +1,8 @@
-using Azure.Storage.Blobs;
-using FaaSCache.Caching;
-using FaaSCache.Cluster;
-using FaaSCache.Diagnostics;
-using FaaSCache.Hosting;
-using FaaSCache.Options;
-using FaaSCache.Ownership;
-using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Peers.Tests;
 
 /// <summary>An owner that dies in the middle of a transfer costs the reader a storage read, never a partial object.</summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class PeerDeathTests(AzuriteFixture azurite)
+public sealed class PeerDeathTests(AzuriteFixture azurite) : AzuriteTests
 {
     private const int Size = 50_000_000;
 

@@ -1,7 +1,3 @@
-using FaaSCache.Cluster;
-using Microsoft.Extensions.Options;
-using Xunit;
-
 namespace FaaSCache.Peers.Tests;
 
 public sealed class PeerOptionsTests

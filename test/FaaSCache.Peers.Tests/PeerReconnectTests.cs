@@ -1,16 +1,11 @@
-using FaaSCache.Ownership;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Peers.Tests;
 
 /// <summary>
 /// Connections that may have lived through a partition are retired: after this instance regains its membership lease,
 /// and for a member that leaves or (re)joins the ring. The next call connects anew, over real gRPC.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class PeerReconnectTests(AzuriteFixture azurite)
+public sealed class PeerReconnectTests(AzuriteFixture azurite) : AzuriteTests
 {
     [Fact]
     public async Task A_regained_lease_and_a_member_that_leaves_and_rejoins_retire_the_connections_and_calls_still_succeed()

@@ -1,11 +1,5 @@
-using System.Net;
-using FaaSCache.Caching;
-using FaaSCache.Cluster;
-using FaaSCache.Hosting;
-using FaaSCache.Testing;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
-using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 
 namespace FaaSCache.Peers.Tests;

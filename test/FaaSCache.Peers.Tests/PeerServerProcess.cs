@@ -1,20 +1,7 @@
-using System.Diagnostics;
-using System.Globalization;
 using System.Threading.Channels;
-using FaaSCache.Caching;
-using FaaSCache.Cluster;
-using FaaSCache.Hosting;
-using FaaSCache.Options;
-using FaaSCache.Ownership;
-using FaaSCache.Peers.Protocol;
-using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
 using Grpc.AspNetCore.Server;
-using Grpc.Core;
 using Grpc.Core.Interceptors;
 using Microsoft.AspNetCore.Builder;
-using Microsoft.Extensions.DependencyInjection;
 
 namespace FaaSCache.Peers.Tests;
 

@@ -1,16 +1,4 @@
-using System.Diagnostics;
-using System.Globalization;
-using System.Net;
 using System.Net.Sockets;
-using Azure.Storage.Blobs;
-using FaaSCache.Caching;
-using FaaSCache.Cluster;
-using FaaSCache.Hosting;
-using FaaSCache.Options;
-using FaaSCache.Ownership;
-using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
 
 namespace FaaSCache.Peers.Tests;
 

@@ -1,14 +1,8 @@
-using FaaSCache.Cluster;
-using FaaSCache.Testing;
-using Xunit;
-using Xunit.Abstractions;
-
 namespace FaaSCache.Peers.Tests;
 
 /// <summary>Keeps the throughput measurement (<c>dotnet FaaSCache.Peers.Tests.dll measure</c>) working; the numbers are in the README.</summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class PeerThroughputTests(AzuriteFixture azurite, ITestOutputHelper output)
+public sealed class PeerThroughputTests(AzuriteFixture azurite, ITestOutputHelper output) : AzuriteTests
 {
     [Fact]
     public async Task The_throughput_measurement_reports_remote_hits_next_to_raw_tcp()

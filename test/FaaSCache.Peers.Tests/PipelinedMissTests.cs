@@ -1,8 +1,3 @@
-using FaaSCache.Caching;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Peers.Tests;
 
 /// <summary>
@@ -10,9 +5,8 @@ namespace FaaSCache.Peers.Tests;
 /// storage is held half-way by the test, so "the requester had the object's map before the download ended" is decided by
 /// the order of events, not by a clock.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class PipelinedMissTests(AzuriteFixture azurite)
+public sealed class PipelinedMissTests(AzuriteFixture azurite) : AzuriteTests
 {
     private const int Size = 8 << 20;
 

@@ -1,8 +1,4 @@
-using System.Collections.Concurrent;
-using FaaSCache.Ownership;
-
 using FaaSCache.Peers;
-using FaaSCache.Cluster;
 
 namespace FaaSCache.Peers.Tests;
 

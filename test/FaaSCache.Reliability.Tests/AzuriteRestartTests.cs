@@ -1,7 +1,4 @@
 using Azure;
-using Azure.Storage.Blobs;
-using FaaSCache.Testing;
-using Xunit.Abstractions;
 
 namespace FaaSCache.Reliability.Tests;
 

@@ -1,7 +1,5 @@
 using System.Text.RegularExpressions;
-using FaaSCache.Testing;
 using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
-using Xunit.Abstractions;
 
 namespace FaaSCache.Reliability.Tests;
 
@@ -11,9 +9,8 @@ namespace FaaSCache.Reliability.Tests;
 /// output, asks its host to close it, or asks for B's key; B's map is neither read, closed nor deleted, and B still serves
 /// it. The OS boundary (both run as one uid, so a process that scans the directory could open a 0600 file) is the README's.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Reliability")]
-public sealed partial class CrossAppMapTests(AzuriteFixture azurite, ITestOutputHelper output) : IDisposable
+public sealed partial class CrossAppMapTests(AzuriteFixture azurite, ITestOutputHelper output) : AzuriteTests, IDisposable
 {
     private readonly TempShmDirectory _shm = new("faascache-crossapp");
 

@@ -1,7 +1,4 @@
-using System.Diagnostics;
-using System.Globalization;
 using System.Threading.Channels;
-using Google.Protobuf;
 using Grpc.Core;
 using GrpcException = Grpc.Core.RpcException;
 using Grpc.Net.Client;

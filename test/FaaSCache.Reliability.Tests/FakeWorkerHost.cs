@@ -1,8 +1,3 @@
-using System.Text;
-using System.Text.Json;
-using Azure.Storage.Blobs;
-using FaaSCache.Testing;
-using Google.Protobuf;
 using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
 
 namespace FaaSCache.Reliability.Tests;
@@ -12,30 +7,17 @@ namespace FaaSCache.Reliability.Tests;
 /// <c>blob</c> at <c>&lt;container&gt;/{name}</c>) and <c>Get</c> (blob input <c>data</c>, handed over as the cache's map).
 /// The test answers each invocation itself; <see cref="PutAsync"/> and <see cref="GetAsync"/> answer as a good worker does.
 /// </summary>
-internal sealed class FakeWorkerHost : IAsyncDisposable
+internal sealed class FakeWorkerHost(DirectoryInfo workers, DirectoryInfo arguments, FunctionAppFolder app, string shmRoot, BlobContainerClient container) : IAsyncDisposable
 {
     public static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
-
-    private readonly DirectoryInfo _workers;
-    private readonly DirectoryInfo _arguments;
-    private readonly FunctionAppFolder _app;
-
-    private FakeWorkerHost(DirectoryInfo workers, DirectoryInfo arguments, FunctionAppFolder app, string shmRoot, BlobContainerClient container)
-    {
-        _workers = workers;
-        _arguments = arguments;
-        _app = app;
-        ShmRoot = shmRoot;
-        Container = container;
-    }
 
     public FaaSCacheHostProcess Host { get; private set; } = null!;
 
     public FakeWorker Worker { get; private set; } = null!;
 
-    public BlobContainerClient Container { get; }
+    public BlobContainerClient Container => container;
 
-    public string ShmRoot { get; }
+    public string ShmRoot => shmRoot;
 
     /// <summary>Gets the folder the host's maps are in.</summary>
     public string MapDirectory => Path.Combine(ShmRoot, "AzureFunctions");
@@ -209,8 +191,8 @@ internal sealed class FakeWorkerHost : IAsyncDisposable
         {
         }
 
-        _app.Dispose();
-        _workers.Delete(recursive: true);
-        _arguments.Delete(recursive: true);
+        app.Dispose();
+        workers.Delete(recursive: true);
+        arguments.Delete(recursive: true);
     }
 }

@@ -1,15 +1,11 @@
-using FaaSCache.Testing;
-using Xunit.Abstractions;
-
 namespace FaaSCache.Reliability.Tests;
 
 /// <summary>
 /// The reliability benchmark's fault scenarios in its quick mode, each with real host processes: after the fault no
 /// acknowledged write under a sync preset is lost, no read is partial, no map or process is left, the survivors serve.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Reliability")]
-public sealed class FaultScenarioTests(AzuriteFixture azurite, ITestOutputHelper output) : IDisposable
+public sealed class FaultScenarioTests(AzuriteFixture azurite, ITestOutputHelper output) : AzuriteTests, IDisposable
 {
     private readonly TestOutputWriter _log = new(output);
 

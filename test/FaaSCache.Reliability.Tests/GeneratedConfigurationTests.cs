@@ -1,9 +1,6 @@
 using System.Collections;
 using System.Text.Json.Nodes;
-using CsCheck;
 using FaaSCache.Host.AppModel;
-using FaaSCache.Options;
-using FaaSCache.Testing;
 
 namespace FaaSCache.Reliability.Tests;
 

@@ -1,7 +1,3 @@
-using System.Globalization;
-using FaaSCache.Testing;
-using Xunit.Abstractions;
-
 namespace FaaSCache.Reliability.Tests;
 
 /// <summary>
@@ -9,19 +5,13 @@ namespace FaaSCache.Reliability.Tests;
 /// mode): <c>strong</c> and <c>owner</c> are linearizable per key and lose no acknowledged write; the weaker presets'
 /// anomalies are counted and printed, never a partial read, never a leaked map or process.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Reliability")]
-public sealed class HistoryTests(AzuriteFixture azurite, ITestOutputHelper output) : IDisposable
+public sealed class HistoryTests(AzuriteFixture azurite, ITestOutputHelper output) : AzuriteTests, IDisposable
 {
     private readonly TestOutputWriter _log = new(output);
 
     [Theory]
-    [InlineData("strong")]
-    [InlineData("owner")]
-    [InlineData("ownerAsync")]
-    [InlineData("ownerLocalRead")]
-    [InlineData("local")]
-    [InlineData("localAsync")]
+    [EveryPreset]
     public async Task A_concurrent_history_with_a_killed_instance_has_only_the_anomalies_its_preset_allows(string preset)
     {
         ReliabilityRow row = await ReliabilityHistories.RunAsync(azurite.Server, preset, ReliabilitySuite.Quick.HistoryOpsPerClient, 13, _log, CancellationToken.None);

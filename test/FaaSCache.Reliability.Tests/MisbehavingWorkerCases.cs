@@ -1,5 +1,3 @@
-using System.Globalization;
-using Google.Protobuf;
 using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
 
 namespace FaaSCache.Reliability.Tests;
@@ -165,17 +163,7 @@ internal static class MisbehavingWorkerCases
         using (var held = new FileStream(path, FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite))
         {
             (Task<HttpResponseMessage> http, InvocationRequest request) = await rig.StartPutAsync($"s-{Hex(random)}", [1]);
-            await rig.Worker.SendAsync(FakeWorkerHost.Success(request.InvocationId, "ok", new ParameterBinding
-            {
-                Name = "blob",
-                RpcSharedMemory = new RpcSharedMemory { Name = name, Count = content.Length, Type = RpcDataType.Bytes },
-            }));
-            while (!http.IsCompleted)
-            {
-                held.SetLength(random.Next(0, content.Length + 9));
-                await Task.Yield();
-            }
-
+            await ReturnMapWhileShrinkingAsync(rig, random, request, http, held, name, content.Length);
             await ExpectFailureAsync(http, "is open in another process", "a map the worker still held");
         }
 
@@ -260,6 +248,25 @@ internal static class MisbehavingWorkerCases
         string error = await FakeWorkerHost.ErrorOfAsync(response);
         Assert.False(response.IsSuccessStatusCode, $"{what}: the invocation succeeded");
         Assert.True(error.Contains(phrase, StringComparison.Ordinal), $"{what}: the error does not say '{phrase}': {Short(error, 400)}");
+    }
+
+    /// <summary>
+    /// Answers <paramref name="request"/> with the worker's map <paramref name="name"/> (<paramref name="count"/> bytes) as
+    /// the output <c>blob</c>, then shrinks and regrows <paramref name="held"/> at random (up to its 9-byte header and
+    /// the content) until the host has answered <paramref name="http"/>.
+    /// </summary>
+    public static async Task ReturnMapWhileShrinkingAsync(FakeWorkerHost rig, Random random, InvocationRequest request, Task<HttpResponseMessage> http, FileStream held, string name, int count)
+    {
+        await rig.Worker.SendAsync(FakeWorkerHost.Success(request.InvocationId, "ok", new ParameterBinding
+        {
+            Name = "blob",
+            RpcSharedMemory = new RpcSharedMemory { Name = name, Count = count, Type = RpcDataType.Bytes },
+        }));
+        while (!http.IsCompleted)
+        {
+            held.SetLength(random.Next(0, count + 9));
+            await Task.Yield();
+        }
     }
 
     public static ParameterBinding Bytes(string name, byte[] content) => new() { Name = name, Data = new TypedData { Bytes = ByteString.CopyFrom(content) } };

@@ -1,7 +1,4 @@
-using System.Globalization;
-using FaaSCache.Testing;
 using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
-using Xunit.Abstractions;
 
 namespace FaaSCache.Reliability.Tests;
 
@@ -10,9 +7,8 @@ namespace FaaSCache.Reliability.Tests;
 /// bad messages (seeded, bounded) each end in a clear error, the host never crashes, keeps serving, leaks no map; and one
 /// named regression test per fix the generator led to.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Reliability")]
-public sealed class MisbehavingWorkerTests(AzuriteFixture azurite, ITestOutputHelper output) : IDisposable
+public sealed class MisbehavingWorkerTests(AzuriteFixture azurite, ITestOutputHelper output) : AzuriteTests, IDisposable
 {
     /// <summary>The seed (FAASCACHE_FUZZ_SEED overrides it; a failure prints the one to replay).</summary>
     private static readonly int Seed = int.TryParse(Environment.GetEnvironmentVariable("FAASCACHE_FUZZ_SEED"), CultureInfo.InvariantCulture, out int s) ? s : 1313;
@@ -118,16 +114,7 @@ public sealed class MisbehavingWorkerTests(AzuriteFixture azurite, ITestOutputHe
             (Task<HttpResponseMessage> http, InvocationRequest request) = await rig.StartPutAsync($"stock-{n}", [1]);
             using var held = new FileStream(path, FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite);
             held.SetLength(9 + content.Length);
-            await rig.Worker.SendAsync(FakeWorkerHost.Success(request.InvocationId, "ok", new ParameterBinding
-            {
-                Name = "blob",
-                RpcSharedMemory = new RpcSharedMemory { Name = name, Count = content.Length, Type = RpcDataType.Bytes },
-            }));
-            while (!http.IsCompleted)
-            {
-                held.SetLength(random.Next(0, content.Length + 9));
-                await Task.Yield();
-            }
+            await MisbehavingWorkerCases.ReturnMapWhileShrinkingAsync(rig, random, request, http, held, name, content.Length);
 
             using HttpResponseMessage response = await http;
             string error = await FakeWorkerHost.ErrorOfAsync(response);

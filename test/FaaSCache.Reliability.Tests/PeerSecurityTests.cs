@@ -1,13 +1,6 @@
-using System.Text;
-using CsCheck;
-using FaaSCache.Cluster;
-using FaaSCache.Diagnostics;
 using FaaSCache.Peers.Protocol;
-using FaaSCache.Testing;
-using Google.Protobuf;
 using Grpc.Core;
 using Grpc.Net.Client;
-using Xunit.Abstractions;
 
 namespace FaaSCache.Reliability.Tests;
 
@@ -17,9 +10,8 @@ namespace FaaSCache.Reliability.Tests;
 /// length or checksum are refused and change nothing; shared-memory maps are 0600 with unguessable names; no secret appears
 /// in the host's log, admin pages or the refusals; after all of it the host still serves.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Reliability")]
-public sealed class PeerSecurityTests(AzuriteFixture azurite, ITestOutputHelper output) : IDisposable
+public sealed class PeerSecurityTests(AzuriteFixture azurite, ITestOutputHelper output) : AzuriteTests, IDisposable
 {
     private const string GetVersionMethod = "/faascache.peer.CacheletPeer/GetVersion";
     private const string PutMethod = "/faascache.peer.CacheletPeer/Put";

@@ -1,8 +1,3 @@
-using System.Globalization;
-using CsCheck;
-
-using FaaSCache.Testing;
-
 namespace FaaSCache.Reliability.Tests;
 
 /// <summary>

@@ -1,6 +1,3 @@
-
-using FaaSCache.Testing;
-
 namespace FaaSCache.Reliability.Tests;
 
 /// <summary>reliability.csv stays machine-readable: one header and ten fields per line, whatever a scenario is called.</summary>

@@ -1,12 +1,8 @@
-using FaaSCache.Testing;
-using Xunit.Abstractions;
-
 namespace FaaSCache.Reliability.Tests;
 
 /// <summary>Resource faults and load: the shared-memory folder full, and a short soak whose samples must not grow.</summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Reliability")]
-public sealed class SoakAndResourceTests(AzuriteFixture azurite, ITestOutputHelper output) : IDisposable
+public sealed class SoakAndResourceTests(AzuriteFixture azurite, ITestOutputHelper output) : AzuriteTests, IDisposable
 {
     /// <summary>The CI soak: 9 samples, the first 3 warm-up (the benchmark's quick mode runs 3 minutes, its full mode 30).</summary>
     private static readonly TimeSpan CiSoak = TimeSpan.FromSeconds(90);

@@ -1,6 +1,3 @@
-using System.Text;
-using Xunit.Abstractions;
-
 namespace FaaSCache.Reliability.Tests;
 
 /// <summary>A <see cref="TextWriter"/> that writes whole lines to the test output (the scenarios log through a TextWriter).</summary>

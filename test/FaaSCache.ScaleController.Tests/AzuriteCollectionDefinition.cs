@@ -1,7 +1,5 @@
-using FaaSCache.Testing;
-
 namespace FaaSCache.ScaleController.Tests;
 
-/// <summary>The test assembly's declaration of the shared Azurite collection.</summary>
+/// <summary>One Azurite for every test class of this assembly in the "Azurite" collection (see <see cref="AzuriteTests"/>).</summary>
 [CollectionDefinition(AzuriteCollection.Name)]
 public sealed class AzuriteCollectionDefinition : AzuriteCollection;

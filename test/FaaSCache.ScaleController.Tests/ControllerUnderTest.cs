@@ -1,14 +1,8 @@
 using System.Net.Http.Json;
-using System.Text.Json;
 using System.Text.Json.Serialization;
-using FaaSCache.ScaleController.Instances;
-using FaaSCache.ScaleController.Options;
-using FaaSCache.ScaleController.Status;
-using FaaSCache.Testing;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
-using Xunit.Abstractions;
 
 namespace FaaSCache.ScaleController.Tests;
 
@@ -16,26 +10,19 @@ namespace FaaSCache.ScaleController.Tests;
 /// The real controller, in process, on free ports, running real FaaSCache host processes of a Node.js app (Ping and
 /// Slow) against Azurite; dispose stops it (and so every instance) and removes the instances' shared memory.
 /// </summary>
-internal sealed class ControllerUnderTest : IAsyncDisposable
+internal sealed class ControllerUnderTest(WebApplication web, ScaleControllerOptions options, FunctionAppFolder app, TempShmDirectory shm) : IAsyncDisposable
 {
+    /// <summary>How long a process test waits for the controller's status to reach what it expects (instances start in seconds).</summary>
+    public static readonly TimeSpan Wait = TimeSpan.FromSeconds(120);
+
+    private const string ReportVoteMethod = "/faascache.scale.ScaleController/ReportVote";
     private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web) { Converters = { new JsonStringEnumConverter() } };
-    private readonly FunctionAppFolder _app;
-    private readonly TempShmDirectory _shm;
 
-    private ControllerUnderTest(WebApplication web, ScaleControllerOptions options, FunctionAppFolder app, TempShmDirectory shm)
-    {
-        Web = web;
-        Options = options;
-        _app = app;
-        _shm = shm;
-        Http = new HttpClient { BaseAddress = new Uri($"http://127.0.0.1:{options.Port}/"), Timeout = TimeSpan.FromSeconds(180) };
-    }
+    public WebApplication Web => web;
 
-    public WebApplication Web { get; }
+    public ScaleControllerOptions Options { get; } = options;
 
-    public ScaleControllerOptions Options { get; }
-
-    public HttpClient Http { get; }
+    public HttpClient Http { get; } = new HttpClient { BaseAddress = new Uri($"http://127.0.0.1:{options.Port}/"), Timeout = TimeSpan.FromSeconds(180) };
 
     public InstancePool Pool => Web.Services.GetRequiredService<InstancePool>();
 
@@ -100,6 +87,29 @@ internal sealed class ControllerUnderTest : IAsyncDisposable
         return status;
     }
 
+    /// <summary>
+    /// Sends <paramref name="vote"/> to the controller's gRPC port as a host's voter does, with a token of
+    /// <paramref name="key"/> (no token when null).
+    /// </summary>
+    public async Task<UrgentVoteReply> ReportVoteAsync(UrgentVote vote, PeerKey? key)
+    {
+        using GrpcChannel channel = GrpcChannel.ForAddress(GrpcAddress);
+        var client = new Scaling.Protocol.ScaleController.ScaleControllerClient(channel);
+        Metadata? token = key is null ? null : new Metadata { { PeerWire.AuthHeader, key.CreateToken(ReportVoteMethod, DateTimeOffset.UtcNow) } };
+        return await client.ReportVoteAsync(vote, token);
+    }
+
+    /// <summary>What KEDA reads for <paramref name="app"/> from the controller's gRPC port, asking as its operator does.</summary>
+    public async Task<(double Metric, bool Active)> KedaAsync(string app)
+    {
+        using GrpcChannel channel = GrpcChannel.ForAddress(GrpcAddress);
+        var keda = new Keda.ExternalScaler.ExternalScaler.ExternalScalerClient(channel);
+        var scaled = new Keda.ExternalScaler.ScaledObjectRef { Name = "faascache-host", Namespace = "faascache" };
+        scaled.ScalerMetadata.Add("app", app);
+        Keda.ExternalScaler.GetMetricsResponse metrics = await keda.GetMetricsAsync(new Keda.ExternalScaler.GetMetricsRequest { ScaledObjectRef = scaled, MetricName = Keda.KedaMetric.Name });
+        return (Assert.Single(metrics.MetricValues).MetricValueFloat, (await keda.IsActiveAsync(scaled)).Result);
+    }
+
     public async ValueTask DisposeAsync()
     {
         try
@@ -110,32 +120,13 @@ internal sealed class ControllerUnderTest : IAsyncDisposable
         {
             await Web.DisposeAsync();
             Http.Dispose();
-            _shm.Dispose();
-            _app.Dispose();
+            shm.Dispose();
+            app.Dispose();
         }
     }
 
-    internal static FunctionAppFolder BuildApp() => new FunctionAppBuilder { NamePrefix = "faascache-scaleapp" }
-        .WithSetting("FUNCTIONS_WORKER_RUNTIME", "node")
-        .WithFunction("Ping", """
-            { "bindings": [
-                { "authLevel": "anonymous", "type": "httpTrigger", "direction": "in", "name": "req", "methods": ["get"], "route": "ping" },
-                { "type": "http", "direction": "out", "name": "res" } ] }
-            """, ("index.js", """
-            module.exports = async function (context, req) {
-                context.res = { status: 200, body: 'pong' };
-            };
-            """))
-        .WithFunction("Slow", """
-            { "bindings": [
-                { "authLevel": "anonymous", "type": "httpTrigger", "direction": "in", "name": "req", "methods": ["get"], "route": "slow" },
-                { "type": "http", "direction": "out", "name": "res" } ] }
-            """, ("index.js", """
-            module.exports = async function (context, req) {
-                const ms = parseInt(req.query.ms || '0', 10);
-                await new Promise(resolve => setTimeout(resolve, ms));
-                context.res = { status: 200, body: `slept ${ms} ms` };
-            };
-            """))
+    internal static FunctionAppFolder BuildApp() => NodeHttpApp.Create("faascache-scaleapp")
+        .WithWaitingFunction("Ping", "ping", "'pong'")
+        .WithWaitingFunction("Slow", "slow", "`slept ${ms} ms`")
         .Build();
 }

@@ -1,20 +1,11 @@
-using System.Net;
-using FaaSCache.ScaleController.Decisions;
-using FaaSCache.ScaleController.KeepAlive;
-using FaaSCache.ScaleController.Options;
-using FaaSCache.ScaleController.Status;
-using FaaSCache.Testing;
-using Xunit.Abstractions;
-
 namespace FaaSCache.ScaleController.Tests;
 
 /// <summary>
 /// <c>--keep-alive histogram</c> with real host processes against Azurite, on 1-second bins: a stored histogram (10 idle
 /// times of 20.5 s, 10 of 90.5 s) gives pre-warm 18 s and an unload at 100.1 s after the app goes idle.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class HistogramKeepAliveProcessTests(AzuriteFixture azurite, ITestOutputHelper output)
+public sealed class HistogramKeepAliveProcessTests(AzuriteFixture azurite, ITestOutputHelper output) : AzuriteTests
 {
     private static readonly TimeSpan Wait = TimeSpan.FromSeconds(240);
 

@@ -1,6 +1,3 @@
-using FaaSCache.ScaleController.KeepAlive;
-using Microsoft.Extensions.Time.Testing;
-
 namespace FaaSCache.ScaleController.Tests;
 
 /// <summary>The hybrid histogram's windows against hand-computed cases (1-minute bins, 240 of them, 10 samples minimum).</summary>

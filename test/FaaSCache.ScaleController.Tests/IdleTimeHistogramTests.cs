@@ -1,5 +1,3 @@
-using FaaSCache.ScaleController.KeepAlive;
-
 namespace FaaSCache.ScaleController.Tests;
 
 [Trait("Category", "Unit")]

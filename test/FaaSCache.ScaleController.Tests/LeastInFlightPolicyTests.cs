@@ -1,6 +1,4 @@
 using FaaSCache.ScaleController.FrontDoor;
-using FaaSCache.ScaleController.Instances;
-using FaaSCache.ScaleController.Options;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging.Abstractions;
 using Yarp.ReverseProxy.Model;

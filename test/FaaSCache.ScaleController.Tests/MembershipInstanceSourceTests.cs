@@ -1,16 +1,11 @@
-using Azure.Storage.Blobs;
 using FaaSCache.Membership;
-using FaaSCache.ScaleController.Instances;
-using FaaSCache.Testing;
 using Microsoft.Extensions.Logging.Abstractions;
-using Microsoft.Extensions.Time.Testing;
 
 namespace FaaSCache.ScaleController.Tests;
 
 /// <summary>Membership mode's instance source against a real membership blob in Azurite, written with the daemon's own store.</summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class MembershipInstanceSourceTests(AzuriteFixture azurite)
+public sealed class MembershipInstanceSourceTests(AzuriteFixture azurite) : AzuriteTests
 {
     private readonly FakeTimeProvider _time = new(new DateTimeOffset(2026, 11, 25, 12, 0, 0, TimeSpan.Zero));
 

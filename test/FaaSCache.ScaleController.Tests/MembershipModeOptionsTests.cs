@@ -1,4 +1,3 @@
-using FaaSCache.ScaleController.Options;
 using Microsoft.Extensions.Options;
 
 namespace FaaSCache.ScaleController.Tests;

@@ -1,27 +1,12 @@
-using System.Net;
-using FaaSCache.Cluster;
-using FaaSCache.Keda.ExternalScaler;
-using FaaSCache.ScaleController.Options;
-using FaaSCache.ScaleController.Status;
-using FaaSCache.Scaling.Protocol;
-using FaaSCache.Testing;
-using Grpc.Core;
-using Grpc.Net.Client;
-using Xunit.Abstractions;
-
 namespace FaaSCache.ScaleController.Tests;
 
 /// <summary>
 /// Membership mode with real processes: two FaaSCache hosts of one app join its membership blob in Azurite (as KEDA's
 /// pods would), the controller finds and polls them, and KEDA reads the decided count from its gRPC port.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class MembershipModeProcessTests(AzuriteFixture azurite, ITestOutputHelper output)
+public sealed class MembershipModeProcessTests(AzuriteFixture azurite, ITestOutputHelper output) : AzuriteTests
 {
-    private const string ReportVoteMethod = "/faascache.scale.ScaleController/ReportVote";
-    private static readonly TimeSpan Wait = TimeSpan.FromSeconds(120);
-
     [Fact]
     public async Task Finds_the_apps_hosts_in_the_membership_blob_polls_their_votes_and_serves_the_desired_count_to_KEDA_without_running_anything()
     {
@@ -41,7 +26,7 @@ public sealed class MembershipModeProcessTests(AzuriteFixture azurite, ITestOutp
         // Both hosts listed, each with the votes it answered over gRPC at its peer endpoint; T_Load is not known here.
         ScaleStatusReport status = await controller.WaitForAsync(
             s => s.Instances.Count(i => i.State == "ready" && i.LastVotes is { Votes.Count: > 0 }) == 2 && s.Decisions.Count > 0,
-            Wait,
+            ControllerUnderTest.Wait,
             "both hosts polled");
         Assert.Equal("membership", status.Mode);
         Assert.Equal(cluster.Ids.Order(StringComparer.Ordinal), status.Instances.Where(i => i.State == "ready").Select(i => i.Id).Order(StringComparer.Ordinal));
@@ -51,20 +36,14 @@ public sealed class MembershipModeProcessTests(AzuriteFixture azurite, ITestOutp
         Assert.StartsWith("unknown in membership mode", status.InstanceLoadNote, StringComparison.Ordinal);
         Assert.Equal(2, status.Desired);
 
-        using GrpcChannel channel = GrpcChannel.ForAddress(controller.GrpcAddress);
-        var keda = new ExternalScaler.ExternalScalerClient(channel);
-        var scaled = new ScaledObjectRef { Name = "faascache-host", Namespace = "faascache" };
-        scaled.ScalerMetadata.Add("app", appName);
-        Assert.Equal(2, Assert.Single((await keda.GetMetricsAsync(new GetMetricsRequest { ScaledObjectRef = scaled, MetricName = FaaSCache.Keda.KedaMetric.Name })).MetricValues).MetricValueFloat);
+        Assert.Equal(2, (await controller.KedaAsync(appName)).Metric);
 
         // An urgent vote raises the count KEDA reads; nothing is launched: still the two hosts.
-        var client = new FaaSCache.Scaling.Protocol.ScaleController.ScaleControllerClient(channel);
-        PeerKey key = PeerKey.FromConnectionString(azurite.ConnectionString, appName);
-        UrgentVoteReply reply = await client.ReportVoteAsync(
+        UrgentVoteReply reply = await controller.ReportVoteAsync(
             new UrgentVote { App = appName, InstanceId = cluster.Ids[0], Voter = "bandwidth", TargetWorkerCount = 3, Reason = "a large miss" },
-            new Metadata { { PeerWire.AuthHeader, key.CreateToken(ReportVoteMethod, DateTimeOffset.UtcNow) } });
+            PeerKey.FromConnectionString(azurite.ConnectionString, appName));
         Assert.True(reply.Accepted, reply.Reason);
-        Assert.Equal(3, Assert.Single((await keda.GetMetricsAsync(new GetMetricsRequest { ScaledObjectRef = scaled, MetricName = FaaSCache.Keda.KedaMetric.Name })).MetricValues).MetricValueFloat);
+        Assert.Equal(3, (await controller.KedaAsync(appName)).Metric);
         Assert.Equal(2, (await controller.GetStatusAsync()).Current);
 
         // No front door: /api/* says why.
@@ -75,6 +54,6 @@ public sealed class MembershipModeProcessTests(AzuriteFixture azurite, ITestOutp
         // A host that stops leaves the blob, and so the controller's list.
         string leaving = cluster.Ids[1];
         await cluster.Instance(leaving).Host.StopAsync();
-        await controller.WaitForAsync(s => s.Instances.Any(i => i.Id == leaving && i.State == "stopped") && s.Current == 1, Wait, $"{leaving} gone from the list");
+        await controller.WaitForAsync(s => s.Instances.Any(i => i.Id == leaving && i.State == "stopped") && s.Current == 1, ControllerUnderTest.Wait, $"{leaving} gone from the list");
     }
 }

@@ -1,23 +1,10 @@
-using System.Net;
-using FaaSCache.Cluster;
-using FaaSCache.ScaleController.Decisions;
-using FaaSCache.ScaleController.Instances;
-using FaaSCache.ScaleController.Status;
-using FaaSCache.Scaling.Protocol;
-using FaaSCache.Testing;
-using Grpc.Core;
-using Grpc.Net.Client;
-using Xunit.Abstractions;
-
 namespace FaaSCache.ScaleController.Tests;
 
 /// <summary>The controller with real host processes (Node.js app) against Azurite. Each host start costs seconds: few tests.</summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class ScaleControllerProcessTests(AzuriteFixture azurite, ITestOutputHelper output)
+public sealed class ScaleControllerProcessTests(AzuriteFixture azurite, ITestOutputHelper output) : AzuriteTests
 {
-    private const string ReportVoteMethod = "/faascache.scale.ScaleController/ReportVote";
-    private static readonly TimeSpan Wait = TimeSpan.FromSeconds(120);
+    private static readonly TimeSpan Wait = ControllerUnderTest.Wait;
 
     [Fact]
     public async Task Scales_an_idle_app_to_zero_and_back_with_the_request_held_until_an_instance_is_ready()
@@ -54,25 +41,16 @@ public sealed class ScaleControllerProcessTests(AzuriteFixture azurite, ITestOut
             o.IdleToZero = TimeSpan.FromMinutes(10);
             o.ScaleInCooldown = TimeSpan.FromMinutes(10);
         });
-        using GrpcChannel channel = GrpcChannel.ForAddress(controller.GrpcAddress);
-        var client = new FaaSCache.Scaling.Protocol.ScaleController.ScaleControllerClient(channel);
-        PeerKey key = PeerKey.FromConnectionString(azurite.ConnectionString, controller.Options.AppName);
-
-        UrgentVoteReply reply = await client.ReportVoteAsync(
+        UrgentVoteReply reply = await controller.ReportVoteAsync(
             new UrgentVote { App = controller.Options.AppName, InstanceId = "outside", Voter = "bandwidth", TargetWorkerCount = 2, Reason = "a large miss" },
-            new Metadata { { PeerWire.AuthHeader, key.CreateToken(ReportVoteMethod, DateTimeOffset.UtcNow) } });
+            PeerKey.FromConnectionString(azurite.ConnectionString, controller.Options.AppName));
 
         Assert.True(reply.Accepted, reply.Reason);
         Assert.Equal(2, reply.WorkerCount);
         await controller.WaitForAsync(s => s.Instances.Count(i => i.State == "ready") == 2, Wait, "two instances ready");
 
         // KEDA, asking the controller's gRPC port as its operator does, sees the same decision: 2 instances, active.
-        var keda = new FaaSCache.Keda.ExternalScaler.ExternalScaler.ExternalScalerClient(channel);
-        var scaled = new FaaSCache.Keda.ExternalScaler.ScaledObjectRef { Name = "faascache-host", Namespace = "faascache" };
-        scaled.ScalerMetadata.Add("app", controller.Options.AppName);
-        FaaSCache.Keda.ExternalScaler.GetMetricsResponse metrics = await keda.GetMetricsAsync(new FaaSCache.Keda.ExternalScaler.GetMetricsRequest { ScaledObjectRef = scaled, MetricName = FaaSCache.Keda.KedaMetric.Name });
-        Assert.Equal(2, Assert.Single(metrics.MetricValues).MetricValueFloat);
-        Assert.True((await keda.IsActiveAsync(scaled)).Result);
+        Assert.Equal((2.0, true), await controller.KedaAsync(controller.Options.AppName));
 
         // Slow requests on both instances, then drain one while they run; more requests arrive during the drain.
         Task<HttpResponseMessage>[] slow = [.. Enumerable.Range(0, 8).Select(_ => controller.Http.GetAsync(new Uri("api/slow?ms=3000", UriKind.Relative)))];
@@ -99,14 +77,10 @@ public sealed class ScaleControllerProcessTests(AzuriteFixture azurite, ITestOut
     public async Task An_urgent_vote_without_a_valid_token_of_the_app_is_refused()
     {
         await using ControllerUnderTest controller = await ControllerUnderTest.StartAsync(azurite.ConnectionString, output, _ => { });
-        using GrpcChannel channel = GrpcChannel.ForAddress(controller.GrpcAddress);
-        var client = new FaaSCache.Scaling.Protocol.ScaleController.ScaleControllerClient(channel);
         var vote = new UrgentVote { App = controller.Options.AppName, InstanceId = "intruder", Voter = "bandwidth", TargetWorkerCount = 3, Reason = "let me in" };
-        PeerKey otherKey = PeerKey.Derive("another storage secret", controller.Options.AppName);
 
-        RpcException wrongKey = await Assert.ThrowsAsync<RpcException>(() => client.ReportVoteAsync(
-            vote, new Metadata { { PeerWire.AuthHeader, otherKey.CreateToken(ReportVoteMethod, DateTimeOffset.UtcNow) } }).ResponseAsync);
-        RpcException none = await Assert.ThrowsAsync<RpcException>(() => client.ReportVoteAsync(vote).ResponseAsync);
+        RpcException wrongKey = await Assert.ThrowsAsync<RpcException>(() => controller.ReportVoteAsync(vote, PeerKey.Derive("another storage secret", controller.Options.AppName)));
+        RpcException none = await Assert.ThrowsAsync<RpcException>(() => controller.ReportVoteAsync(vote, key: null));
 
         Assert.Equal(StatusCode.PermissionDenied, wrongKey.StatusCode);
         Assert.Equal(StatusCode.Unauthenticated, none.StatusCode);

@@ -1,7 +1,3 @@
-using FaaSCache.ScaleController.Decisions;
-using FaaSCache.ScaleController.Options;
-using FaaSCache.ScaleController.Status;
-
 namespace FaaSCache.ScaleController.Tests;
 
 [Trait("Category", "Unit")]

@@ -1,8 +1,3 @@
-using FaaSCache.ScaleController.Decisions;
-using FaaSCache.ScaleController.KeepAlive;
-using FaaSCache.ScaleController.Options;
-using Microsoft.Extensions.Time.Testing;
-
 namespace FaaSCache.ScaleController.Tests;
 
 /// <summary>The scale policy's idle rule under <c>--keep-alive histogram</c> (a regular app: pre-warm 9 min, keep-alive 3.1 min).</summary>

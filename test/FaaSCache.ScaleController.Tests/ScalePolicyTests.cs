@@ -1,7 +1,3 @@
-using FaaSCache.ScaleController.Decisions;
-using FaaSCache.ScaleController.Options;
-using Microsoft.Extensions.Time.Testing;
-
 namespace FaaSCache.ScaleController.Tests;
 
 [Trait("Category", "Unit")]

@@ -1,5 +1,3 @@
-using FaaSCache.ScaleController.Decisions;
-
 namespace FaaSCache.ScaleController.Tests;
 
 [Trait("Category", "Unit")]

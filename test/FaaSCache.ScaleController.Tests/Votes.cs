@@ -1,5 +1,3 @@
-using FaaSCache.ScaleController.Decisions;
-
 namespace FaaSCache.ScaleController.Tests;
 
 /// <summary>Builds instance vote reports for the decision tests.</summary>

@@ -1,8 +1,5 @@
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.WebJobs.Tests;
 
-/// <summary>One Azurite for every test class of this assembly marked <c>[Collection(AzuriteCollection.Name)]</c>.</summary>
+/// <summary>One Azurite for every test class of this assembly in the "Azurite" collection (see <see cref="AzuriteTests"/>).</summary>
 [CollectionDefinition(AzuriteCollection.Name)]
 public sealed class AzuriteCollectionDefinition : AzuriteCollection;

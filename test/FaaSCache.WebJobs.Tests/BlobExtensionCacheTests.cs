@@ -1,12 +1,4 @@
-using System.Security.Cryptography;
-using System.Text;
-using Azure.Storage.Blobs;
-using FaaSCache.Ownership;
-using FaaSCache.Testing;
-using Microsoft.Azure.WebJobs;
-using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
-using Xunit;
 
 namespace FaaSCache.WebJobs.Tests;
 
@@ -15,9 +7,8 @@ namespace FaaSCache.WebJobs.Tests;
 /// extension 5.3.10 binding <see cref="ICacheAwareReadObject"/> and <see cref="ICacheAwareWriteObject"/> through the
 /// cachelet's <see cref="IFunctionDataCache"/>, functions invoked with <c>JobHost.CallAsync</c>, storage a real Azurite.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class BlobExtensionCacheTests(AzuriteFixture azurite)
+public sealed class BlobExtensionCacheTests(AzuriteFixture azurite) : AzuriteTests
 {
     private static readonly System.Reflection.MethodInfo ReadFunction = typeof(BlobExtensionFunctions).GetMethod(nameof(BlobExtensionFunctions.Read))!;
     private static readonly System.Reflection.MethodInfo WriteFunction = typeof(BlobExtensionFunctions).GetMethod(nameof(BlobExtensionFunctions.Write))!;

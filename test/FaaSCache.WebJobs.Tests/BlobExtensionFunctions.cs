@@ -1,5 +1,3 @@
-using System.Collections.Concurrent;
-using Microsoft.Azure.WebJobs;
 using Microsoft.Azure.WebJobs.Description;
 
 namespace FaaSCache.WebJobs.Tests;

@@ -1,9 +1,4 @@
-using FaaSCache.Caching;
-using FaaSCache.SharedMemory;
-using FaaSCache.Testing;
-using Microsoft.Azure.WebJobs;
 using Microsoft.Extensions.Configuration;
-using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 
@@ -13,24 +8,16 @@ namespace FaaSCache.WebJobs.Tests;
 /// A real WebJobs host (<c>HostBuilder().ConfigureWebJobs(b =&gt; b.AddFaaSCache())</c>) against a shared Azurite, with
 /// its own /dev/shm directory as the shared-memory root and its log lines captured.
 /// </summary>
-internal sealed class CacheHost : IAsyncDisposable
+internal sealed class CacheHost(IHost host, TempShmDirectory shm, CapturingLoggerProvider logs) : IAsyncDisposable
 {
-    private readonly TempShmDirectory _shm;
     private bool _stopped;
 
-    private CacheHost(IHost host, TempShmDirectory shm, CapturingLoggerProvider logs)
-    {
-        Host = host;
-        _shm = shm;
-        Logs = logs;
-    }
+    public IHost Host => host;
 
-    public IHost Host { get; }
-
-    public CapturingLoggerProvider Logs { get; }
+    public CapturingLoggerProvider Logs => logs;
 
     /// <summary>Gets &lt;shm root&gt;/AzureFunctions, where the maps live.</summary>
-    public string MapDirectory => Path.Combine(_shm.Path, SharedMemoryStore.MapFolderName);
+    public string MapDirectory => Path.Combine(shm.Path, SharedMemoryStore.MapFolderName);
 
     public IFunctionDataCache DataCache => Host.Services.GetRequiredService<IFunctionDataCache>();
 
@@ -99,7 +86,7 @@ internal sealed class CacheHost : IAsyncDisposable
         }
 
         Host.Dispose();
-        _shm.Dispose();
+        shm.Dispose();
     }
 
     private static (IHost Host, TempShmDirectory Shm, CapturingLoggerProvider Logs) Build(

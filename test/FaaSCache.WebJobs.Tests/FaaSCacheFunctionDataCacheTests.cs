@@ -1,9 +1,3 @@
-using System.Text;
-using Azure.Storage.Blobs;
-using FaaSCache.Testing;
-using Microsoft.Azure.WebJobs;
-using Xunit;
-
 namespace FaaSCache.WebJobs.Tests;
 
 /// <summary>
@@ -13,9 +7,8 @@ namespace FaaSCache.WebJobs.Tests;
 /// TryPut, the reference released when the invocation ends) runs through the real extension in
 /// <see cref="BlobExtensionCacheTests"/>.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class FaaSCacheFunctionDataCacheTests(AzuriteFixture azurite)
+public sealed class FaaSCacheFunctionDataCacheTests(AzuriteFixture azurite) : AzuriteTests
 {
     private const string CapacityKey = "AzureWebJobs:extensions:faasCache:capacityBytes";
     private const int ObjectSize = 400_000; // two fit in the smallest capacity allowed (1 MiB), three do not

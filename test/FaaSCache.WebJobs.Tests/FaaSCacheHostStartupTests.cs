@@ -1,19 +1,12 @@
 using System.Reflection;
-using FaaSCache.Caching;
-using FaaSCache.Options;
-using FaaSCache.Testing;
-using Microsoft.Azure.WebJobs;
 using Microsoft.Azure.WebJobs.Host.Config;
 using Microsoft.Azure.WebJobs.Hosting;
-using Microsoft.Extensions.DependencyInjection;
-using Xunit;
 
 namespace FaaSCache.WebJobs.Tests;
 
 /// <summary>How the extension comes up in a real WebJobs host: configuration path, start-up banner, failures.</summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class FaaSCacheHostStartupTests(AzuriteFixture azurite)
+public sealed class FaaSCacheHostStartupTests(AzuriteFixture azurite) : AzuriteTests
 {
     private static readonly string ProviderCategory = typeof(FaaSCacheExtensionConfigProvider).FullName!;
 

@@ -1,18 +1,11 @@
-using FaaSCache.Caching;
-using FaaSCache.Ownership;
-using FaaSCache.Testing;
-using Microsoft.Extensions.DependencyInjection;
-using Xunit;
-
 namespace FaaSCache.WebJobs.Tests;
 
 /// <summary>
 /// The WebJobs face is a whole cachelet: two WebJobs hosts of one app join one membership, serve each other through
 /// the peer service on their own ports, and apply the app's consistency preset across them, as FaaSCache hosts do.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class WebJobsClusterTests(AzuriteFixture azurite)
+public sealed class WebJobsClusterTests(AzuriteFixture azurite) : AzuriteTests
 {
     [Fact]
     public async Task Two_webjobs_hosts_of_one_app_form_one_cache_with_remote_hits_and_writes_through_the_owner()

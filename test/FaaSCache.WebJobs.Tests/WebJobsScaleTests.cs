@@ -1,11 +1,4 @@
-using System.Collections.Concurrent;
-using Azure.Storage.Blobs;
-using FaaSCache.Caching;
-using FaaSCache.Testing;
-using Microsoft.Azure.WebJobs;
 using Microsoft.Azure.WebJobs.Host.Scale;
-using Microsoft.Extensions.DependencyInjection;
-using Xunit;
 
 namespace FaaSCache.WebJobs.Tests;
 
@@ -14,9 +7,8 @@ namespace FaaSCache.WebJobs.Tests;
 /// extension's scale monitors into a metrics repository and answer through <see cref="IScaleStatusProvider"/>, the
 /// interface behind the Functions host's <c>POST /admin/host/scale/status</c>.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class WebJobsScaleTests(AzuriteFixture azurite)
+public sealed class WebJobsScaleTests(AzuriteFixture azurite) : AzuriteTests
 {
     private const int ObjectSize = 400_000; // two fit in the smallest capacity allowed (1 MiB), three do not
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(60);

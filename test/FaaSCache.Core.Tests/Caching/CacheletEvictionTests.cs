@@ -1,10 +1,3 @@
-using FaaSCache.Caching;
-using FaaSCache.Ownership;
-using FaaSCache.Options;
-using FaaSCache.Testing;
-using Microsoft.Extensions.Time.Testing;
-using Xunit;
-
 namespace FaaSCache.Core.Tests.Caching;
 
 [Trait("Category", "Unit")]

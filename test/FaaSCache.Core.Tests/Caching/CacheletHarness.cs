@@ -1,35 +1,17 @@
-using FaaSCache.Caching;
-using FaaSCache.Hosting;
-using FaaSCache.Options;
-using FaaSCache.Ownership;
-using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
-
 namespace FaaSCache.Core.Tests.Caching;
 
 /// <summary>
 /// A cachelet on its own container and a private shared-memory root: over <see cref="InMemoryBlobStore"/> for unit tests
 /// (<see cref="CreateAsync"/>), or over the shared Azurite for the few that need real storage (<see cref="CreateOnAzuriteAsync"/>).
 /// </summary>
-internal sealed class CacheletHarness : IAsyncDisposable
+internal sealed class CacheletHarness(TempShmDirectory shm, string container, IBlobStore direct, Cachelet cachelet) : IAsyncDisposable
 {
-    private readonly IBlobStore _direct;
-
-    private CacheletHarness(TempShmDirectory shm, string container, IBlobStore direct, Cachelet cachelet)
-    {
-        Shm = shm;
-        ContainerName = container;
-        _direct = direct;
-        Cachelet = cachelet;
-    }
-
-    public TempShmDirectory Shm { get; }
+    public TempShmDirectory Shm => shm;
 
     /// <summary>Gets the container this harness's keys live in.</summary>
-    public string ContainerName { get; }
+    public string ContainerName => container;
 
-    public Cachelet Cachelet { get; }
+    public Cachelet Cachelet => cachelet;
 
     public string MapDirectory => Cachelet.SharedMemory.MapDirectory;
 
@@ -57,14 +39,14 @@ internal sealed class CacheletHarness : IAsyncDisposable
     public string Key(string name) => $"{ContainerName}/{name}";
 
     /// <summary>Writes a blob behind the cache's back; returns its ETag.</summary>
-    public Task<string> UploadDirectAsync(string name, byte[] content) => _direct.UploadAsync(Key(name), new MemoryStream(content));
+    public Task<string> UploadDirectAsync(string name, byte[] content) => direct.UploadAsync(Key(name), new MemoryStream(content));
 
     /// <summary>Reads a blob behind the cache's back; null when it does not exist.</summary>
     public async Task<byte[]?> DownloadDirectAsync(string name)
     {
         try
         {
-            FetchResult<byte[]> fetched = await _direct.FetchAsync(Key(name), null, async (length, _, content, token) =>
+            FetchResult<byte[]> fetched = await direct.FetchAsync(Key(name), null, async (length, _, content, token) =>
             {
                 var bytes = new byte[length];
                 await content.ReadExactlyAsync(bytes, token);
@@ -79,10 +61,10 @@ internal sealed class CacheletHarness : IAsyncDisposable
     }
 
     /// <summary>Storage's version of a blob, or null.</summary>
-    public Task<string?> VersionAsync(string name) => _direct.GetVersionAsync(Key(name));
+    public Task<string?> VersionAsync(string name) => direct.GetVersionAsync(Key(name));
 
     /// <summary>Deletes a blob behind the cache's back.</summary>
-    public Task<bool> DeleteDirectAsync(string name) => _direct.DeleteAsync(Key(name));
+    public Task<bool> DeleteDirectAsync(string name) => direct.DeleteAsync(Key(name));
 
     public string[] MapFiles() => Directory.GetFiles(MapDirectory);
 

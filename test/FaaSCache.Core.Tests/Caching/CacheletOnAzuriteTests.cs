@@ -1,15 +1,8 @@
-using System.Text;
-using FaaSCache.Caching;
-using FaaSCache.Options;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Core.Tests.Caching;
 
 /// <summary>The cachelet over real storage (Azurite): what only the real store shows; the rest runs in memory.</summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class CacheletOnAzuriteTests(AzuriteFixture azurite)
+public sealed class CacheletOnAzuriteTests(AzuriteFixture azurite) : AzuriteTests
 {
     [Fact]
     public async Task A_write_creates_a_missing_container_as_output_bindings_do()

@@ -1,11 +1,4 @@
-using FaaSCache.Caching;
-using FaaSCache.Hosting;
-using FaaSCache.Options;
-using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
 using Microsoft.Extensions.Options;
-using Xunit;
 
 namespace FaaSCache.Core.Tests.Caching;
 

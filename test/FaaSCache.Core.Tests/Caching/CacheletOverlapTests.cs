@@ -1,9 +1,3 @@
-using System.Text;
-using FaaSCache.Caching;
-using FaaSCache.Options;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Core.Tests.Caching;
 
 /// <summary>A read and a write of one key that overlap: the read may return either version, the cache keeps the write's.</summary>

@@ -1,13 +1,3 @@
-using System.Text;
-using FaaSCache.Caching;
-using FaaSCache.Hosting;
-using FaaSCache.Ownership;
-using FaaSCache.Options;
-using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Core.Tests.Caching;
 
 /// <summary>Three real cachelets on one (in-memory) storage account, joined by an in-process transport.</summary>

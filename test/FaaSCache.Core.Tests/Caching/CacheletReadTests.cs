@@ -1,10 +1,3 @@
-using System.Text;
-using FaaSCache.Caching;
-using FaaSCache.Options;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Core.Tests.Caching;
 
 [Trait("Category", "Unit")]

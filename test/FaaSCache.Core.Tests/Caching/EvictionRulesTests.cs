@@ -1,6 +1,4 @@
 using FaaSCache.Caching.Policies;
-using FaaSCache.Options;
-using Xunit;
 
 namespace FaaSCache.Core.Tests.Caching;
 

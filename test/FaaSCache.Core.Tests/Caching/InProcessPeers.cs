@@ -1,6 +1,3 @@
-using FaaSCache.Caching;
-using FaaSCache.Cluster;
-
 namespace FaaSCache.Core.Tests.Caching;
 
 /// <summary>

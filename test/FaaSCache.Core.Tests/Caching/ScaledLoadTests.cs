@@ -1,11 +1,4 @@
 using FaaSCache.Bandwidth;
-using FaaSCache.Caching;
-using FaaSCache.Hosting;
-using FaaSCache.Options;
-using FaaSCache.Ownership;
-using FaaSCache.SharedMemory;
-using FaaSCache.Testing;
-using Xunit;
 
 namespace FaaSCache.Core.Tests.Caching;
 

@@ -1,8 +1,3 @@
-using FaaSCache.Caching;
-using FaaSCache.SharedMemory;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Core.Tests.Caching;
 
 /// <summary>The fill of a map through its file (pwrite): what lands, where, and what a short stream leaves.</summary>

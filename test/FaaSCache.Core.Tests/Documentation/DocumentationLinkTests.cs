@@ -1,6 +1,4 @@
 using System.Text.RegularExpressions;
-using FaaSCache.Testing;
-using Xunit;
 
 namespace FaaSCache.Core.Tests.Documentation;
 

@@ -1,10 +1,3 @@
-using System.Text;
-using FaaSCache.Caching;
-using FaaSCache.Hosting;
-using FaaSCache.Options;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Core.Tests.Hosting;
 
 /// <summary>The one way tests, benchmarks and the demo build a cachelet: through AddFaaSCache, what it is given winning.</summary>

@@ -1,12 +1,4 @@
-using System.Globalization;
-using FaaSCache.Caching;
 using FaaSCache.Core.Tests.Caching;
-using FaaSCache.Memory;
-using FaaSCache.Options;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
-using Microsoft.Extensions.Time.Testing;
-using Xunit;
 
 namespace FaaSCache.Core.Tests.Memory;
 

@@ -1,6 +1,3 @@
-using FaaSCache.Memory;
-using Xunit;
-
 namespace FaaSCache.Core.Tests.Memory;
 
 [Trait("Category", "Unit")]

@@ -1,7 +1,3 @@
-using FaaSCache.Options;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Core.Tests.Options;
 
 [Trait("Category", "Unit")]

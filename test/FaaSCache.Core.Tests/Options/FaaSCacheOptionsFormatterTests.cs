@@ -1,7 +1,4 @@
-using System.Text.Json;
 using System.Text.Json.Nodes;
-using FaaSCache.Options;
-using Xunit;
 
 namespace FaaSCache.Core.Tests.Options;
 

@@ -1,6 +1,3 @@
-using FaaSCache.Options;
-using Xunit;
-
 namespace FaaSCache.Core.Tests.Options;
 
 [Trait("Category", "Unit")]

@@ -1,6 +1,4 @@
-using FaaSCache.Options;
 using Microsoft.Extensions.Options;
-using Xunit;
 
 namespace FaaSCache.Core.Tests.Options;
 

@@ -1,4 +1,3 @@
-using System.Text;
 using Microsoft.Extensions.Configuration;
 
 namespace FaaSCache.Core.Tests.Options;

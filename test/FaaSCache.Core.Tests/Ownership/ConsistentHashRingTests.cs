@@ -1,10 +1,4 @@
 using System.Buffers.Binary;
-using System.Globalization;
-using System.Security.Cryptography;
-using System.Text;
-using Xunit;
-
-using FaaSCache.Ownership;
 
 namespace FaaSCache.Core.Tests.Ownership;
 

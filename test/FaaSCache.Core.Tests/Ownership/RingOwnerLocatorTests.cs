@@ -1,9 +1,3 @@
-using System.Collections.Concurrent;
-using System.Globalization;
-using Xunit;
-
-using FaaSCache.Ownership;
-
 namespace FaaSCache.Core.Tests.Ownership;
 
 [Trait("Category", "Unit")]

@@ -1,5 +1,3 @@
-using FaaSCache.Prewarm;
-
 namespace FaaSCache.Core.Tests.Prewarm;
 
 /// <summary>Invocations the test starts and ends by hand: the Load Daemon's yield signal, under the test's control.</summary>

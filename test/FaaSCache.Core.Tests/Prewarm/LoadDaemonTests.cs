@@ -1,8 +1,3 @@
-using FaaSCache.Caching;
-using FaaSCache.Options;
-using FaaSCache.Prewarm;
-using Xunit;
-
 namespace FaaSCache.Core.Tests.Prewarm;
 
 [Trait("Category", "Unit")]

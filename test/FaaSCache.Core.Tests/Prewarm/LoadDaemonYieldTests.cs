@@ -1,7 +1,3 @@
-using FaaSCache.Caching;
-using FaaSCache.Prewarm;
-using Xunit;
-
 namespace FaaSCache.Core.Tests.Prewarm;
 
 /// <summary>§3.3: pre-warm runs only while no invocation executes, and a cold-start invocation's inputs come first.</summary>

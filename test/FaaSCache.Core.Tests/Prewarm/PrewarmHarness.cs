@@ -1,13 +1,3 @@
-using FaaSCache.Caching;
-using FaaSCache.Hosting;
-using FaaSCache.Options;
-using FaaSCache.Ownership;
-using FaaSCache.Prewarm;
-using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
-using Microsoft.Extensions.Time.Testing;
-
 namespace FaaSCache.Core.Tests.Prewarm;
 
 /// <summary>

@@ -1,6 +1,3 @@
-using FaaSCache.Prewarm;
-using Xunit;
-
 namespace FaaSCache.Core.Tests.Prewarm;
 
 [Trait("Category", "Unit")]

@@ -1,7 +1,3 @@
-using System.Collections.Concurrent;
-using FaaSCache.Prewarm;
-using FaaSCache.Storage;
-
 namespace FaaSCache.Core.Tests.Prewarm;
 
 /// <summary>

@@ -1,6 +1,3 @@
-using FaaSCache.Prewarm;
-using Xunit;
-
 namespace FaaSCache.Core.Tests.Prewarm;
 
 /// <summary>The hand-off when the ring grows: members write their snapshots, the newcomer waits for them and loads its part.</summary>

@@ -1,17 +1,10 @@
-using System.Text;
 using FaaSCache.Core.Tests.Caching;
-using FaaSCache.Ownership;
-using FaaSCache.Prewarm;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
-using Xunit;
 
 namespace FaaSCache.Core.Tests.Prewarm;
 
 /// <summary>Unload snapshots in real blob storage (Azurite): written at stop, read back whole at the next load.</summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class SnapshotStoreOnAzuriteTests(AzuriteFixture azurite)
+public sealed class SnapshotStoreOnAzuriteTests(AzuriteFixture azurite) : AzuriteTests
 {
     [Fact]
     public async Task A_snapshot_written_at_unload_reads_back_entry_for_entry()

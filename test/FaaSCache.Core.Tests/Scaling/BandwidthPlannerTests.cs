@@ -1,5 +1,4 @@
 using FaaSCache.Bandwidth;
-using Xunit;
 
 namespace FaaSCache.Core.Tests.Scaling;
 

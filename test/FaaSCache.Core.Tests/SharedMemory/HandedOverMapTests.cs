@@ -1,7 +1,3 @@
-using FaaSCache.SharedMemory;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Core.Tests.SharedMemory;
 
 /// <summary>

@@ -1,10 +1,4 @@
-using FaaSCache.Caching;
-using FaaSCache.Hosting;
-using FaaSCache.Options;
-using FaaSCache.SharedMemory;
-using FaaSCache.Testing;
 using Microsoft.Extensions.Logging;
-using Xunit;
 
 namespace FaaSCache.Core.Tests.SharedMemory;
 

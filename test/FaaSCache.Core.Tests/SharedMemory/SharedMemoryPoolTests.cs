@@ -1,7 +1,3 @@
-using FaaSCache.SharedMemory;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Core.Tests.SharedMemory;
 
 /// <summary>The pool of anonymous, pre-journaled files that small maps are made from (so that a small map costs a few system calls).</summary>

@@ -1,8 +1,3 @@
-using System.Diagnostics;
-using FaaSCache.SharedMemory;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Core.Tests.SharedMemory;
 
 [Trait("Category", "Unit")]

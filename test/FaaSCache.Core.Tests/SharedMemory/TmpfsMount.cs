@@ -1,6 +1,3 @@
-using System.Diagnostics;
-using System.Globalization;
-
 namespace FaaSCache.Core.Tests.SharedMemory;
 
 /// <summary>A small tmpfs the test mounts itself (root), like a container's 64 MB /dev/shm; unmounted and removed on dispose.</summary>

@@ -1,12 +1,6 @@
-using System.Diagnostics;
-using System.Net;
 using System.Net.Sockets;
-using System.Text;
 using Azure.Core;
 using Azure.Core.Pipeline;
-using Azure.Storage.Blobs;
-using FaaSCache.Testing;
-using Xunit;
 
 namespace FaaSCache.Core.Tests.TestSupport;
 

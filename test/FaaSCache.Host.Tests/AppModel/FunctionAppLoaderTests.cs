@@ -1,7 +1,4 @@
 using System.Collections;
-using FaaSCache.Host.AppModel;
-using FaaSCache.Testing;
-using Xunit;
 
 namespace FaaSCache.Host.Tests.AppModel;
 

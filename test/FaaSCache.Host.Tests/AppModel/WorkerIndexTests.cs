@@ -1,6 +1,4 @@
-using FaaSCache.Host.AppModel;
 using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
-using Xunit;
 
 namespace FaaSCache.Host.Tests.AppModel;
 

@@ -1,5 +1,4 @@
 using FaaSCache.Host.Bindings;
-using Xunit;
 
 namespace FaaSCache.Host.Tests.Bindings;
 

@@ -1,8 +1,4 @@
-using System.Text.Json.Nodes;
-using FaaSCache.Host.AppModel;
 using FaaSCache.Host.Bindings;
-using FaaSCache.Testing;
-using Xunit;
 
 namespace FaaSCache.Host.Tests.Bindings;
 

@@ -3,47 +3,33 @@ using Azure.Core;
 using Azure.Core.Pipeline;
 using Azure.Storage.Blobs;
 using FaaSCache.Caching;
-using FaaSCache.Hosting;
 using FaaSCache.Host.BlobEndpoint;
 using FaaSCache.Options;
 using FaaSCache.Storage;
 using FaaSCache.Testing;
-using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Logging;
 
 namespace FaaSCache.Host.Tests.BlobEndpoint;
 
 /// <summary>
-/// The SDK endpoint over a real cachelet and the collection's real Azurite, served by Kestrel on a free loopback port
-/// and composed as the host composes it (<see cref="BlobEndpointHosting"/>); SDK clients reach it over real HTTP.
+/// The SDK endpoint over a real cachelet and the collection's real Azurite, served on a free loopback port as the host
+/// composes it (<see cref="BlobEndpointHosting.StartAsync"/>); SDK clients reach it over real HTTP.
 /// </summary>
-internal sealed class SdkEndpointRig : IAsyncDisposable
+internal sealed class SdkEndpointRig(SdkEndpointServer server, TempShmDirectory shm, Cachelet cachelet, AzuriteFixture azurite) : IAsyncDisposable
 {
-    private readonly WebApplication _web;
-    private readonly TempShmDirectory _shm;
+    public Cachelet Cachelet => cachelet;
 
-    private SdkEndpointRig(WebApplication web, TempShmDirectory shm, Cachelet cachelet, AzuriteFixture azurite, SdkEndpointAddress address)
-    {
-        _web = web;
-        _shm = shm;
-        Cachelet = cachelet;
-        Azurite = azurite;
-        Address = address;
-    }
+    public AzuriteFixture Azurite => azurite;
 
-    public Cachelet Cachelet { get; }
+    public SdkEndpointAddress Address => server.Address;
 
-    public AzuriteFixture Azurite { get; }
-
-    public SdkEndpointAddress Address { get; }
+    /// <summary>Gets the endpoint's recent requests (operation, status, how a read was served).</summary>
+    public SdkRequestLog Requests => server.Requests;
 
     /// <summary>Gets how each endpoint read was served (the <c>x-faascache-read</c> header), in order.</summary>
     public ConcurrentQueue<string> ReadSources { get; } = new();
 
     /// <summary>Gets the connection string a worker gets: Azurite's, with the blob endpoint at the rig.</summary>
-    public string EndpointConnectionString => $"DefaultEndpointsProtocol=http;AccountName={AzuriteServer.AccountName};AccountKey={AzuriteServer.AccountKey};BlobEndpoint={Address.BlobEndpoint}";
+    public string EndpointConnectionString => server.ConnectionString;
 
     public static async Task<SdkEndpointRig> StartAsync(AzuriteFixture azurite, Action<FaaSCacheOptions>? configure = null)
     {
@@ -55,23 +41,8 @@ internal sealed class SdkEndpointRig : IAsyncDisposable
                 .WithStorage(AzureBlobStore.FromConnectionString(azurite.ConnectionString))
                 .Configure(o => configure?.Invoke(o))
                 .Build();
-            var address = new SdkEndpointAddress(FreePorts.Get(), AzuriteServer.AccountName);
-            WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
-            builder.Logging.ClearProviders();
-            builder.WebHost.ConfigureKestrel(k =>
-            {
-                k.Limits.MaxRequestBodySize = null;
-                BlobEndpointHosting.Listen(k, address);
-            });
-            builder.Services.AddSingleton<IObjectCache>(cachelet);
-            builder.Services.AddSingleton<ICacheAdmin>(cachelet);
-            builder.Services.AddSingleton<IBlobStore>(cachelet.Storage);
-            builder.Services.AddSingleton(Microsoft.Extensions.Options.Options.Create(cachelet.Options));
-            builder.Services.AddSdkEndpoint(address, azurite.ConnectionString);
-            WebApplication web = builder.Build();
-            web.MapSdkEndpoint(address);
-            await web.StartAsync();
-            return new SdkEndpointRig(web, shm, cachelet, azurite, address);
+            SdkEndpointServer server = await BlobEndpointHosting.StartAsync(cachelet, azurite.ConnectionString);
+            return new SdkEndpointRig(server, shm, cachelet, azurite);
         }
         catch
         {
@@ -98,12 +69,27 @@ internal sealed class SdkEndpointRig : IAsyncDisposable
     /// <summary>A client straight to Azurite.</summary>
     public BlobServiceClient Direct() => Azurite.CreateServiceClient();
 
+    /// <summary>
+    /// Runs <paramref name="script"/> (an SDK's check script in FaaSCache.Testing's sdk-clients, Node or Python) as a child
+    /// process with the endpoint's and Azurite's connection strings in its environment; fails the test with all it wrote
+    /// when it exits non-zero (naming what differed). Returns what it printed.
+    /// </summary>
+    public async Task<string> RunSdkCheckAsync(string script, params string[] arguments)
+    {
+        ProcessRun run = await SdkClientScripts.RunAsync(script, arguments, TimeSpan.FromMinutes(2), new Dictionary<string, string>
+        {
+            [SdkClientScripts.EndpointConnectionVariable] = EndpointConnectionString,
+            [SdkClientScripts.StorageConnectionVariable] = Azurite.ConnectionString,
+        });
+        Xunit.Assert.True(run.ExitCode == 0, run.ToString());
+        return run.Stdout;
+    }
+
     public async ValueTask DisposeAsync()
     {
-        await _web.StopAsync();
-        await _web.DisposeAsync();
+        await server.DisposeAsync();
         await Cachelet.DisposeAsync();
-        _shm.Dispose();
+        shm.Dispose();
     }
 
     private sealed class ReadSourcePolicy(ConcurrentQueue<string> sources) : HttpPipelineSynchronousPolicy

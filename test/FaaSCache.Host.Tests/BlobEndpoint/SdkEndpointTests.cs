@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Net.Sockets;
+using System.Security.Cryptography;
 using System.Text;
 using Azure;
 using Azure.Storage;
@@ -123,6 +124,85 @@ public sealed class SdkEndpointTests(AzuriteFixture azurite)
         Assert.Equal(409, exists.Status);
         Assert.Equal("BlobAlreadyExists", exists.ErrorCode);
         Assert.Equal(small, (await direct.GetBlobClient("single.bin").DownloadContentAsync()).Value.Content.ToArray());
+    }
+
+    [Fact]
+    public async Task a_block_list_naming_the_blocks_of_a_commit_made_through_the_endpoint_resolves_them_there_and_writes_through_the_cache()
+    {
+        await using SdkEndpointRig rig = await SdkEndpointRig.StartAsync(azurite);
+        (BlobContainerClient direct, string container) = await NewContainerAsync(rig);
+        BlockBlobClient via = rig.ViaEndpoint().GetBlobContainerClient(container).GetBlockBlobClient("append.bin");
+        byte[][] blocks = [Bytes(1000, 21), Bytes(2000, 22), Bytes(3000, 23)];
+        string[] ids = [.. Enumerable.Range(0, 3).Select(i => Convert.ToBase64String(Encoding.ASCII.GetBytes($"block-{i:000}")))];
+        await via.StageBlockAsync(ids[0], new MemoryStream(blocks[0]));
+        await via.StageBlockAsync(ids[1], new MemoryStream(blocks[1]));
+        await via.CommitBlockListAsync(ids[..2]);
+
+        // An append as the SDKs do it: the committed ids again (sent as Latest, resolving to committed) and a new block.
+        await via.StageBlockAsync(ids[2], new MemoryStream(blocks[2]));
+        await via.CommitBlockListAsync(ids);
+
+        byte[] expected = [.. blocks.SelectMany(b => b)];
+        Assert.Equal(expected, (await direct.GetBlobClient("append.bin").DownloadContentAsync()).Value.Content.ToArray());
+        Assert.Equal(2, rig.Cachelet.GetStatistics($"{container}/append.bin")!.Writes);
+        Assert.Equal(["commit", "commit"], [.. rig.Requests.Recent($"{container}/append.bin").Where(r => r.Operation == "commit").Select(r => r.Operation)]);
+        Assert.All(rig.Requests.Recent($"{container}/append.bin"), r => Assert.InRange(r.Status, 200, 299));
+        rig.ReadSources.Clear();
+        Assert.Equal(expected, (await via.DownloadContentAsync()).Value.Content.ToArray());
+        Assert.Equal(["lh"], [.. rig.ReadSources]);
+
+        // Committed with a block left out and one repeated, as storage allows.
+        await via.CommitBlockListAsync([ids[2], ids[0], ids[0]]);
+        byte[] reordered = [.. blocks[2], .. blocks[0], .. blocks[0]];
+        Assert.Equal(reordered, (await direct.GetBlobClient("append.bin").DownloadContentAsync()).Value.Content.ToArray());
+    }
+
+    [Fact]
+    public async Task a_block_list_naming_blocks_committed_in_storage_is_forwarded_with_the_blocks_put_here_and_the_cached_copy_dropped()
+    {
+        await using SdkEndpointRig rig = await SdkEndpointRig.StartAsync(azurite);
+        (BlobContainerClient direct, string container) = await NewContainerAsync(rig);
+        BlockBlobClient straight = direct.GetBlockBlobClient("appended.bin");
+        byte[][] blocks = [Bytes(1000, 31), Bytes(2000, 32), Bytes(3000, 33)];
+        string[] ids = [.. Enumerable.Range(0, 3).Select(i => Convert.ToBase64String(Encoding.ASCII.GetBytes($"block-{i:000}")))];
+        await straight.StageBlockAsync(ids[0], new MemoryStream(blocks[0]));
+        await straight.StageBlockAsync(ids[1], new MemoryStream(blocks[1]));
+        await straight.CommitBlockListAsync(ids[..2]);
+        BlockBlobClient via = rig.ViaEndpoint().GetBlobContainerClient(container).GetBlockBlobClient("appended.bin");
+        byte[] before = [.. blocks[0], .. blocks[1]];
+        Assert.Equal(before, (await via.DownloadContentAsync()).Value.Content.ToArray());
+        Assert.True(rig.Cachelet.Contains($"{container}/appended.bin"));
+
+        await via.StageBlockAsync(ids[2], new MemoryStream(blocks[2]));
+        Response<BlobContentInfo> committed = await via.CommitBlockListAsync(ids);
+
+        byte[] expected = [.. blocks.SelectMany(b => b)];
+        Assert.Equal(expected, (await straight.DownloadContentAsync()).Value.Content.ToArray());
+        BlockList list = (await straight.GetBlockListAsync(BlockListTypes.Committed)).Value;
+        Assert.Equal(ids, list.CommittedBlocks.Select(b => b.Name));
+        Assert.Equal((await straight.GetPropertiesAsync()).Value.ETag, committed.Value.ETag);
+        Assert.False(rig.Cachelet.Contains($"{container}/appended.bin"));
+        Assert.Equal(expected, (await via.DownloadContentAsync()).Value.Content.ToArray());
+
+        // A list naming a block no one put: storage's own refusal.
+        RequestFailedException refused = await Assert.ThrowsAsync<RequestFailedException>(() => via.CommitBlockListAsync([ids[0], Convert.ToBase64String("never-put"u8.ToArray())]));
+        Assert.Equal(400, refused.Status);
+        Assert.Equal("InvalidBlockList", refused.ErrorCode);
+        Assert.Equal(expected, (await straight.DownloadContentAsync()).Value.Content.ToArray());
+    }
+
+    [Fact]
+    public async Task the_python_storage_sdk_commits_a_list_naming_committed_blocks_through_the_endpoint()
+    {
+        await using SdkEndpointRig rig = await SdkEndpointRig.StartAsync(azurite);
+        (BlobContainerClient direct, string container) = await NewContainerAsync(rig);
+
+        string printed = await rig.RunSdkCheckAsync("sdk-check.py", "committed", container);
+
+        byte[] expected = [.. Enumerable.Repeat((byte)'a', 1000), .. Enumerable.Repeat((byte)'b', 2000), .. Enumerable.Repeat((byte)'c', 3000)];
+        Assert.Equal(expected, (await direct.GetBlobClient("py/committed.bin").DownloadContentAsync()).Value.Content.ToArray());
+        Assert.Contains($"sha256: {Convert.ToHexStringLower(SHA256.HashData(expected))}", printed, StringComparison.Ordinal);
+        Assert.Equal(2, rig.Cachelet.GetStatistics($"{container}/py/committed.bin")!.Writes);
     }
 
     [Fact]
@@ -267,50 +347,10 @@ public sealed class SdkEndpointTests(AzuriteFixture azurite)
     {
         await using SdkEndpointRig rig = await SdkEndpointRig.StartAsync(azurite);
         (BlobContainerClient direct, string container) = await NewContainerAsync(rig);
-        const string script = """
-            import sys, hashlib
-            from azure.storage.blob import BlobServiceClient
-            from azure.core.exceptions import ResourceExistsError
-            conn, container = sys.argv[1], sys.argv[2]
-            # 1 MiB single-shot and chunk limits: a 5 MiB upload is Put Block x5 + Put Block List, a download 5 ranged GETs.
-            svc = BlobServiceClient.from_connection_string(conn, max_single_put_size=1 << 20, max_block_size=1 << 20,
-                                                           max_single_get_size=1 << 20, max_chunk_get_size=1 << 20)
-            c = svc.get_container_client(container)
-            data = bytes(range(256)) * (5 * 4096) + b"tail"
-            c.upload_blob("py/up.bin", data)
-            small = b"hello from python"
-            c.upload_blob("py/small.txt", small)
-            b = c.get_blob_client("py/up.bin")
-            assert b.download_blob().readall() == data, "whole download differs"
-            assert b.download_blob(offset=1000, length=5000).readall() == data[1000:6000], "ranged download differs"
-            assert c.get_blob_client("py/small.txt").download_blob().readall() == small
-            try:
-                c.upload_blob("py/small.txt", b"again")
-                raise SystemExit("create-only upload of an existing blob succeeded")
-            except ResourceExistsError as e:
-                print("exists:", e.error_code)
-            print("sha256:", hashlib.sha256(data).hexdigest())
-            """;
-        string file = Path.Combine(Path.GetTempPath(), $"sdk-endpoint-{Guid.NewGuid():N}.py");
-        await File.WriteAllTextAsync(file, script);
-        try
-        {
-            var start = new ProcessStartInfo("/usr/bin/python3") { RedirectStandardOutput = true, RedirectStandardError = true };
-            start.ArgumentList.Add(file);
-            start.ArgumentList.Add(rig.EndpointConnectionString);
-            start.ArgumentList.Add(container);
-            using Process python = Process.Start(start)!;
-            Task<string> stdout = python.StandardOutput.ReadToEndAsync();
-            Task<string> stderr = python.StandardError.ReadToEndAsync();
-            await python.WaitForExitAsync().WaitAsync(TimeSpan.FromMinutes(2));
-            Assert.True(python.ExitCode == 0, $"python exited {python.ExitCode}: {await stdout}{await stderr}");
-            Assert.Contains("exists: BlobAlreadyExists", await stdout, StringComparison.Ordinal);
-        }
-        finally
-        {
-            File.Delete(file);
-        }
 
+        string printed = await rig.RunSdkCheckAsync("sdk-check.py", "blocks", container);
+
+        Assert.Contains("exists: BlobAlreadyExists", printed, StringComparison.Ordinal);
         byte[] expected = [.. Enumerable.Repeat(Enumerable.Range(0, 256).Select(i => (byte)i), 5 * 4096).SelectMany(b => b), .. "tail"u8.ToArray()];
         Assert.Equal(expected, (await direct.GetBlobClient("py/up.bin").DownloadContentAsync()).Value.Content.ToArray());
         Assert.Equal("hello from python", (await direct.GetBlobClient("py/small.txt").DownloadContentAsync()).Value.Content.ToString());
@@ -322,9 +362,119 @@ public sealed class SdkEndpointTests(AzuriteFixture azurite)
         Assert.Equal(0, stats.LocalMisses);
     }
 
-    private static async Task<(BlobContainerClient Direct, string Name)> NewContainerAsync(SdkEndpointRig rig)
+    [Theory]
+    [InlineData(1024)]
+    [InlineData((9 * 1024 * 1024) + 7)]
+    public async Task the_node_storage_sdks_whole_and_ranged_downloads_are_byte_identical_to_storages_and_hit_after_the_first(int size)
+    {
+        byte[] content = Bytes(size, seed: size + 1);
+        await using SdkEndpointRig rig = await SdkEndpointRig.StartAsync(azurite);
+        (_, string container) = await NewContainerAsync(rig, ("node/a b+é.bin", content));
+        int offset = size / 3;
+        int count = Math.Min(Math.Max(1, size / 2), size - offset);
+
+        // The script compares each download (bytes and headers) with storage's own and exits non-zero on a difference.
+        string printed = await rig.RunSdkCheckAsync("sdk-check.js", "downloads", container, "node/a b+é.bin", $"{offset}", $"{count}");
+
+        string whole = Convert.ToHexStringLower(SHA256.HashData(content));
+        Assert.Contains($"downloads whole {size} {whole}", printed, StringComparison.Ordinal);
+        Assert.Contains($"downloads chunked {size} {whole}", printed, StringComparison.Ordinal);
+        Assert.Contains($"downloads range bytes {offset}-{offset + count - 1}/{size} {count} {Convert.ToHexStringLower(SHA256.HashData(content.AsSpan(offset, count)))}", printed, StringComparison.Ordinal);
+        // Served by the cache: the first read a local miss, every later one (the HEAD, the ranges) a local hit.
+        string?[] sources = [.. rig.Requests.Recent($"{container}/node/a b+é.bin").Where(r => r.Operation == "read").Select(r => r.Source)];
+        Assert.True(sources.Length >= 4, string.Join(",", sources));
+        Assert.Equal("lm", sources[0]);
+        Assert.All(sources.Skip(1), s => Assert.Equal("lh", s));
+    }
+
+    [Fact]
+    public async Task the_node_storage_sdk_gets_304_and_412_from_the_endpoint_as_from_storage()
+    {
+        await using SdkEndpointRig rig = await SdkEndpointRig.StartAsync(azurite);
+        (_, string container) = await NewContainerAsync(rig, ("node/c.bin", Bytes(100, 11)));
+
+        // Each conditional call is made through the endpoint and straight to storage; the script exits non-zero unless
+        // the SDK surfaces the same status and error code from both.
+        string printed = await rig.RunSdkCheckAsync("sdk-check.js", "conditions", container, "node/c.bin");
+
+        Assert.Contains("conditions download-if-none-match 304", printed, StringComparison.Ordinal);
+        Assert.Contains("conditions properties-if-none-match 304", printed, StringComparison.Ordinal);
+        Assert.Contains("conditions download-if-match 412 ConditionNotMet", printed, StringComparison.Ordinal);
+        Assert.Contains("conditions properties-if-match 412", printed, StringComparison.Ordinal);
+        Assert.Contains(rig.Requests.Recent($"{container}/node/c.bin"), r => r is { Operation: "read", Status: 304 });
+        Assert.Contains(rig.Requests.Recent($"{container}/node/c.bin"), r => r is { Operation: "read", Status: 412 });
+    }
+
+    [Fact]
+    public async Task the_node_storage_sdks_single_shot_and_block_uploads_land_in_storage_and_are_written_through_the_cache_once()
+    {
+        await using SdkEndpointRig rig = await SdkEndpointRig.StartAsync(azurite);
+        (BlobContainerClient direct, string container) = await NewContainerAsync(rig);
+        // The cache's Written event is what fires a blob trigger (the host's BlobTriggerService): once per write.
+        var written = new System.Collections.Concurrent.ConcurrentQueue<string>();
+        rig.Cachelet.Written += (_, e) => written.Enqueue(e.Key);
+
+        string printed = await rig.RunSdkCheckAsync("sdk-check.js", "uploads", container, "node/");
+
+        foreach ((string name, int size) in new[] { ("node/small.bin", 5000), ("node/large.bin", (3 * 1024 * 1024) + 11) })
+        {
+            byte[] stored = (await direct.GetBlobClient(name).DownloadContentAsync()).Value.Content.ToArray();
+            Assert.Equal(size, stored.Length);
+            Assert.Contains($"uploads {name} {size} {Convert.ToHexStringLower(SHA256.HashData(stored))}", printed, StringComparison.Ordinal);
+            Assert.True(rig.Cachelet.Contains($"{container}/{name}"));
+            Assert.Equal(1, rig.Cachelet.GetStatistics($"{container}/{name}")!.Writes);
+            Assert.Single(written, k => k == $"{container}/{name}");
+        }
+
+        // uploadData: one Put Blob at or below maxSingleShotSize, Put Block x4 + Put Block List above it.
+        Assert.Equal(["write"], [.. rig.Requests.Recent($"{container}/node/small.bin").Where(r => r.Operation != "read").Select(r => r.Operation)]);
+        Assert.Equal(["block", "block", "block", "block", "commit"], [.. rig.Requests.Recent($"{container}/node/large.bin").Where(r => r.Operation != "read").Select(r => r.Operation)]);
+        Assert.All(rig.Requests.Recent().Where(r => r.Operation is "write" or "block" or "commit"), r => Assert.Equal(201, r.Status));
+        // Read back through the endpoint from the cache.
+        Assert.All(rig.Requests.Recent().Where(r => r.Operation == "read"), r => Assert.Equal("lh", r.Source));
+    }
+
+    [Fact]
+    public async Task the_node_storage_sdk_with_another_account_key_is_refused_as_storage_refuses_it()
+    {
+        await using SdkEndpointRig rig = await SdkEndpointRig.StartAsync(azurite);
+        (BlobContainerClient direct, string container) = await NewContainerAsync(rig, ("node/s.bin", Bytes(10, 12)));
+
+        string printed = await rig.RunSdkCheckAsync("sdk-check.js", "forged", container, "node/s.bin");
+
+        Assert.Contains("forged read 403 AuthenticationFailed", printed, StringComparison.Ordinal);
+        Assert.Contains("forged write 403 AuthenticationFailed", printed, StringComparison.Ordinal);
+        Assert.Equal(Bytes(10, 12), (await direct.GetBlobClient("node/s.bin").DownloadContentAsync()).Value.Content.ToArray());
+        Assert.False(rig.Cachelet.Contains($"{container}/node/s.bin"));
+    }
+
+    [Fact]
+    public async Task the_node_storage_sdks_listing_through_the_endpoint_is_identical_to_storages()
+    {
+        await using SdkEndpointRig rig = await SdkEndpointRig.StartAsync(azurite);
+        (BlobContainerClient direct, string container) = await NewContainerAsync(rig);
+        string[] names = ["x/1.bin", "x/2 two.bin", "y.bin", "z/é.bin", "zz.json"];
+        foreach (string name in names)
+        {
+            await direct.GetBlobClient(name).UploadAsync(new BinaryData(Bytes(7 + name.Length, name.Length)));
+        }
+
+        // Listed whole and in pages of 2 (continuation markers) through the endpoint and straight from storage.
+        string printed = await rig.RunSdkCheckAsync("sdk-check.js", "list", container);
+
+        Assert.Contains($"list {names.Length} {string.Join(',', names)}", printed, StringComparison.Ordinal);
+        Assert.All(rig.Requests.Recent(), r => Assert.Equal("forward", r.Operation));
+    }
+
+    /// <summary>A new container in Azurite, with <paramref name="blobs"/> uploaded straight to it.</summary>
+    private static async Task<(BlobContainerClient Direct, string Name)> NewContainerAsync(SdkEndpointRig rig, params (string Name, byte[] Content)[] blobs)
     {
         BlobContainerClient container = await rig.Azurite.CreateContainerAsync("sdk");
+        foreach ((string name, byte[] content) in blobs)
+        {
+            await container.GetBlobClient(name).UploadAsync(new BinaryData(content));
+        }
+
         return (container, container.Name);
     }
 

@@ -1,5 +1,3 @@
-using FaaSCache.Testing;
-
 namespace FaaSCache.Host.Tests.Cluster;
 
 /// <summary>

@@ -1,9 +1,3 @@
-using FaaSCache.Diagnostics;
-using System.Text;
-using FaaSCache.Testing;
-using Xunit;
-using Xunit.Abstractions;
-
 namespace FaaSCache.Host.Tests.Cluster;
 
 /// <summary>
@@ -11,9 +5,8 @@ namespace FaaSCache.Host.Tests.Cluster;
 /// goes through the owner and every instance then reads the new value; under <c>local</c> another instance keeps
 /// serving the copy it had.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Cluster")]
-public sealed class ClusterConsistencyTests(AzuriteFixture azurite, ITestOutputHelper output)
+public sealed class ClusterConsistencyTests(AzuriteFixture azurite, ITestOutputHelper output) : AzuriteTests
 {
     [Theory]
     [InlineData("strong")]

@@ -1,20 +1,11 @@
-using FaaSCache.Diagnostics;
-using System.Diagnostics;
-using System.Security.Cryptography;
-using System.Text;
-using FaaSCache.Testing;
-using Xunit;
-using Xunit.Abstractions;
-
 namespace FaaSCache.Host.Tests.Cluster;
 
 /// <summary>
 /// Instances of a three-instance cache that die (SIGKILL) or stop (SIGTERM): membership notices, keys move, no
 /// acknowledged write is lost, and a reader whose owner dies mid-transfer keeps nothing partial and still succeeds.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Cluster")]
-public sealed class ClusterFailureTests(AzuriteFixture azurite, ITestOutputHelper output)
+public sealed class ClusterFailureTests(AzuriteFixture azurite, ITestOutputHelper output) : AzuriteTests
 {
     private const int SixtyFourMegabytes = 64 * 1024 * 1024;
     private const int MapHeaderBytes = 9;

@@ -1,18 +1,11 @@
-using FaaSCache.Diagnostics;
-using System.Security.Cryptography;
-using FaaSCache.Testing;
-using Xunit;
-using Xunit.Abstractions;
-
 namespace FaaSCache.Host.Tests.Cluster;
 
 /// <summary>
 /// Three real host processes of one app as one cache (§3.2, Figure 6): reads of objects another instance owns go
 /// to the owner once (remote hit or miss), then stay local.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Cluster")]
-public sealed class ClusterRemoteReadTests(AzuriteFixture azurite, ITestOutputHelper output)
+public sealed class ClusterRemoteReadTests(AzuriteFixture azurite, ITestOutputHelper output) : AzuriteTests
 {
     [Fact]
     public async Task An_object_owned_by_B_and_read_on_A_is_a_remote_hit_the_first_time_and_a_local_hit_after()

@@ -1,16 +1,10 @@
-using System.Diagnostics;
-using System.Globalization;
 using System.Text.RegularExpressions;
-using FaaSCache.Testing;
-using Xunit;
-using Xunit.Abstractions;
 
 namespace FaaSCache.Host.Tests.Cluster;
 
 /// <summary><c>scripts/cluster.sh</c>: start N instances of an app on one Azurite, show them, stop them all, leave nothing behind.</summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Cluster")]
-public sealed partial class ClusterScriptTests(AzuriteFixture azurite, ITestOutputHelper output)
+public sealed partial class ClusterScriptTests(AzuriteFixture azurite, ITestOutputHelper output) : AzuriteTests
 {
     private static readonly TimeSpan StartTimeout = TimeSpan.FromSeconds(180);
 

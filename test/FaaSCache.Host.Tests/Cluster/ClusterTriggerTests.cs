@@ -1,9 +1,3 @@
-using System.Globalization;
-using FaaSCache.Diagnostics;
-using FaaSCache.Testing;
-using Xunit;
-using Xunit.Abstractions;
-
 namespace FaaSCache.Host.Tests.Cluster;
 
 /// <summary>
@@ -11,19 +5,13 @@ namespace FaaSCache.Host.Tests.Cluster;
 /// (committed on the owner, or on the writer under the local presets) and one through the owner each fire
 /// <c>OnEvent</c> once across the cluster, whether the cache event or a poll saw the write first.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Cluster")]
-public sealed class ClusterTriggerTests(AzuriteFixture azurite, ITestOutputHelper output)
+public sealed class ClusterTriggerTests(AzuriteFixture azurite, ITestOutputHelper output) : AzuriteTests
 {
     private static readonly TimeSpan Settle = TimeSpan.FromSeconds(5);
 
     [Theory]
-    [InlineData("strong")]
-    [InlineData("owner")]
-    [InlineData("ownerAsync")]
-    [InlineData("ownerLocalRead")]
-    [InlineData("local")]
-    [InlineData("localAsync")]
+    [EveryPreset]
     public async Task Every_write_fires_its_blob_trigger_exactly_once_across_the_cluster(string preset)
     {
         await using HostCluster cluster = await HostCluster.StartAsync(azurite, preset, output);

@@ -1,15 +1,4 @@
-using FaaSCache.Diagnostics;
-using System.Diagnostics;
-using System.Globalization;
-using System.Net;
-using System.Net.Http.Json;
-using System.Text.Json;
-using Azure.Storage.Blobs;
 using FaaSCache.Membership;
-using FaaSCache.Ownership;
-using FaaSCache.Testing;
-using Xunit;
-using Xunit.Abstractions;
 
 namespace FaaSCache.Host.Tests.Cluster;
 
@@ -19,30 +8,19 @@ namespace FaaSCache.Host.Tests.Cluster;
 /// pick names owned by a given instance. Dispose kills whatever still runs, deletes the shared-memory roots and the
 /// app folder, and writes the tail of each host's output to the test output.
 /// </summary>
-internal sealed class HostCluster : IAsyncDisposable
+internal sealed class HostCluster(ClusterApp app, FunctionAppFolder folder, HostProcessCluster processes, AzuriteFixture azurite) : IAsyncDisposable
 {
     public static readonly TimeSpan JoinTimeout = HostProcessCluster.JoinTimeout;
 
-    private readonly FunctionAppFolder _folder;
-    private readonly HostProcessCluster _processes;
+    public ClusterApp App => app;
 
-    private HostCluster(ClusterApp app, FunctionAppFolder folder, HostProcessCluster processes, AzuriteFixture azurite)
-    {
-        App = app;
-        _folder = folder;
-        _processes = processes;
-        Blobs = azurite.CreateServiceClient();
-    }
+    public BlobServiceClient Blobs { get; } = azurite.CreateServiceClient();
 
-    public ClusterApp App { get; }
+    public IReadOnlyList<ClusterInstance> Instances => processes.Instances;
 
-    public BlobServiceClient Blobs { get; }
+    public IReadOnlyList<string> Ids => processes.Ids;
 
-    public IReadOnlyList<ClusterInstance> Instances => _processes.Instances;
-
-    public IReadOnlyList<string> Ids => _processes.Ids;
-
-    public ClusterInstance this[int index] => _processes[index];
+    public ClusterInstance this[int index] => processes[index];
 
     /// <summary>
     /// Starts <paramref name="count"/> instances of a new app under <paramref name="consistency"/> and waits until they
@@ -51,24 +29,24 @@ internal sealed class HostCluster : IAsyncDisposable
     public static async Task<HostCluster> StartAsync(AzuriteFixture azurite, string consistency, ITestOutputHelper output, int count = 3, bool bandwidthScaling = true)
     {
         var app = ClusterApp.Create(consistency);
-        FunctionAppFolder _folder = app.Build(bandwidthScaling);
+        FunctionAppFolder folder = app.Build(bandwidthScaling);
         try
         {
-            HostProcessCluster _processes = await HostProcessCluster.StartAsync(_folder.Path, azurite.ConnectionString, app.Name, count, output.WriteLine);
-            return new HostCluster(app, _folder, _processes, azurite);
+            HostProcessCluster processes = await HostProcessCluster.StartAsync(folder.Path, azurite.ConnectionString, app.Name, count, output.WriteLine);
+            return new HostCluster(app, folder, processes, azurite);
         }
         catch
         {
-            _folder.Dispose();
+            folder.Dispose();
             throw;
         }
     }
 
     /// <summary>Starts one more instance (<c>&lt;app&gt;-N+1</c>) and waits until every instance lists every instance; returns it.</summary>
-    public Task<ClusterInstance> JoinAsync() => _processes.JoinAsync();
+    public Task<ClusterInstance> JoinAsync() => processes.JoinAsync();
 
     /// <summary>The member that owns <paramref name="key"/> on the ring of <paramref name="members"/> (default: every instance).</summary>
-    public string OwnerOf(string key, IEnumerable<string>? members = null) => _processes.OwnerOf(key, members);
+    public string OwnerOf(string key, IEnumerable<string>? members = null) => processes.OwnerOf(key, members);
 
     /// <summary>A blob name (<paramref name="prefix"/>-k) whose key <paramref name="owner"/> owns on the ring of <paramref name="members"/>.</summary>
     public string NameOwnedBy(string owner, string prefix, IEnumerable<string>? members = null)
@@ -86,7 +64,7 @@ internal sealed class HostCluster : IAsyncDisposable
         throw new InvalidOperationException($"No name {prefix}-k is owned by {owner}.");
     }
 
-    public ClusterInstance Instance(string id) => _processes.Instance(id);
+    public ClusterInstance Instance(string id) => processes.Instance(id);
 
     public async Task UploadAsync(string name, byte[] content)
     {
@@ -130,17 +108,17 @@ internal sealed class HostCluster : IAsyncDisposable
 
     /// <summary>Waits until every one of <paramref name="observers"/> lists exactly <paramref name="expected"/>; returns how long that took.</summary>
     public Task<TimeSpan> WaitForMembersAsync(IEnumerable<ClusterInstance> observers, IEnumerable<string> expected, TimeSpan timeout)
-        => _processes.WaitForMembersAsync(observers, expected, timeout);
+        => processes.WaitForMembersAsync(observers, expected, timeout);
 
     public async ValueTask DisposeAsync()
     {
         try
         {
-            await _processes.DisposeAsync();
+            await processes.DisposeAsync();
         }
         finally
         {
-            _folder.Dispose();
+            folder.Dispose();
         }
     }
 

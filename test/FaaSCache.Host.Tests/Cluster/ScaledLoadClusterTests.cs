@@ -1,13 +1,5 @@
-using System.Net.Http.Json;
-using System.Security.Cryptography;
-using Azure.Storage.Blobs;
 using Azure.Storage.Blobs.Models;
-using FaaSCache.Diagnostics;
 using FaaSCache.Host.Admin;
-using FaaSCache.Storage;
-using FaaSCache.Testing;
-using Xunit;
-using Xunit.Abstractions;
 
 namespace FaaSCache.Host.Tests.Cluster;
 
@@ -15,9 +7,8 @@ namespace FaaSCache.Host.Tests.Cluster;
 /// §4's bandwidth-scaled loads across real host processes: four instances each download a distinct byte range of one
 /// blob version and stream it into the requester's map over gRPC; the object is exposed only once complete and checked.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Cluster")]
-public sealed class ScaledLoadClusterTests(AzuriteFixture azurite, ITestOutputHelper output)
+public sealed class ScaledLoadClusterTests(AzuriteFixture azurite, ITestOutputHelper output) : AzuriteTests
 {
     private const int Size = 64 << 20;
 

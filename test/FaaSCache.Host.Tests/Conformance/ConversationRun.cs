@@ -1,9 +1,3 @@
-using System.Text.Json;
-using System.Text.Json.Nodes;
-using Azure.Storage.Blobs;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Host.Tests.Conformance;
 
 /// <summary>
@@ -12,26 +6,15 @@ namespace FaaSCache.Host.Tests.Conformance;
 /// <c>&lt;language&gt;/worker.config.json</c>, or the app's own for dotnet-isolated, as a C# build output brings it), the
 /// case's blobs seeded, a private shared-memory root, and the host running. Dispose stops everything and removes it all.
 /// </summary>
-internal sealed class ConversationRun : IAsyncDisposable
+internal sealed class ConversationRun(TempFolder app, TempShmDirectory shm, string result, FaaSCacheHostProcess host) : IAsyncDisposable
 {
     private static readonly string Player = Path.Combine(RepositoryRoot.Find(), "test", "FaaSCache.Host.Tests", "Conformance", "worker_player.py");
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(120);
-    private readonly TempFolder _app;
-    private readonly TempShmDirectory _shm;
-    private readonly string _result;
 
-    private ConversationRun(TempFolder app, TempShmDirectory shm, string result, FaaSCacheHostProcess host)
-    {
-        _app = app;
-        _shm = shm;
-        _result = result;
-        Host = host;
-    }
-
-    public FaaSCacheHostProcess Host { get; }
+    public FaaSCacheHostProcess Host => host;
 
     /// <summary>The folder the host's and the worker's maps live in.</summary>
-    public string MapDirectory => Path.Combine(_shm.Path, "AzureFunctions");
+    public string MapDirectory => Path.Combine(shm.Path, "AzureFunctions");
 
     public static async Task<ConversationRun> StartAsync(AzuriteFixture azurite, string conformance, string fixture, JsonObject @case, string workDirectory)
     {
@@ -41,7 +24,7 @@ internal sealed class ConversationRun : IAsyncDisposable
         var shm = new TempShmDirectory();
         try
         {
-            CopyDirectory(Path.Combine(conformance, @case["app"]!.GetValue<string>()), app.Path);
+            Folders.Copy(Path.Combine(conformance, @case["app"]!.GetValue<string>()), app.Path, "node_modules");
             await File.WriteAllTextAsync(Path.Combine(app.Path, "local.settings.json"), JsonSerializer.Serialize(new
             {
                 IsEncrypted = false,
@@ -89,7 +72,7 @@ internal sealed class ConversationRun : IAsyncDisposable
     public async Task<JsonObject> WaitForResultAsync()
     {
         var clock = System.Diagnostics.Stopwatch.StartNew();
-        while (!File.Exists(_result))
+        while (!File.Exists(result))
         {
             if (Host.HasExited || clock.Elapsed > Timeout)
             {
@@ -99,23 +82,13 @@ internal sealed class ConversationRun : IAsyncDisposable
             await Task.Delay(100);
         }
 
-        return JsonNode.Parse(await File.ReadAllTextAsync(_result))!.AsObject();
+        return JsonNode.Parse(await File.ReadAllTextAsync(result))!.AsObject();
     }
 
     public async ValueTask DisposeAsync()
     {
         await Host.DisposeAsync();
-        _shm.Dispose();
-        _app.Dispose();
-    }
-
-    private static void CopyDirectory(string from, string to)
-    {
-        foreach (string file in Directory.EnumerateFiles(from, "*", SearchOption.AllDirectories).Where(f => !f.Contains("node_modules", StringComparison.Ordinal)))
-        {
-            string target = Path.Combine(to, Path.GetRelativePath(from, file));
-            Directory.CreateDirectory(Path.GetDirectoryName(target)!);
-            File.Copy(file, target, overwrite: true);
-        }
+        shm.Dispose();
+        app.Dispose();
     }
 }

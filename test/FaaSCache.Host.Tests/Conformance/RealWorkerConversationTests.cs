@@ -1,10 +1,3 @@
-using System.Text;
-using System.Text.Json.Nodes;
-using Azure.Storage.Blobs;
-using FaaSCache.Diagnostics;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Host.Tests.Conformance;
 
 /// <summary>
@@ -14,9 +7,8 @@ namespace FaaSCache.Host.Tests.Conformance;
 /// that the host answers as the Functions host does. Then the invocation records and storage say what the cache did, and
 /// after the host stops nothing is left in the shared-memory folder.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class RealWorkerConversationTests(AzuriteFixture azurite)
+public sealed class RealWorkerConversationTests(AzuriteFixture azurite) : AzuriteTests
 {
     private static readonly string Conformance = Path.Combine(RepositoryRoot.Find(), "src", "Workers", "conformance", "real-workers");
     private static readonly string Fixture = Path.Combine(Conformance, "conversations.json");

@@ -1,9 +1,3 @@
-using System.Text.Json;
-using System.Text.Json.Nodes;
-using FaaSCache.Diagnostics;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Host.Tests.Conformance;
 
 /// <summary>
@@ -12,9 +6,8 @@ namespace FaaSCache.Host.Tests.Conformance;
 /// so the host copies the bytes (the invocation succeeds, the output is stored) and deletes the map as soon as the
 /// worker lets go of it. Played by worker_player.py with a conversation written here (it is not a real worker's).
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class StubbornWorkerTests(AzuriteFixture azurite)
+public sealed class StubbornWorkerTests(AzuriteFixture azurite) : AzuriteTests
 {
     [Fact]
     public async Task An_output_map_the_worker_will_not_close_is_copied_and_deleted_once_the_worker_lets_go()

@@ -1,11 +1,3 @@
-using System.Net;
-using System.Net.Http.Json;
-using System.Text;
-using System.Text.Json;
-using FaaSCache.Diagnostics;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Host.Tests.EndToEnd;
 
 /// <summary>
@@ -16,9 +8,8 @@ namespace FaaSCache.Host.Tests.EndToEnd;
 /// shared memory, so blob inputs come from the cache as bytes inside the message (counted as copied), never from storage
 /// a second time; outputs go through the cache's write path and fire blob triggers from the cache write, once.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class DotnetIsolatedEndToEndTests(AzuriteFixture azurite)
+public sealed class DotnetIsolatedEndToEndTests(AzuriteFixture azurite) : AzuriteTests
 {
     [Fact]
     public async Task Aspnet_integration_the_second_request_is_served_from_the_cache_and_each_thumbnail_write_fires_its_trigger_once()
@@ -30,12 +21,9 @@ public sealed class DotnetIsolatedEndToEndTests(AzuriteFixture azurite)
 
         foreach (int _ in new[] { 1, 2 })
         {
-            using HttpResponseMessage response = await running.SendAsync(HttpMethod.Get, $"api/thumbnail/{name}");
-            string body = await response.Content.ReadAsStringAsync();
-            Assert.True(response.StatusCode == HttpStatusCode.OK, $"{response.StatusCode}: {body}");
-            using JsonDocument json = JsonDocument.Parse(body);
-            Assert.Equal(photo.Length, json.RootElement.GetProperty("photoBytes").GetInt32());
-            Assert.Equal("8x6", json.RootElement.GetProperty("thumbnailSize").GetString());
+            JsonElement json = await running.GetJsonAsync($"api/thumbnail/{name}");
+            Assert.Equal(photo.Length, json.GetProperty("photoBytes").GetInt32());
+            Assert.Equal("8x6", json.GetProperty("thumbnailSize").GetString());
         }
 
         IReadOnlyList<InvocationRecord> thumbnails = await running.Host.GetInvocationsAsync("Thumbnail");
@@ -66,23 +54,19 @@ public sealed class DotnetIsolatedEndToEndTests(AzuriteFixture azurite)
 
         foreach (int _ in new[] { 1, 2 })
         {
-            using HttpResponseMessage response = await running.SendAsync(HttpMethod.Get, $"api/photoinfo/{name}");
-            string body = await response.Content.ReadAsStringAsync();
-            Assert.True(response.StatusCode == HttpStatusCode.OK, $"{response.StatusCode}: {body}");
-            using JsonDocument json = JsonDocument.Parse(body);
-            Assert.Equal(photo.Length, json.RootElement.GetProperty("streamBytes").GetInt64());
-            Assert.Equal(Convert.ToHexStringLower(System.Security.Cryptography.SHA256.HashData(photo)), json.RootElement.GetProperty("sha256").GetString());
-            Assert.Equal(photo.Length, json.RootElement.GetProperty("clientLength").GetInt64());
-            Assert.StartsWith("http://127.0.0.1:", json.RootElement.GetProperty("endpoint").GetString(), StringComparison.Ordinal);
-            Assert.DoesNotContain(":10000", json.RootElement.GetProperty("endpoint").GetString(), StringComparison.Ordinal);
+            JsonElement json = await running.GetJsonAsync($"api/photoinfo/{name}");
+            Assert.Equal(photo.Length, json.GetProperty("streamBytes").GetInt64());
+            Assert.Equal(Convert.ToHexStringLower(SHA256.HashData(photo)), json.GetProperty("sha256").GetString());
+            Assert.Equal(photo.Length, json.GetProperty("clientLength").GetInt64());
+            Assert.StartsWith("http://127.0.0.1:", json.GetProperty("endpoint").GetString(), StringComparison.Ordinal);
+            Assert.DoesNotContain(":10000", json.GetProperty("endpoint").GetString(), StringComparison.Ordinal);
         }
 
         // The host reads each SDK-type input into the cache (the record says how) and the worker's own read is a hit.
         IReadOnlyList<InvocationRecord> invocations = await running.Host.GetInvocationsAsync("PhotoInfo");
         Assert.Equal(["lm", "lh"], invocations[0].Inputs.Where(i => i.Key == $"photos/{name}").Select(i => i.Source));
         Assert.All(invocations[1].Inputs.Where(i => i.Key == $"photos/{name}"), i => Assert.Equal(("lh", 0L), (i.Source, i.BytesCopied)));
-        var requests = (await running.Host.Http.GetFromJsonAsync<List<FaaSCache.Host.BlobEndpoint.SdkRequestRecord>>(
-            $"admin/sdk-endpoint/requests?key={Uri.EscapeDataString($"photos/{name}")}", new JsonSerializerOptions(JsonSerializerDefaults.Web)))!;
+        IReadOnlyList<FaaSCache.Host.BlobEndpoint.SdkRequestRecord> requests = await running.SdkRequestsAsync($"photos/{name}");
         Assert.Contains(requests, r => r.Operation == "read" && r.Source is not null);
         Assert.All(requests.Where(r => r.Operation == "read"), r => Assert.Equal("lh", r.Source));
     }
@@ -97,11 +81,8 @@ public sealed class DotnetIsolatedEndToEndTests(AzuriteFixture azurite)
 
         foreach (int _ in new[] { 1, 2 })
         {
-            using HttpResponseMessage response = await running.SendAsync(HttpMethod.Get, $"api/touch/{name}");
-            string body = await response.Content.ReadAsStringAsync();
-            Assert.True(response.StatusCode == HttpStatusCode.OK, $"{response.StatusCode}: {body}");
-            using JsonDocument json = JsonDocument.Parse(body);
-            Assert.Equal((blob.Length, (int)blob[0], (int)blob[^1]), (json.RootElement.GetProperty("length").GetInt32(), json.RootElement.GetProperty("first").GetInt32(), json.RootElement.GetProperty("last").GetInt32()));
+            JsonElement json = await running.GetJsonAsync($"api/touch/{name}");
+            Assert.Equal((blob.Length, (int)blob[0], (int)blob[^1]), (json.GetProperty("length").GetInt32(), json.GetProperty("first").GetInt32(), json.GetProperty("last").GetInt32()));
         }
 
         IReadOnlyList<InvocationRecord> touches = await running.Host.GetInvocationsAsync("Touch");

@@ -1,10 +1,3 @@
-using System.Globalization;
-using System.Net;
-using System.Text.Json;
-using FaaSCache.Diagnostics;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Host.Tests.EndToEnd;
 
 /// <summary>
@@ -12,9 +5,8 @@ namespace FaaSCache.Host.Tests.EndToEnd;
 /// own memory step by step past the app's limit less the headroom: the Memory Daemon, reading the worker's RSS from /proc,
 /// evicts as it grows, and the allocation completes.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class MemoryDaemonEndToEndTests(AzuriteFixture azurite)
+public sealed class MemoryDaemonEndToEndTests(AzuriteFixture azurite) : AzuriteTests
 {
     private const long MiB = 1L << 20;
     private const long Limit = 1024 * MiB; // with the default 10% headroom the daemon evicts above ~922 MiB

@@ -1,5 +1,3 @@
-using FaaSCache.Testing;
-
 namespace FaaSCache.Host.Tests.EndToEnd;
 
 /// <summary>
@@ -7,11 +5,11 @@ namespace FaaSCache.Host.Tests.EndToEnd;
 /// write (<c>module.exports = async function (context, req) { ... }</c>, <c>context.bindings</c>, <c>context.res</c>):
 /// <c>ReadModel</c> (HTTP, a blob input and a blob output) and the AMBER Alert shape <c>Detect</c> → <c>People</c>, <c>Cars</c>.
 /// </summary>
-internal sealed class NodeApp(string suffix) : PipelineApp(suffix)
+internal sealed class NodeApp() : PipelineApp("node")
 {
-    public static NodeApp Create() => new(NewSuffix());
+    public override string InputBoundAs => "buffer";
 
-    public FunctionAppFolder Build() => NewBuilder("faascache-nodeapp", "node")
+    public override FunctionAppFolder Build() => NewBuilder("faascache-nodeapp", Runtime)
         .WithFunction("ReadModel", $$"""
             {
               "bindings": [
@@ -54,16 +52,6 @@ internal sealed class NodeApp(string suffix) : PipelineApp(suffix)
         .WithFunction("People", StageFunctionJson("people", People), ("index.js", StageScript("people")))
         .WithFunction("Cars", StageFunctionJson("cars", Cars), ("index.js", StageScript("cars")))
         .Build();
-
-    private string StageFunctionJson(string stage, string outputContainer) => $$"""
-        {
-          "bindings": [
-            { "type": "blobTrigger", "direction": "in", "name": "image", "path": "{{Labelled}}/{name}", "dataType": "binary" },
-            { "type": "blob", "direction": "in", "name": "model", "path": "{{Models}}/{{stage}}.bin", "dataType": "binary" },
-            { "type": "blob", "direction": "out", "name": "detections", "path": "{{outputContainer}}/{name}.json" }
-          ]
-        }
-        """;
 
     private static string StageScript(string stage) => $$"""
         module.exports = async function (context, image) {

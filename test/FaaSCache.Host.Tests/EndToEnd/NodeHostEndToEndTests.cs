@@ -1,35 +1,17 @@
-using System.Text.Json;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Host.Tests.EndToEnd;
 
 /// <summary>
 /// The same blob-binding and pipeline scenarios as <see cref="PythonHostEndToEndTests"/>, with the Node.js worker
 /// running a function.json-model JavaScript app. Skipped only when the Node worker's node_modules is missing.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class NodeHostEndToEndTests(AzuriteFixture azurite)
+public sealed class NodeHostEndToEndTests(AzuriteFixture azurite) : AzuriteTests
 {
     [NodeWorkerFact]
-    public async Task A_50_MB_blob_input_is_a_local_miss_first_then_a_local_hit_on_the_same_map_with_nothing_copied_and_the_output_lands_in_storage()
-    {
-        var app = NodeApp.Create();
-        await using RunningHost running = await RunningHost.StartAsync(azurite, app.Build);
-
-        IReadOnlyList<JsonElement> responses = await SharedScenarios.LocalMissThenZeroCopyLocalHitAsync(running, app);
-
-        Assert.All(responses, r => Assert.True(r.GetProperty("buffer").GetBoolean(), "dataType binary binds a Buffer"));
-        Assert.Equal("node", Assert.Single((await running.Host.GetStatusAsync()).Workers).Language);
-    }
+    public Task A_50_MB_blob_input_is_a_local_miss_first_then_a_local_hit_on_the_same_map_with_nothing_copied_and_the_output_lands_in_storage() =>
+        SharedScenarios.LocalMissThenZeroCopyLocalHitAsync(azurite, new NodeApp());
 
     [NodeWorkerFact]
-    public async Task A_cache_write_fires_both_downstream_stages_of_the_pipeline_at_once_and_each_fires_once()
-    {
-        var app = NodeApp.Create();
-        await using RunningHost running = await RunningHost.StartAsync(azurite, app.Build, extraArgs: SharedScenarios.PollEvery(0.5));
-
-        await SharedScenarios.CacheWriteFiresBothStagesOnceAsync(running, app);
-    }
+    public Task A_cache_write_fires_both_downstream_stages_of_the_pipeline_at_once_and_each_fires_once() =>
+        SharedScenarios.CacheWriteFiresBothStagesOnceAsync(azurite, new NodeApp());
 }

@@ -1,5 +1,3 @@
-using FaaSCache.Testing;
-
 namespace FaaSCache.Host.Tests.EndToEnd;
 
 /// <summary>
@@ -8,16 +6,14 @@ namespace FaaSCache.Host.Tests.EndToEnd;
 /// <c>app.storageBlob</c>, <c>app.timer</c>, <c>input.storageBlob</c>, <c>output.storageBlob</c>), indexed by the
 /// worker; its <c>node_modules</c> is the one the set-up installs for <c>NodeV4Deps/</c> (a link, as an app's own would be).
 /// </summary>
-internal sealed class NodeV4App(string suffix) : PipelineApp(suffix)
+internal sealed class NodeV4App() : PipelineApp("node")
 {
     /// <summary>The folder whose node_modules (npm ci by scripts/setup.d/node-apps.sh) the app links to.</summary>
     public static readonly string Dependencies = Path.Combine(RepositoryRoot.Find(), "test", "FaaSCache.Host.Tests", "EndToEnd", "NodeV4Deps");
 
-    public string Ticks => $"ticks-{Suffix}";
+    public override string InputBoundAs => "buffer";
 
-    public static NodeV4App Create() => new(NewSuffix());
-
-    public FunctionAppFolder Build() => NewBuilder("faascache-nodev4app", "node")
+    public override FunctionAppFolder Build() => NewBuilder("faascache-nodev4app", Runtime)
             .WithSymbolicLink("node_modules", Path.Combine(Dependencies, "node_modules"))
             .WithFile("package.json", """{ "name": "faascache-test-v4", "version": "1.0.0", "main": "src/functions/*.js" }""")
             .WithFile("src/functions/readModel.js", $$"""

@@ -1,6 +1,3 @@
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Host.Tests.EndToEnd;
 
 /// <summary>

@@ -1,23 +1,17 @@
-using System.Diagnostics;
-using System.Net;
-using FaaSCache.Diagnostics;
 using FaaSCache.Prewarm;
-using FaaSCache.Testing;
-using Xunit;
 
 namespace FaaSCache.Host.Tests.EndToEnd;
 
 /// <summary>§3.3 through the real host: the snapshot written at SIGTERM pre-warms the next lifetime of the app.</summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class PrewarmEndToEndTests(AzuriteFixture azurite)
+public sealed class PrewarmEndToEndTests(AzuriteFixture azurite) : AzuriteTests
 {
     private static readonly TimeSpan LoadDaemonTimeout = TimeSpan.FromSeconds(60);
 
     [Fact]
     public async Task A_model_read_twice_in_one_lifetime_is_cached_before_the_next_lifetimes_first_invocation()
     {
-        var app = PythonApp.Create();
+        var app = new PythonApp();
         var args = new Dictionary<string, string> { ["--app-name"] = "prewarm-" + Guid.NewGuid().ToString("N")[..8] };
         string key = $"{app.Models}/m.bin";
 

@@ -1,8 +1,3 @@
-using System.Text.Json;
-using FaaSCache.Diagnostics;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Host.Tests.EndToEnd;
 
 /// <summary>
@@ -11,78 +6,34 @@ namespace FaaSCache.Host.Tests.EndToEnd;
 /// as the function.json apps: a local miss then a zero-copy local hit, a cache write firing both pipeline stages once;
 /// and a timer trigger.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class ProgrammingModelsEndToEndTests(AzuriteFixture azurite)
+public sealed class ProgrammingModelsEndToEndTests(AzuriteFixture azurite) : AzuriteTests
 {
     [Fact]
     public async Task Python_v2_a_blob_input_is_a_local_miss_then_a_zero_copy_local_hit_and_the_output_lands_in_storage()
     {
-        var app = PythonV2App.Create();
-        await using RunningHost running = await RunningHost.StartAsync(azurite, app.Build);
+        HostStatus status = await SharedScenarios.LocalMissThenZeroCopyLocalHitAsync(azurite, new PythonV2App());
 
-        IReadOnlyList<JsonElement> responses = await SharedScenarios.LocalMissThenZeroCopyLocalHitAsync(running, app);
-
-        Assert.All(responses, r => Assert.True(r.GetProperty("stream").GetBoolean(), "the input was bound as a func.InputStream"));
-        HostStatus status = await running.Host.GetStatusAsync();
         Assert.Equal(["Cars", "Detect", "People", "ReadModel", "Tick"], status.Functions.Order(StringComparer.Ordinal));
     }
 
     [Fact]
-    public async Task Python_v2_a_cache_write_fires_both_blueprint_stages_once()
-    {
-        var app = PythonV2App.Create();
-        await using RunningHost running = await RunningHost.StartAsync(azurite, app.Build, extraArgs: SharedScenarios.PollEvery(0.5));
-
-        await SharedScenarios.CacheWriteFiresBothStagesOnceAsync(running, app);
-    }
+    public Task Python_v2_a_cache_write_fires_both_blueprint_stages_once() =>
+        SharedScenarios.CacheWriteFiresBothStagesOnceAsync(azurite, new PythonV2App());
 
     [Fact]
-    public async Task Python_v2_a_timer_trigger_fires_on_its_schedule()
-    {
-        var app = PythonV2App.Create();
-        await using RunningHost running = await RunningHost.StartAsync(azurite, app.Build);
-
-        await TimerFiresAsync(running, app.Ticks);
-    }
+    public Task Python_v2_a_timer_trigger_fires_on_its_schedule() => SharedScenarios.TimerFiresAsync(azurite, new PythonV2App());
 
     [NodeV4Fact]
-    public async Task Node_v4_a_blob_input_is_a_local_miss_then_a_zero_copy_local_hit_and_the_output_lands_in_storage()
-    {
-        var app = NodeV4App.Create();
-        await using RunningHost running = await RunningHost.StartAsync(azurite, app.Build);
-
-        IReadOnlyList<JsonElement> responses = await SharedScenarios.LocalMissThenZeroCopyLocalHitAsync(running, app);
-
-        Assert.All(responses, r => Assert.True(r.GetProperty("buffer").GetBoolean(), "the blob input is a Buffer"));
-        Assert.Equal("node", Assert.Single((await running.Host.GetStatusAsync()).Workers).Language);
-    }
+    public Task Node_v4_a_blob_input_is_a_local_miss_then_a_zero_copy_local_hit_and_the_output_lands_in_storage() =>
+        SharedScenarios.LocalMissThenZeroCopyLocalHitAsync(azurite, new NodeV4App());
 
     [NodeV4Fact]
-    public async Task Node_v4_a_cache_write_fires_both_storageBlob_stages_once()
-    {
-        var app = NodeV4App.Create();
-        await using RunningHost running = await RunningHost.StartAsync(azurite, app.Build, extraArgs: SharedScenarios.PollEvery(0.5));
-
-        await SharedScenarios.CacheWriteFiresBothStagesOnceAsync(running, app);
-    }
+    public Task Node_v4_a_cache_write_fires_both_storageBlob_stages_once() =>
+        SharedScenarios.CacheWriteFiresBothStagesOnceAsync(azurite, new NodeV4App());
 
     [NodeV4Fact]
-    public async Task Node_v4_a_timer_trigger_fires_on_its_schedule()
-    {
-        var app = NodeV4App.Create();
-        await using RunningHost running = await RunningHost.StartAsync(azurite, app.Build);
-
-        await TimerFiresAsync(running, app.Ticks);
-    }
-
-    private static async Task TimerFiresAsync(RunningHost running, string container)
-    {
-        IReadOnlyList<InvocationRecord> ticks = await running.Host.WaitForInvocationsAsync("Tick", 2, TimeSpan.FromSeconds(20), r => r.Status == "succeeded");
-        Assert.All(ticks, t => Assert.Equal("timer", t.Trigger));
-        using JsonDocument last = JsonDocument.Parse(await running.DownloadAsync(container, "last.txt"));
-        Assert.Equal(JsonValueKind.False, last.RootElement.GetProperty("past_due").ValueKind);
-    }
+    public Task Node_v4_a_timer_trigger_fires_on_its_schedule() => SharedScenarios.TimerFiresAsync(azurite, new NodeV4App());
 }
 
 /// <summary>A fact that needs the Node.js worker and the v4 test apps' @azure/functions (both installed by scripts/setup.sh).</summary>

@@ -1,5 +1,3 @@
-using FaaSCache.Testing;
-
 namespace FaaSCache.Host.Tests.EndToEnd;
 
 /// <summary>
@@ -15,18 +13,38 @@ namespace FaaSCache.Host.Tests.EndToEnd;
 /// <item><c>Slow</c> (HTTP): logs "slow-started &lt;invocation id&gt;" and sleeps <c>?seconds=</c>.</item>
 /// </list>
 /// </summary>
-internal sealed class PythonApp(string suffix) : PipelineApp(suffix)
+internal sealed class PythonApp() : PipelineApp("python")
 {
+    /// <summary>
+    /// <c>ReadModel</c>'s Python, the same function in both programming models (here and in <see cref="PythonV2App"/>):
+    /// hashes the blob in 1 MiB chunks, writes "size:sha256" and answers size, digest and whether the input was a stream.
+    /// </summary>
+    public const string ReadModelFunction = """
+        def read_model(req: func.HttpRequest, model: func.InputStream, result: func.Out[bytes]) -> func.HttpResponse:
+            digest = hashlib.sha256()
+            size = 0
+            while True:
+                chunk = model.read(1 << 20)
+                if not chunk:
+                    break
+                digest.update(chunk)
+                size += len(chunk)
+            result.set(f"{size}:{digest.hexdigest()}".encode())
+            body = {"bytes": size, "sha256": digest.hexdigest(), "stream": isinstance(model, func.InputStream)}
+            return func.HttpResponse(json.dumps(body), mimetype="application/json")
+        """;
+
+    public override string InputBoundAs => "stream";
+
     public string Uploads => $"uploads-{Suffix}";
 
     public string Processed => $"processed-{Suffix}";
 
-    public static PythonApp Create() => new(NewSuffix());
-
-    public FunctionAppFolder Build() => NewBuilder("faascache-pyapp", "python")
+    public override FunctionAppFolder Build() => NewBuilder("faascache-pyapp", Runtime)
         .WithFunction("ReadModel", $$"""
             {
               "scriptFile": "__init__.py",
+              "entryPoint": "read_model",
               "bindings": [
                 { "authLevel": "anonymous", "type": "httpTrigger", "direction": "in", "name": "req", "methods": ["get", "post"] },
                 { "type": "blob", "direction": "in", "name": "model", "path": "{{Models}}/{name}", "connection": "AzureWebJobsStorage", "dataType": "binary" },
@@ -34,25 +52,14 @@ internal sealed class PythonApp(string suffix) : PipelineApp(suffix)
                 { "type": "http", "direction": "out", "name": "$return" }
               ]
             }
-            """, ("__init__.py", """
+            """, ("__init__.py", $$"""
             import hashlib
             import json
 
             import azure.functions as func
 
 
-            def main(req: func.HttpRequest, model: func.InputStream, result: func.Out[bytes]) -> func.HttpResponse:
-                digest = hashlib.sha256()
-                size = 0
-                while True:
-                    chunk = model.read(1 << 20)
-                    if not chunk:
-                        break
-                    digest.update(chunk)
-                    size += len(chunk)
-                result.set(f"{size}:{digest.hexdigest()}".encode())
-                body = {"bytes": size, "sha256": digest.hexdigest(), "stream": isinstance(model, func.InputStream)}
-                return func.HttpResponse(json.dumps(body), mimetype="application/json")
+            {{ReadModelFunction}}
             """))
         .WithFunction("Detect", $$"""
             {
@@ -107,16 +114,6 @@ internal sealed class PythonApp(string suffix) : PipelineApp(suffix)
                 return func.HttpResponse(f"slept in {context.invocation_id}")
             """))
         .Build();
-
-    private string StageFunctionJson(string stage, string outputContainer) => $$"""
-        {
-          "bindings": [
-            { "type": "blobTrigger", "direction": "in", "name": "image", "path": "{{Labelled}}/{name}", "dataType": "binary" },
-            { "type": "blob", "direction": "in", "name": "model", "path": "{{Models}}/{{stage}}.bin", "dataType": "binary" },
-            { "type": "blob", "direction": "out", "name": "detections", "path": "{{outputContainer}}/{name}.json" }
-          ]
-        }
-        """;
 
     private static string StageScript(string stage) => $$"""
         import json

@@ -1,5 +1,3 @@
-using FaaSCache.Testing;
-
 namespace FaaSCache.Host.Tests.EndToEnd;
 
 /// <summary>
@@ -7,13 +5,11 @@ namespace FaaSCache.Host.Tests.EndToEnd;
 /// <c>func.FunctionApp()</c> and decorators (a Blueprint for the pipeline's stages), indexed by the worker, plus a timer
 /// (<c>Tick</c>, every second) that writes <c>ticks-X/last.txt</c>.
 /// </summary>
-internal sealed class PythonV2App(string suffix) : PipelineApp(suffix)
+internal sealed class PythonV2App() : PipelineApp("python")
 {
-    public string Ticks => $"ticks-{Suffix}";
+    public override string InputBoundAs => "stream";
 
-    public static PythonV2App Create() => new(NewSuffix());
-
-    public FunctionAppFolder Build() => NewBuilder("faascache-pyv2app", "python")
+    public override FunctionAppFolder Build() => NewBuilder("faascache-pyv2app", Runtime)
         .WithFile("function_app.py", $$"""
             import hashlib
             import json
@@ -27,18 +23,7 @@ internal sealed class PythonV2App(string suffix) : PipelineApp(suffix)
             @app.route(methods=["GET", "POST"])
             @app.blob_input(arg_name="model", path="{{Models}}/{name}", connection="AzureWebJobsStorage", data_type=func.DataType.BINARY)
             @app.blob_output(arg_name="result", path="{{Results}}/{name}.txt", connection="AzureWebJobsStorage")
-            def read_model(req: func.HttpRequest, model: func.InputStream, result: func.Out[bytes]) -> func.HttpResponse:
-                digest = hashlib.sha256()
-                size = 0
-                while True:
-                    chunk = model.read(1 << 20)
-                    if not chunk:
-                        break
-                    digest.update(chunk)
-                    size += len(chunk)
-                result.set(f"{size}:{digest.hexdigest()}".encode())
-                body = {"bytes": size, "sha256": digest.hexdigest(), "stream": isinstance(model, func.InputStream)}
-                return func.HttpResponse(json.dumps(body), mimetype="application/json")
+            {{PythonApp.ReadModelFunction}}
 
 
             @app.function_name("Detect")

@@ -1,5 +1,4 @@
-using Azure.Storage.Blobs;
-using FaaSCache.Testing;
+using FaaSCache.Host.BlobEndpoint;
 
 namespace FaaSCache.Host.Tests.EndToEnd;
 
@@ -8,23 +7,17 @@ namespace FaaSCache.Host.Tests.EndToEnd;
 /// running the app against the collection's Azurite. Dispose kills whatever still runs, then deletes the
 /// folders.
 /// </summary>
-internal sealed class RunningHost : IAsyncDisposable
+internal sealed class RunningHost(FunctionAppFolder app, TempShmDirectory shm, FaaSCacheHostProcess host, BlobServiceClient blobs) : IAsyncDisposable
 {
-    private RunningHost(FunctionAppFolder app, TempShmDirectory shm, FaaSCacheHostProcess host, BlobServiceClient blobs)
-    {
-        App = app;
-        Shm = shm;
-        Host = host;
-        Blobs = blobs;
-    }
+    private static readonly JsonSerializerOptions WebJson = new(JsonSerializerDefaults.Web);
 
-    public FunctionAppFolder App { get; }
+    public FunctionAppFolder App => app;
 
-    public TempShmDirectory Shm { get; }
+    public TempShmDirectory Shm => shm;
 
-    public FaaSCacheHostProcess Host { get; }
+    public FaaSCacheHostProcess Host => host;
 
-    public BlobServiceClient Blobs { get; }
+    public BlobServiceClient Blobs => blobs;
 
     /// <summary>The folder the host's shared-memory maps live in.</summary>
     public string MapDirectory => Path.Combine(Shm.Path, "AzureFunctions");
@@ -81,6 +74,20 @@ internal sealed class RunningHost : IAsyncDisposable
         using var cts = new CancellationTokenSource(timeout ?? TimeSpan.FromSeconds(60));
         return await Host.Http.SendAsync(request, cts.Token);
     }
+
+    /// <summary>GETs <paramref name="path"/>, asserts it answered 200 (naming what it answered if not) and returns its JSON.</summary>
+    public async Task<JsonElement> GetJsonAsync(string path)
+    {
+        using HttpResponseMessage response = await SendAsync(HttpMethod.Get, path);
+        string body = await response.Content.ReadAsStringAsync();
+        Assert.True(response.StatusCode == HttpStatusCode.OK, $"{response.StatusCode}: {body}");
+        using JsonDocument json = JsonDocument.Parse(body);
+        return json.RootElement.Clone();
+    }
+
+    /// <summary>What the host's SDK endpoint recorded of the requests for <paramref name="key"/> (<c>container/blob</c>).</summary>
+    public async Task<IReadOnlyList<SdkRequestRecord>> SdkRequestsAsync(string key) =>
+        (await Host.Http.GetFromJsonAsync<List<SdkRequestRecord>>($"admin/sdk-endpoint/requests?key={Uri.EscapeDataString(key)}", WebJson))!;
 
     public async ValueTask DisposeAsync()
     {

@@ -1,10 +1,4 @@
-using System.Net;
-using System.Net.Http.Json;
-using System.Security.Cryptography;
-using System.Text.Json;
 using FaaSCache.Host.BlobEndpoint;
-using FaaSCache.Testing;
-using Xunit;
 
 namespace FaaSCache.Host.Tests.EndToEnd;
 
@@ -14,9 +8,8 @@ namespace FaaSCache.Host.Tests.EndToEnd;
 /// that setting's blob endpoint at its SDK endpoint, so the reads are served by the cache and the writes go through
 /// its write path (and fire a blob trigger once).
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class SdkEndpointEndToEndTests(AzuriteFixture azurite)
+public sealed class SdkEndpointEndToEndTests(AzuriteFixture azurite) : AzuriteTests
 {
     [Fact]
     public async Task a_python_function_that_builds_its_own_blob_client_is_served_from_the_cache_on_its_second_invocation()
@@ -29,15 +22,12 @@ public sealed class SdkEndpointEndToEndTests(AzuriteFixture azurite)
 
         foreach (int _ in new[] { 1, 2 })
         {
-            using HttpResponseMessage response = await running.SendAsync(HttpMethod.Get, "api/sdkread/input.bin");
-            string body = await response.Content.ReadAsStringAsync();
-            Assert.True(response.StatusCode == HttpStatusCode.OK, $"{response.StatusCode}: {body}");
-            using JsonDocument json = JsonDocument.Parse(body);
-            Assert.Equal(sha256, json.RootElement.GetProperty("sha256").GetString());
-            Assert.StartsWith("http://127.0.0.1:", json.RootElement.GetProperty("endpoint").GetString(), StringComparison.Ordinal);
+            JsonElement json = await running.GetJsonAsync("api/sdkread/input.bin");
+            Assert.Equal(sha256, json.GetProperty("sha256").GetString());
+            Assert.StartsWith("http://127.0.0.1:", json.GetProperty("endpoint").GetString(), StringComparison.Ordinal);
         }
 
-        List<SdkRequestRecord> reads = (await Requests(running, $"sdkdata-{suffix}/input.bin")).Where(r => r.Operation == "read").ToList();
+        List<SdkRequestRecord> reads = (await running.SdkRequestsAsync($"sdkdata-{suffix}/input.bin")).Where(r => r.Operation == "read").ToList();
         Assert.Equal(["lm", "lh"], reads.Select(r => r.Source));
         // Python asks for the first 32 MiB as a range: 206 with the whole 3 MiB.
         Assert.All(reads, r => Assert.Equal((206, (long)data.Length), (r.Status, r.Bytes)));
@@ -48,16 +38,13 @@ public sealed class SdkEndpointEndToEndTests(AzuriteFixture azurite)
             Assert.True(write.StatusCode == HttpStatusCode.OK, $"{write.StatusCode}: {await write.Content.ReadAsStringAsync()}");
         }
 
-        Assert.Equal("written by the sdk", System.Text.Encoding.UTF8.GetString(await running.DownloadAsync($"sdkout-{suffix}", "out.txt")));
+        Assert.Equal("written by the sdk", Encoding.UTF8.GetString(await running.DownloadAsync($"sdkout-{suffix}", "out.txt")));
         byte[] seen = await WaitForBlobAsync(running, $"sdkseen-{suffix}", "out.txt");
-        Assert.Equal("18", System.Text.Encoding.UTF8.GetString(seen));
+        Assert.Equal("18", Encoding.UTF8.GetString(seen));
         await Task.Delay(TimeSpan.FromSeconds(2));
         Assert.Single(await running.Host.GetInvocationsAsync("OnWrite"));
-        Assert.Contains(await Requests(running, $"sdkout-{suffix}/out.txt"), r => r is { Operation: "write", Status: 201 });
+        Assert.Contains(await running.SdkRequestsAsync($"sdkout-{suffix}/out.txt"), r => r is { Operation: "write", Status: 201 });
     }
-
-    private static async Task<IReadOnlyList<SdkRequestRecord>> Requests(RunningHost running, string key)
-        => (await running.Host.Http.GetFromJsonAsync<List<SdkRequestRecord>>($"admin/sdk-endpoint/requests?key={Uri.EscapeDataString(key)}", new JsonSerializerOptions(JsonSerializerDefaults.Web)))!;
 
     private static async Task<byte[]> WaitForBlobAsync(RunningHost running, string container, string blob)
     {
@@ -75,15 +62,7 @@ public sealed class SdkEndpointEndToEndTests(AzuriteFixture azurite)
         }
     }
 
-    private static FunctionAppFolder App(string suffix) => new FunctionAppBuilder { NamePrefix = "faascache-sdkapp" }
-        .WithHostJson("""
-            {
-              "version": "2.0",
-              "extensions": { "faasCache": { "consistency": "strong", "persist": "sync" } }
-            }
-            """)
-        .WithSetting("FUNCTIONS_WORKER_RUNTIME", "python")
-        .WithSetting("AzureWebJobsStorage", "UseDevelopmentStorage=true")
+    private static FunctionAppFolder App(string suffix) => PipelineApp.NewBuilder("faascache-sdkapp", "python")
         .WithFile("function_app.py", $$"""
             import hashlib
             import json

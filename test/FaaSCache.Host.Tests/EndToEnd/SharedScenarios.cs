@@ -1,36 +1,39 @@
-using FaaSCache.Diagnostics;
-using System.Net;
-using System.Security.Cryptography;
-using System.Text;
-using System.Text.Json;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Host.Tests.EndToEnd;
 
 /// <summary>
 /// What the Python and Node.js test apps share: per-test containers (a suffix, so tests on one Azurite never meet)
-/// for the AMBER Alert shape, and the start of their folder (host.json with strong consistency, the settings).
+/// for the AMBER Alert shape, the start of their folder (host.json with strong consistency, the settings) and the
+/// function.json of the two pipeline stages.
 /// </summary>
-internal abstract class PipelineApp(string suffix)
+internal abstract class PipelineApp(string runtime)
 {
-    /// <summary>Gets the suffix of this app's containers.</summary>
-    public string Suffix => suffix;
+    /// <summary>Gets the suffix of this app's containers, new for each app.</summary>
+    public string Suffix { get; } = Guid.NewGuid().ToString("N")[..10];
 
-    public string Models => $"models-{suffix}";
+    /// <summary>Gets the app's FUNCTIONS_WORKER_RUNTIME, the language the host's status names its worker by.</summary>
+    public string Runtime => runtime;
 
-    public string Results => $"results-{suffix}";
+    /// <summary>Gets the property of <c>ReadModel</c>'s answer that is true when the blob input was bound as the language's stream or buffer.</summary>
+    public abstract string InputBoundAs { get; }
 
-    public string Labelled => $"labelled-{suffix}";
+    public string Models => $"models-{Suffix}";
 
-    public string People => $"people-{suffix}";
+    public string Results => $"results-{Suffix}";
 
-    public string Cars => $"cars-{suffix}";
+    public string Labelled => $"labelled-{Suffix}";
 
-    protected static string NewSuffix() => Guid.NewGuid().ToString("N")[..10];
+    public string People => $"people-{Suffix}";
+
+    public string Cars => $"cars-{Suffix}";
+
+    /// <summary>Gets the container the timer of the apps in today's programming models writes <c>last.txt</c> to.</summary>
+    public string Ticks => $"ticks-{Suffix}";
+
+    /// <summary>Writes the app into a new temporary folder.</summary>
+    public abstract FunctionAppFolder Build();
 
     /// <summary>A builder with host.json (strong, sync) and the app settings of <paramref name="runtime"/>.</summary>
-    protected static FunctionAppBuilder NewBuilder(string namePrefix, string runtime) => new FunctionAppBuilder { NamePrefix = namePrefix }
+    public static FunctionAppBuilder NewBuilder(string namePrefix, string runtime) => new FunctionAppBuilder { NamePrefix = namePrefix }
         .WithHostJson("""
             {
               "version": "2.0",
@@ -39,6 +42,17 @@ internal abstract class PipelineApp(string suffix)
             """)
         .WithSetting("FUNCTIONS_WORKER_RUNTIME", runtime)
         .WithSetting("AzureWebJobsStorage", "UseDevelopmentStorage=true");
+
+    /// <summary>The function.json of a pipeline stage: fired by a labelled image, reads its model, writes its detections.</summary>
+    protected string StageFunctionJson(string stage, string outputContainer) => $$"""
+        {
+          "bindings": [
+            { "type": "blobTrigger", "direction": "in", "name": "image", "path": "{{Labelled}}/{name}", "dataType": "binary" },
+            { "type": "blob", "direction": "in", "name": "model", "path": "{{Models}}/{{stage}}.bin", "dataType": "binary" },
+            { "type": "blob", "direction": "out", "name": "detections", "path": "{{outputContainer}}/{name}.json" }
+          ]
+        }
+        """;
 }
 
 /// <summary>End-to-end scenarios every language runs the same way.</summary>
@@ -48,26 +62,23 @@ internal static class SharedScenarios
     public static readonly TimeSpan TriggerTimeout = TimeSpan.FromSeconds(15);
 
     /// <summary>
-    /// <c>ReadModel</c> twice on a 50 MB blob: a local miss, then a local hit on the same map that copies nothing;
-    /// each output is adopted from the worker's map and written through to storage (strong). Returns the response bodies.
+    /// On the host running <paramref name="app"/>, <c>ReadModel</c> twice on a 50 MB blob: a local miss, then a local hit
+    /// on the same map that copies nothing, the input bound as the language's stream or buffer; each output is adopted
+    /// from the worker's map and written through to storage (strong). Returns the host's status after.
     /// </summary>
-    public static async Task<IReadOnlyList<JsonElement>> LocalMissThenZeroCopyLocalHitAsync(RunningHost running, PipelineApp app)
+    public static async Task<HostStatus> LocalMissThenZeroCopyLocalHitAsync(AzuriteFixture azurite, PipelineApp app)
     {
+        await using RunningHost running = await RunningHost.StartAsync(azurite, app.Build);
         byte[] model = RandomBytes(FiftyMegabytes);
         await running.UploadAsync(app.Models, "model.bin", model);
         string sha256 = Convert.ToHexStringLower(SHA256.HashData(model));
 
-        var bodies = new List<JsonElement>();
         foreach (int _ in new[] { 1, 2 })
         {
-            using HttpResponseMessage response = await running.SendAsync(HttpMethod.Get, "api/ReadModel?name=model.bin");
-            string body = await response.Content.ReadAsStringAsync();
-            Assert.True(response.StatusCode == HttpStatusCode.OK, $"{response.StatusCode}: {body}");
-            using JsonDocument document = JsonDocument.Parse(body);
-            JsonElement json = document.RootElement.Clone();
+            JsonElement json = await running.GetJsonAsync("api/ReadModel?name=model.bin");
             Assert.Equal(FiftyMegabytes, json.GetProperty("bytes").GetInt32());
             Assert.Equal(sha256, json.GetProperty("sha256").GetString());
-            bodies.Add(json);
+            Assert.True(json.GetProperty(app.InputBoundAs).GetBoolean(), $"the blob input was bound as the {app.Runtime} worker's {app.InputBoundAs}");
         }
 
         IReadOnlyList<InvocationRecord> invocations = await running.Host.GetInvocationsAsync("ReadModel");
@@ -98,15 +109,18 @@ internal static class SharedScenarios
         Assert.NotNull(status.Counters);
         Assert.True(status.Counters.LocalHits >= 1, $"local hits: {status.Counters.LocalHits}");
         Assert.True(status.Counters.LocalMisses >= 1, $"local misses: {status.Counters.LocalMisses}");
-        return bodies;
+        Assert.Equal(app.Runtime, Assert.Single(status.Workers).Language);
+        return status;
     }
 
     /// <summary>
     /// <c>Detect</c> writes <c>labelled/{name}</c> through the cache; <c>People</c> and <c>Cars</c> fire from that
-    /// write (trigger kind <c>cache</c>) within seconds, write their detections, and never fire twice for it.
+    /// write (trigger kind <c>cache</c>) within seconds, write their detections, and never fire twice for it (the host
+    /// running <paramref name="app"/> also polls storage every 0.5 s).
     /// </summary>
-    public static async Task CacheWriteFiresBothStagesOnceAsync(RunningHost running, PipelineApp app)
+    public static async Task CacheWriteFiresBothStagesOnceAsync(AzuriteFixture azurite, PipelineApp app)
     {
+        await using RunningHost running = await RunningHost.StartAsync(azurite, app.Build, extraArgs: PollEvery(0.5));
         await running.UploadAsync(app.Models, "people.bin", RandomBytes(97 * 1024));
         await running.UploadAsync(app.Models, "cars.bin", RandomBytes(5 * 1024));
 
@@ -114,7 +128,7 @@ internal static class SharedScenarios
         Assert.True(response.StatusCode == HttpStatusCode.Accepted, $"{response.StatusCode}: {await response.Content.ReadAsStringAsync()}");
         InvocationRecord detect = Assert.Single(await running.Host.GetInvocationsAsync("Detect"));
         Assert.Single(detect.Outputs, o => o.Key == $"{app.Labelled}/frame-1.jpg");
-        var sinceWrite = System.Diagnostics.Stopwatch.StartNew();
+        var sinceWrite = Stopwatch.StartNew();
 
         foreach ((string function, string stage, string container, int modelBytes) in new[] { ("People", "people", app.People, 97 * 1024), ("Cars", "cars", app.Cars, 5 * 1024) })
         {
@@ -137,8 +151,18 @@ internal static class SharedScenarios
         Assert.Single(await running.Host.GetInvocationsAsync("Cars"));
     }
 
+    /// <summary>The timer <c>Tick</c> of <paramref name="app"/> (every second) fires twice and writes <c>last.txt</c>.</summary>
+    public static async Task TimerFiresAsync(AzuriteFixture azurite, PipelineApp app)
+    {
+        await using RunningHost running = await RunningHost.StartAsync(azurite, app.Build);
+        IReadOnlyList<InvocationRecord> ticks = await running.Host.WaitForInvocationsAsync("Tick", 2, TimeSpan.FromSeconds(20), r => r.Status == "succeeded");
+        Assert.All(ticks, t => Assert.Equal("timer", t.Trigger));
+        using JsonDocument last = JsonDocument.Parse(await running.DownloadAsync(app.Ticks, "last.txt"));
+        Assert.Equal(JsonValueKind.False, last.RootElement.GetProperty("past_due").ValueKind);
+    }
+
     public static Dictionary<string, string> PollEvery(double seconds) =>
-        new() { ["--blob-poll-interval"] = seconds.ToString(System.Globalization.CultureInfo.InvariantCulture) };
+        new() { ["--blob-poll-interval"] = seconds.ToString(CultureInfo.InvariantCulture) };
 
     public static byte[] RandomBytes(int length)
     {

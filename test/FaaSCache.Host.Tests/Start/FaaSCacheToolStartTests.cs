@@ -1,14 +1,3 @@
-using System.Diagnostics;
-using System.Globalization;
-using System.Net;
-using System.Text;
-using System.Text.Json;
-using Azure.Storage.Blobs;
-using FaaSCache.Diagnostics;
-using FaaSCache.Hosting;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Host.Tests.Start;
 
 /// <summary>
@@ -17,15 +6,14 @@ namespace FaaSCache.Host.Tests.Start;
 /// <c>func start</c> does: <c>faascache start --port P</c> with the app folder as the working directory and nothing else.
 /// The host runs inside the tool and finds the language workers the package carries beside <c>faascache.dll</c>.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class FaaSCacheToolStartTests(AzuriteFixture azurite)
+public sealed class FaaSCacheToolStartTests(AzuriteFixture azurite) : AzuriteTests
 {
     [InstalledToolFact]
     public async Task Faascache_start_in_a_Python_v2_app_folder_runs_it_and_answers_a_request()
     {
         using var app = new TempFolder("faascache-tool-amber-");
-        CopyApp(Path.Combine(RepositoryRoot.Find(), "samples", "amber-alert-v2"), app.Path);
+        Folders.Copy(Path.Combine(RepositoryRoot.Find(), "samples", "amber-alert-v2"), app.Path, "__pycache__", "bin", "obj");
         // Small models and one small camera image: BoundingBox reads images/{image} and models/bounding-box.bin; the
         // labelled image it writes fires People and Car, which read their models too.
         BlobServiceClient blobs = azurite.CreateServiceClient();
@@ -155,24 +143,6 @@ public sealed class FaaSCacheToolStartTests(AzuriteFixture azurite)
         }
 
         return image;
-    }
-
-    /// <summary>Copies an app folder as `func` would deploy it: links followed (amber-alert-v2's shared_code is one).</summary>
-    private static void CopyApp(string from, string to)
-    {
-        Directory.CreateDirectory(to);
-        foreach (string file in Directory.GetFiles(from))
-        {
-            File.Copy(file, Path.Combine(to, Path.GetFileName(file)));
-        }
-
-        foreach (string directory in Directory.GetDirectories(from))
-        {
-            if (Path.GetFileName(directory) is not ("__pycache__" or "bin" or "obj"))
-            {
-                CopyApp(directory, Path.Combine(to, Path.GetFileName(directory)));
-            }
-        }
     }
 
     /// <summary>

@@ -1,6 +1,3 @@
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Host.Tests.Start;
 
 /// <summary>
@@ -8,9 +5,8 @@ namespace FaaSCache.Host.Tests.Start;
 /// file and the problem. (In the Azurite collection only so that host processes never run side by side
 /// on this 2-core machine; these runs fail before they touch storage.)
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class HostStartupFailureTests
+public sealed class HostStartupFailureTests : AzuriteTests
 {
     private static readonly TimeSpan ExitTimeout = TimeSpan.FromSeconds(60);
 

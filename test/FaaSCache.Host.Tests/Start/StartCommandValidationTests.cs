@@ -1,6 +1,4 @@
 using FaaSCache.Host.Start;
-using FaaSCache.Testing;
-using Xunit;
 
 namespace FaaSCache.Host.Tests.Start;
 

@@ -1,8 +1,3 @@
-using FaaSCache.Diagnostics;
-using System.Net;
-using FaaSCache.Testing;
-using Xunit;
-
 namespace FaaSCache.Host.Tests.Start;
 
 /// <summary>
@@ -10,15 +5,14 @@ namespace FaaSCache.Host.Tests.Start;
 /// number of times, then the host marks the language failed, reports the worker's own error in its status and log,
 /// answers invocations at once with 503 naming that error, and still stops promptly on SIGTERM.
 /// </summary>
-[Collection(AzuriteCollection.Name)]
 [Trait("Category", "Integration")]
-public sealed class WorkerStartupFailureTests(AzuriteFixture azurite)
+public sealed class WorkerStartupFailureTests(AzuriteFixture azurite) : AzuriteTests
 {
     [Fact]
     public async Task A_worker_that_keeps_failing_to_start_is_reported_with_its_error_and_invocations_get_503()
     {
         using var workers = new TempFolder("faascache-broken-workers-");
-        CopyDirectory(Path.Combine(RepositoryRoot.Find(), "src", "Workers", "python"), Path.Combine(workers.Path, "python"));
+        Folders.Copy(Path.Combine(RepositoryRoot.Find(), "src", "Workers", "python"), Path.Combine(workers.Path, "python"), "__pycache__", "_generated");
         await File.AppendAllTextAsync(Path.Combine(workers.Path, "python", "worker.py"), "\ndef broken(:\n");
         using var shm = new TempShmDirectory();
         using FunctionAppFolder app = new FunctionAppBuilder()
@@ -48,21 +42,5 @@ public sealed class WorkerStartupFailureTests(AzuriteFixture azurite)
         Assert.Equal(python.Restarts, (await host.GetStatusAsync()).Worker("python").Restarts);
         Assert.Contains("will not start it again", host.Output, StringComparison.Ordinal);
         Assert.Equal(0, await host.StopAsync());
-    }
-
-    private static void CopyDirectory(string from, string to)
-    {
-        foreach (string file in Directory.EnumerateFiles(from, "*", SearchOption.AllDirectories))
-        {
-            string relative = Path.GetRelativePath(from, file);
-            if (relative.Contains("__pycache__", StringComparison.Ordinal) || relative.Contains("_generated", StringComparison.Ordinal))
-            {
-                continue;
-            }
-
-            string target = Path.Combine(to, relative);
-            Directory.CreateDirectory(Path.GetDirectoryName(target)!);
-            File.Copy(file, target);
-        }
     }
 }

@@ -2,7 +2,9 @@ using System.Globalization;
 using System.Xml;
 using Azure;
 using Azure.Storage.Blobs.Models;
+using Azure.Storage.Blobs.Specialized;
 using FaaSCache.Caching;
+using FaaSCache.Storage;
 
 namespace FaaSCache.Host.BlobEndpoint;
 
@@ -93,10 +95,10 @@ public sealed partial class BlobEndpointHandler
             return;
         }
 
-        List<string> ids;
+        List<BlockListEntry> entries;
         try
         {
-            ids = ParseBlockList(xml);
+            entries = ParseBlockList(xml);
         }
         catch (XmlException e)
         {
@@ -104,19 +106,13 @@ public sealed partial class BlobEndpointHandler
             return;
         }
 
-        (IReadOnlyList<byte[]>? blocks, string? missing) = _blocks.Resolve(address.Key, ids);
-        if (blocks is null)
+        (IReadOnlyList<ResolvedBlock>? blocks, string? committedVersion) = _blocks.Resolve(address.Key, entries);
+        byte[]? content = blocks is null ? null : await AssembleAsync(address, blocks, committedVersion, context.RequestAborted).ConfigureAwait(false);
+        if (blocks is null || content is null)
         {
-            await StorageErrors.WriteAsync(context, 400, "InvalidBlockList", $"The specified block list is invalid: block '{missing}' was not put to this endpoint (only blocks put here can be committed here).").ConfigureAwait(false);
+            // A block committed in storage (put there by another client, or before this host ran): storage resolves the list.
+            await ForwardBlockListAsync(context, address, xml, entries).ConfigureAwait(false);
             return;
-        }
-
-        byte[] content = GC.AllocateUninitializedArray<byte>(checked((int)blocks.Sum(b => (long)b.Length)));
-        int at = 0;
-        foreach (byte[] block in blocks)
-        {
-            block.CopyTo(content, at);
-            at += block.Length;
         }
 
         byte[] listMd5 = BlobHeaders.Md5(xml);
@@ -130,6 +126,73 @@ public sealed partial class BlobEndpointHandler
         }
 
         if (context.Response.StatusCode == 201)
+        {
+            _blocks.Clear(address.Key);
+            _blocks.RememberCommitted(address.Key, context.Response.Headers.ETag.ToString(), entries, blocks);
+        }
+    }
+
+    /// <summary>
+    /// The blob a resolved list makes: staged blocks as they are, committed ones cut from the version committed here
+    /// (read through the cache); null when the blob is no longer that version (storage then resolves the list).
+    /// </summary>
+    private async Task<byte[]?> AssembleAsync(BlobAddress address, IReadOnlyList<ResolvedBlock> blocks, string? committedVersion, CancellationToken cancellationToken)
+    {
+        ObjectLease? committed = null;
+        try
+        {
+            committed = committedVersion is null ? null : await _cache.ReadAsync(address.Key, cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is BlobNotFoundException or BlobVersionChangedException)
+        {
+            return null;
+        }
+
+        using (committed)
+        {
+            if (committed is not null && !string.Equals(committed.Version.Trim('"'), committedVersion!.Trim('"'), StringComparison.Ordinal))
+            {
+                return null;
+            }
+
+            byte[] content = GC.AllocateUninitializedArray<byte>(checked((int)blocks.Sum(b => b.Length)));
+            int at = 0;
+            foreach (ResolvedBlock block in blocks)
+            {
+                ReadOnlySpan<byte> bytes = block.Staged ?? committed!.Memory.Span.Slice(checked((int)block.Offset), checked((int)block.Length));
+                bytes.CopyTo(content.AsSpan(at));
+                at += bytes.Length;
+            }
+
+            return content;
+        }
+    }
+
+    /// <summary>
+    /// A list this host cannot resolve goes to storage unchanged, as storage would have had it: the blocks put here that
+    /// it names are put to storage first; once storage commits it, the cached copy is dropped.
+    /// </summary>
+    private async Task ForwardBlockListAsync(HttpContext context, BlobAddress address, byte[] xml, IReadOnlyList<BlockListEntry> entries)
+    {
+        BlockBlobClient storage = _properties.Blob(address.Key).GetParentBlobContainerClient().GetBlockBlobClient(address.Blob);
+        try
+        {
+            foreach ((string id, byte[] data) in _blocks.StagedNamed(address.Key, entries))
+            {
+                using var block = new MemoryStream(data, writable: false);
+                await storage.StageBlockAsync(id, block, cancellationToken: context.RequestAborted).ConfigureAwait(false);
+            }
+        }
+        catch (RequestFailedException e)
+        {
+            await StorageErrors.WriteAsync(context, e.Status, e.ErrorCode ?? "InternalError", e.Message).ConfigureAwait(false);
+            return;
+        }
+
+        // The body was read to parse it: the same bytes go on.
+        context.Request.Body = new MemoryStream(xml, writable: false);
+        await ForwardWriteAwareAsync(context, address, ServedOperation.PutBlockList).ConfigureAwait(false);
+        if (context.Response.StatusCode is >= 200 and < 300)
         {
             _blocks.Clear(address.Key);
         }
@@ -281,12 +344,12 @@ public sealed partial class BlobEndpointHandler
         return true;
     }
 
-    /// <summary>The ids of a block list in document order (Latest, Uncommitted and Committed alike: only staged blocks exist here).</summary>
-    private static List<string> ParseBlockList(byte[] xml)
+    /// <summary>The entries of a block list in document order (Latest, Uncommitted and Committed).</summary>
+    private static List<BlockListEntry> ParseBlockList(byte[] xml)
     {
         var settings = new XmlReaderSettings { DtdProcessing = DtdProcessing.Prohibit, XmlResolver = null, IgnoreWhitespace = true };
         using var reader = XmlReader.Create(new MemoryStream(xml), settings);
-        var ids = new List<string>();
+        var entries = new List<BlockListEntry>();
         reader.MoveToContent();
         if (reader.LocalName != "BlockList")
         {
@@ -298,8 +361,9 @@ public sealed partial class BlobEndpointHandler
         {
             if (reader.NodeType == XmlNodeType.Element && reader.LocalName is "Latest" or "Uncommitted" or "Committed")
             {
+                BlockListSection section = Enum.Parse<BlockListSection>(reader.LocalName);
                 // Reading the content moves to the next node: no Read() after it.
-                ids.Add(reader.ReadElementContentAsString().Trim());
+                entries.Add(new BlockListEntry(section, reader.ReadElementContentAsString().Trim()));
             }
             else
             {
@@ -307,7 +371,7 @@ public sealed partial class BlobEndpointHandler
             }
         }
 
-        return ids;
+        return entries;
     }
 
     private static string? NullIfEmpty(Microsoft.Extensions.Primitives.StringValues value) => value.Count == 0 || value.ToString().Length == 0 ? null : value.ToString();

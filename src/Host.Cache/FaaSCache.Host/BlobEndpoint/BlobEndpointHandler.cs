@@ -237,6 +237,7 @@ public sealed partial class BlobEndpointHandler
         {
             _admin.Remove(address.Key);
             _properties.Forget(address.Key);
+            _blocks.ForgetCommitted(address.Key);
         }
     }
 

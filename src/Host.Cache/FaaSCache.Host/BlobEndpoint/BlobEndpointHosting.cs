@@ -100,6 +100,47 @@ public static class BlobEndpointHosting
     }
 
     /// <summary>
+    /// Serves the endpoint alone over <paramref name="cachelet"/>, on a loopback port of its own (<paramref name="port"/>,
+    /// or a free one when 0), for the account of <paramref name="storageConnection"/> (the cachelet's storage, whose key
+    /// verifies the requests): the host's composition (<see cref="Listen"/>, <see cref="AddSdkEndpoint"/>,
+    /// <see cref="MapSdkEndpoint"/>) on a Kestrel of its own, for tests and benchmarks. <paramref name="inFront"/> may add
+    /// middleware that sees every request before the endpoint does.
+    /// </summary>
+    public static async Task<SdkEndpointServer> StartAsync(Cachelet cachelet, string storageConnection, int port = 0, Action<IApplicationBuilder>? inFront = null, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(cachelet);
+        string account = StorageConnectionString.TryParse(storageConnection)?.AccountName
+            ?? throw new ArgumentException("The storage connection string names no account.", nameof(storageConnection));
+        var address = new SdkEndpointAddress(port == 0 ? Hosting.FreePorts.Get() : port, account);
+        WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
+        builder.Logging.ClearProviders();
+        builder.WebHost.ConfigureKestrel(k =>
+        {
+            k.Limits.MaxRequestBodySize = null;
+            Listen(k, address);
+        });
+        builder.Services.AddSingleton<IObjectCache>(cachelet);
+        builder.Services.AddSingleton<ICacheAdmin>(cachelet);
+        builder.Services.AddSingleton(cachelet.Storage);
+        builder.Services.AddSingleton(Microsoft.Extensions.Options.Options.Create(cachelet.Options));
+        builder.Services.AddSdkEndpoint(address, storageConnection);
+        WebApplication web = builder.Build();
+        try
+        {
+            inFront?.Invoke(web);
+            web.MapSdkEndpoint(address);
+            await web.StartAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            await web.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+
+        return new SdkEndpointServer(web, address, storageConnection);
+    }
+
+    /// <summary>
     /// The workers' app settings with every connection string of the app's storage account pointing its blob endpoint
     /// at this instance's endpoint, so that SDK clients built from the setting (and SDK-type bindings) read through
     /// the cache. Identity-based connections (<c>&lt;name&gt;__blobServiceUri</c>) are left alone: the SDKs send

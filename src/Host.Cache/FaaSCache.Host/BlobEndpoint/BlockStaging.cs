@@ -2,15 +2,52 @@ using System.Collections.Concurrent;
 
 namespace FaaSCache.Host.BlobEndpoint;
 
+/// <summary>Which of a blob's blocks a Put Block List entry names (its element: Latest, Uncommitted or Committed).</summary>
+public enum BlockListSection
+{
+    /// <summary>The uncommitted block with the id if there is one, else the committed one.</summary>
+    Latest,
+
+    /// <summary>The uncommitted block with the id.</summary>
+    Uncommitted,
+
+    /// <summary>The block with the id in the blob as last committed.</summary>
+    Committed,
+}
+
+/// <summary>One entry of a Put Block List.</summary>
+/// <param name="Section">The element it is in.</param>
+/// <param name="Id">The block id.</param>
+public readonly record struct BlockListEntry(BlockListSection Section, string Id);
+
+/// <summary>One block of a list resolved here: staged bytes, or a range of the blob as committed through this endpoint.</summary>
+/// <param name="Staged">The staged block's bytes, or null for a committed block.</param>
+/// <param name="Offset">Where a committed block starts in the committed blob.</param>
+/// <param name="Length">The block's length.</param>
+public readonly record struct ResolvedBlock(byte[]? Staged, long Offset, long Length);
+
 /// <summary>
 /// Uncommitted blocks (Put Block) until their Put Block List: kept in this host, per blob, each id replacing an earlier
 /// block with the same id, all of a blob's blocks dropped once its list commits. Uncommitted blocks are not data
 /// (storage drops them after a week, and an SDK that loses them re-uploads), so a host that restarts loses none.
 /// The total staged is bounded so that uploads cannot take the memory the cache and the functions need.
+/// The block ids of the lists committed here are remembered (ids and lengths, not bytes; the most recent
+/// <see cref="MaxCommittedBlobs"/> blobs), so that a later list naming them (an append of a block to a blob) resolves
+/// here against the committed version: storage never saw those ids (the cache writes the assembled blob).
 /// </summary>
 public sealed class BlockStaging
 {
+    /// <summary>How many blobs' committed block lists are remembered at most.</summary>
+    public const int MaxCommittedBlobs = 1024;
+
+    /// <summary>How many committed block ids are remembered at most over all blobs.</summary>
+    public const int MaxCommittedIds = 256 * 1024;
+
     private readonly ConcurrentDictionary<string, Staged> _blobs = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<string, Committed> _committed = new(StringComparer.Ordinal);
+    private readonly Lock _committedGate = new();
+    private long _committedIds;
+    private long _committedSequence;
     private readonly long _maxBytes;
     private readonly TimeProvider _time;
     private long _bytes;
@@ -53,30 +90,104 @@ public sealed class BlockStaging
     }
 
     /// <summary>
-    /// The blocks a list names, in order; null with the first unknown id when one is not staged. Only uncommitted
-    /// blocks are here: a list naming a committed block of an earlier upload is refused (400 InvalidBlockList).
+    /// The blocks a list names, in order, resolved as storage resolves them against the blocks staged here and the list
+    /// last committed here: null when an id is found in neither (the caller forwards the list to storage, which may know
+    /// it). <c>CommittedVersion</c> is the version the committed ranges are of, when the list names any.
     /// </summary>
-    public (IReadOnlyList<byte[]>? Blocks, string? Missing) Resolve(string key, IReadOnlyList<string> ids)
+    public (IReadOnlyList<ResolvedBlock>? Blocks, string? CommittedVersion) Resolve(string key, IReadOnlyList<BlockListEntry> entries)
     {
+        ArgumentNullException.ThrowIfNull(entries);
+        _blobs.TryGetValue(key, out Staged? staged);
+        _committed.TryGetValue(key, out Committed? committed);
+        var blocks = new List<ResolvedBlock>(entries.Count);
+        bool usesCommitted = false;
+        foreach (BlockListEntry entry in entries)
+        {
+            byte[]? data = null;
+            if (entry.Section != BlockListSection.Committed && staged is not null)
+            {
+                lock (staged)
+                {
+                    staged.Blocks.TryGetValue(entry.Id, out data);
+                }
+            }
+
+            if (data is not null)
+            {
+                blocks.Add(new ResolvedBlock(data, 0, data.Length));
+            }
+            else if (entry.Section != BlockListSection.Uncommitted && committed is not null && committed.Ranges.TryGetValue(entry.Id, out (long Offset, long Length) range))
+            {
+                blocks.Add(new ResolvedBlock(null, range.Offset, range.Length));
+                usesCommitted = true;
+            }
+            else
+            {
+                return (null, null);
+            }
+        }
+
+        return (blocks, usesCommitted ? committed!.Version : null);
+    }
+
+    /// <summary>The blocks staged here that <paramref name="entries"/> name as uncommitted (Latest or Uncommitted), once each.</summary>
+    public IReadOnlyList<(string Id, byte[] Data)> StagedNamed(string key, IReadOnlyList<BlockListEntry> entries)
+    {
+        ArgumentNullException.ThrowIfNull(entries);
         if (!_blobs.TryGetValue(key, out Staged? staged))
         {
-            return (null, ids.Count > 0 ? ids[0] : null);
+            return [];
         }
 
         lock (staged)
         {
-            var blocks = new List<byte[]>(ids.Count);
-            foreach (string id in ids)
-            {
-                if (!staged.Blocks.TryGetValue(id, out byte[]? data))
-                {
-                    return (null, id);
-                }
+            return [.. entries.Where(e => e.Section != BlockListSection.Committed).Select(e => e.Id).Distinct(StringComparer.Ordinal)
+                .Where(staged.Blocks.ContainsKey).Select(id => (id, staged.Blocks[id]))];
+        }
+    }
 
-                blocks.Add(data);
+    /// <summary>Remembers the list just committed here as <paramref name="version"/> of <paramref name="key"/>: each id's range in the blob.</summary>
+    public void RememberCommitted(string key, string version, IReadOnlyList<BlockListEntry> entries, IReadOnlyList<ResolvedBlock> blocks)
+    {
+        ArgumentNullException.ThrowIfNull(entries);
+        ArgumentNullException.ThrowIfNull(blocks);
+        var ranges = new Dictionary<string, (long Offset, long Length)>(StringComparer.Ordinal);
+        long offset = 0;
+        for (int i = 0; i < entries.Count; i++)
+        {
+            ranges.TryAdd(entries[i].Id, (offset, blocks[i].Length));
+            offset += blocks[i].Length;
+        }
+
+        lock (_committedGate)
+        {
+            ForgetCommittedLocked(key);
+            if (ranges.Count > MaxCommittedIds)
+            {
+                return;
             }
 
-            return (blocks, null);
+            while (_committed.Count >= MaxCommittedBlobs || _committedIds + ranges.Count > MaxCommittedIds)
+            {
+                ForgetCommittedLocked(_committed.MinBy(c => c.Value.Sequence).Key);
+            }
+
+            _committed[key] = new Committed(version, ranges, Interlocked.Increment(ref _committedSequence));
+            _committedIds += ranges.Count;
+        }
+    }
+
+    /// <summary>Forgets the list committed here for <paramref name="key"/> (the blob was written or deleted another way).</summary>
+    public void ForgetCommitted(string key)
+    {
+        if (!_committed.ContainsKey(key))
+        {
+            return;
+        }
+
+        lock (_committedGate)
+        {
+            ForgetCommittedLocked(key);
         }
     }
 
@@ -104,6 +215,16 @@ public sealed class BlockStaging
             }
         }
     }
+
+    private void ForgetCommittedLocked(string key)
+    {
+        if (_committed.TryRemove(key, out Committed? old))
+        {
+            _committedIds -= old.Ranges.Count;
+        }
+    }
+
+    private sealed record Committed(string Version, Dictionary<string, (long Offset, long Length)> Ranges, long Sequence);
 
     private sealed class Staged
     {

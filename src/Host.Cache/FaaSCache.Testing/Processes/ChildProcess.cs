@@ -4,22 +4,28 @@ using System.Text;
 namespace FaaSCache.Testing;
 
 /// <summary>
-/// A started server process whose stdout/stderr are captured (bounded) and drained, killed with its
-/// whole tree on dispose and, failing that, when the test process exits.
+/// A started process (a server, or a program run to its end: <see cref="ProcessRun"/>) whose stdout/stderr are captured
+/// (bounded) and drained, killed with its whole tree on dispose and, failing that, when the test process exits.
 /// </summary>
 internal sealed class ChildProcess : IAsyncDisposable
 {
-    private const int MaxCapturedChars = 64 * 1024;
+    /// <summary>How much of each stream a server's capture keeps (for error messages).</summary>
+    public const int DefaultMaxCapturedChars = 64 * 1024;
     private static readonly TimeSpan KillTimeout = TimeSpan.FromSeconds(15);
 
     private readonly Process _process;
+    private readonly int _maxCapturedChars;
     private readonly StringBuilder _stdout = new();
     private readonly StringBuilder _stderr = new();
     private readonly Lock _gate = new();
     private IDisposable? _exitRegistration;
     private int _disposed;
 
-    private ChildProcess(Process process) => _process = process;
+    private ChildProcess(Process process, int maxCapturedChars)
+    {
+        _process = process;
+        _maxCapturedChars = maxCapturedChars;
+    }
 
     public int Id { get; private set; }
 
@@ -39,8 +45,35 @@ internal sealed class ChildProcess : IAsyncDisposable
         }
     }
 
-    /// <summary>Starts <paramref name="fileName"/>; throws <see cref="System.ComponentModel.Win32Exception"/> when it cannot be run.</summary>
-    public static ChildProcess Start(string fileName, IEnumerable<string> arguments, string workingDirectory)
+    /// <summary>Gets what the process wrote to stdout so far (up to the capture's bound).</summary>
+    public string Stdout
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _stdout.ToString();
+            }
+        }
+    }
+
+    /// <summary>Gets what the process wrote to stderr so far (up to the capture's bound).</summary>
+    public string Stderr
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _stderr.ToString();
+            }
+        }
+    }
+
+    /// <summary>
+    /// Starts <paramref name="fileName"/> with <paramref name="environment"/> added to this process's; throws
+    /// <see cref="System.ComponentModel.Win32Exception"/> when it cannot be run.
+    /// </summary>
+    public static ChildProcess Start(string fileName, IEnumerable<string> arguments, string workingDirectory, IReadOnlyDictionary<string, string>? environment = null, int maxCapturedChars = DefaultMaxCapturedChars)
     {
         var startInfo = new ProcessStartInfo(fileName)
         {
@@ -55,8 +88,13 @@ internal sealed class ChildProcess : IAsyncDisposable
             startInfo.ArgumentList.Add(argument);
         }
 
+        foreach ((string name, string value) in environment ?? new Dictionary<string, string>())
+        {
+            startInfo.Environment[name] = value;
+        }
+
         var process = new Process { StartInfo = startInfo, EnableRaisingEvents = true };
-        var child = new ChildProcess(process);
+        var child = new ChildProcess(process, maxCapturedChars);
         process.OutputDataReceived += (_, e) => child.Append(child._stdout, e.Data);
         process.ErrorDataReceived += (_, e) => child.Append(child._stderr, e.Data);
         try
@@ -77,15 +115,22 @@ internal sealed class ChildProcess : IAsyncDisposable
     }
 
     /// <summary>Waits at most <paramref name="timeout"/> for the process to exit; true when it has.</summary>
-    public async Task<bool> WaitForExitAsync(TimeSpan timeout)
+    public Task<bool> WaitForExitAsync(TimeSpan timeout) => ExitedWithinAsync(timeout, CancellationToken.None);
+
+    /// <summary>
+    /// Waits at most <paramref name="timeout"/> for the process to exit (and its output to be drained); true when it has.
+    /// Throws <see cref="OperationCanceledException"/> when <paramref name="cancellationToken"/> is cancelled first.
+    /// </summary>
+    public async Task<bool> ExitedWithinAsync(TimeSpan timeout, CancellationToken cancellationToken)
     {
-        using var cts = new CancellationTokenSource(timeout);
+        using var cts = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        cts.CancelAfter(timeout);
         try
         {
             await _process.WaitForExitAsync(cts.Token);
             return true;
         }
-        catch (OperationCanceledException)
+        catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
         {
             return _process.HasExited;
         }
@@ -122,7 +167,7 @@ internal sealed class ChildProcess : IAsyncDisposable
 
         lock (_gate)
         {
-            if (target.Length < MaxCapturedChars)
+            if (target.Length < _maxCapturedChars)
             {
                 target.AppendLine(line);
             }

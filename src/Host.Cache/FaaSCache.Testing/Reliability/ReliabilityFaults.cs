@@ -1,7 +1,3 @@
-using System.Diagnostics;
-using System.Globalization;
-using FaaSCache.Diagnostics;
-
 namespace FaaSCache.Testing;
 
 /// <summary>
@@ -75,13 +71,7 @@ public static class ReliabilityFaults
         await using ReliabilityRig rig = await ReliabilityRig.StartAsync(azurite, "owner", 3, output, cancellation);
         ClusterInstance writer = rig.Cluster[0], owner = rig.Cluster[1], other = rig.Cluster[2];
         string key = NameOwnedBy(rig, owner.Id, "ledger");
-        string? lastAcked = null;
-        for (int i = 0; i < writes; i++)
-        {
-            RegisterOp op = await ReliabilityRig.WriteAsync(writer, key, $"w{i.ToString(CultureInfo.InvariantCulture)}", SmallPayload, row, null, cancellation);
-            lastAcked = op.Completed ? op.Value : lastAcked;
-        }
-
+        string? lastAcked = await WriteInTurnAsync(writer, key, "w", writes, row, cancellation);
         await rig.TrackProcessesAsync(cancellation);
         rig.Kill(owner);
         (string? stored, bool intact) = await rig.StoredAsync(key, cancellation);
@@ -108,17 +98,12 @@ public static class ReliabilityFaults
         string key = NameOwnedBy(rig, owner.Id, "journal");
         await ReliabilityRig.WriteAsync(writer, key, "base", SmallPayload, row, null, cancellation);
         await WaitNoPendingAsync(owner, cancellation);
-        string? lastAcked = null;
+        string? lastAcked;
         long pending;
         ProcessSignals.Send(azurite.ProcessId, ProcessSignals.Stop);
         try
         {
-            for (int i = 0; i < writes; i++)
-            {
-                RegisterOp op = await ReliabilityRig.WriteAsync(writer, key, $"a{i.ToString(CultureInfo.InvariantCulture)}", SmallPayload, row, null, cancellation);
-                lastAcked = op.Completed ? op.Value : lastAcked;
-            }
-
+            lastAcked = await WriteInTurnAsync(writer, key, "a", writes, row, cancellation);
             pending = (await owner.Host.GetStatusAsync(cancellation)).PendingWrites;
             await rig.TrackProcessesAsync(cancellation);
             rig.Kill(owner);
@@ -268,6 +253,22 @@ public static class ReliabilityFaults
         }
 
         throw new InvalidOperationException($"No name {prefix}-k is owned by {owner}.");
+    }
+
+    /// <summary>
+    /// Writes <c>&lt;prefix&gt;0</c> .. <c>&lt;prefix&gt;N-1</c> to <paramref name="key"/> through <paramref name="writer"/>, one
+    /// after the other; returns the last value acknowledged (null when none was).
+    /// </summary>
+    private static async Task<string?> WriteInTurnAsync(ClusterInstance writer, string key, string prefix, int writes, ReliabilityRow row, CancellationToken cancellation)
+    {
+        string? lastAcked = null;
+        for (int i = 0; i < writes; i++)
+        {
+            RegisterOp op = await ReliabilityRig.WriteAsync(writer, key, prefix + i.ToString(CultureInfo.InvariantCulture), SmallPayload, row, null, cancellation);
+            lastAcked = op.Completed ? op.Value : lastAcked;
+        }
+
+        return lastAcked;
     }
 
     private static async Task WaitNoPendingAsync(ClusterInstance instance, CancellationToken cancellation)

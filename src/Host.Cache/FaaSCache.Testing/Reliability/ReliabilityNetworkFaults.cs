@@ -1,5 +1,3 @@
-using System.Diagnostics;
-using System.Globalization;
 using FaaSCache.NetworkEmulation;
 
 namespace FaaSCache.Testing;

@@ -1,9 +1,4 @@
-using System.Diagnostics;
-using System.Globalization;
-using System.Net;
-using System.Text.Json;
 using Azure.Storage.Blobs;
-using FaaSCache.Diagnostics;
 
 namespace FaaSCache.Testing;
 

@@ -1,7 +1,3 @@
-using System.Diagnostics;
-using System.Globalization;
-using FaaSCache.Diagnostics;
-
 namespace FaaSCache.Testing;
 
 /// <summary>

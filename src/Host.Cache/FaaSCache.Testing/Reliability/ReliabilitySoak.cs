@@ -1,8 +1,3 @@
-using System.Diagnostics;
-using System.Globalization;
-using System.Text;
-using FaaSCache.Diagnostics;
-
 namespace FaaSCache.Testing;
 
 /// <summary>

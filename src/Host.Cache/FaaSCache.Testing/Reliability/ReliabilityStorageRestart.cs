@@ -1,6 +1,3 @@
-using System.Diagnostics;
-using System.Globalization;
-
 namespace FaaSCache.Testing;
 
 /// <summary>

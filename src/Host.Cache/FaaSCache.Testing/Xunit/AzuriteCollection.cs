@@ -3,8 +3,8 @@ using Xunit;
 namespace FaaSCache.Testing;
 
 /// <summary>
-/// The "Azurite" collection: test classes marked <c>[Collection(AzuriteCollection.Name)]</c> share one
-/// <see cref="AzuriteFixture"/> (take it as a constructor parameter).
+/// The "Azurite" collection: test classes deriving from <see cref="AzuriteTests"/> (or marked
+/// <c>[Collection(AzuriteCollection.Name)]</c>) share one <see cref="AzuriteFixture"/> (take it as a constructor parameter).
 /// xunit 2 only reads collection definitions from the test assembly itself, so each test project
 /// declares it once:
 /// <code>[CollectionDefinition(AzuriteCollection.Name)] public sealed class AzuriteCollectionDefinition : AzuriteCollection;</code>
