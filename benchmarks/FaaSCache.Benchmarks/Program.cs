@@ -28,6 +28,7 @@ internal static class Program
         new("memory-daemon", "the paper's Table 5: a 350 MB numpy column sum, a heap growth to 96% of the app's memory limit, the sum again: no daemon / daemon / daemon + a second instance", MemoryDaemonBenchmark.RunAsync),
         new("bandwidth-scaling", "the paper's Fig. 12: a fresh miss of 400 KB .. 800 MB over 90 MB/s per-instance links, one instance vs bandwidth scaling over 6 (planner's N and every fixed N)", BandwidthScalingBenchmark.RunAsync),
         new("simulate", "the paper's Fig. 8: the Azure-shaped 44.3 M-access trace (--quick: 1 M) through the cachelet's policy code, 32 MB .. 1 GB, pre-warm off/on; CSV, CDF PNG, throughput and peak memory", SimulateBenchmark.RunAsync),
+        new(Fig12ReplayBenchmark.Name, "the paper's Fig. 12 from a replay of the cachelet's scaled load over the paper's links (90 MB/s storage, 750 MB/s between instances) with the measured T_Load: 400 KB .. 800 MB, N = 1 .. 6, running and cold helpers, the planner's N; CSV", Fig12ReplayBenchmark.RunAsync),
         new(SdkReadBenchmark.Name, "an unmodified storage SDK (.NET, Node, Python) downloading a blob straight from Azurite vs through the SDK endpoint (hit, miss), and a binding's hit, 1 KB .. 128 MB", SdkReadBenchmark.RunAsync),
         new("reliability", "faults with real processes, per-preset histories checked for linearizability, a bounded soak; CSV of lost writes, stale and partial reads, leaks", ReliabilityBenchmark.RunAsync),
     ];

@@ -45,11 +45,15 @@ public sealed class TraceFileTests : IDisposable
     {
         string path = Path.Combine(_dir, "simulate.csv");
         var policy = new PolicySet { CapacityBytes = 128L << 20, Prewarm = true };
-        SummaryCsv.Write(path, [("measured", [new PolicySummary(policy, 10, -3.5, -1.25, 0.05, 0.6)]), ("paper", [new PolicySummary(policy, 10, 41.25, 38.5, 0.35, 0.6)])]);
+        var hourly = new PolicySet { CapacityBytes = 128L << 20, UnloadAfterIdle = TimeSpan.FromHours(1) };
+        SummaryCsv.Write(
+            path,
+            [("measured", [new PolicySummary(policy, 10, -3.5, -1.25, 0.05, 0.6)]), ("paper", [new PolicySummary(policy, 10, 41.25, 38.5, 0.35, 0.6), new PolicySummary(hourly, 10, 20, 10, 0.1, 0.5)])],
+            TimeSpan.FromMinutes(10));
 
         var rows = SummaryCsv.Read(path);
 
         Assert.Equal(SummaryCsv.Header, File.ReadLines(path).First());
-        Assert.Equal([("measured", 128L, true, -3.5, -1.25, 0.05), ("paper", 128L, true, 41.25, 38.5, 0.35)], rows);
+        Assert.Equal([("measured", 128L, true, -3.5, -1.25, 0.05, 10.0), ("paper", 128L, true, 41.25, 38.5, 0.35, 10.0), ("paper", 128L, false, 20.0, 10.0, 0.1, 60.0)], rows);
     }
 }

@@ -81,17 +81,33 @@ public sealed class TraceGeneratorTests
     }
 
     [Fact]
-    public void About_half_the_apps_use_each_blob_in_at_most_one_invocation()
+    public void A_third_of_the_apps_reuse_a_blob_across_invocations_and_the_others_never_do()
     {
         var options = new TraceGeneratorOptions { Accesses = 400_000, Apps = 400, Seed = 11 };
+        List<BlobAccess> rows = [.. new TraceGenerator(options).Generate()];
+        var statistics = new TraceStatistics();
 
-        var apps = new TraceGenerator(options).Generate().GroupBy(r => r.AppName)
-            .Select(g => (double)g.Select(r => r.InvocationId).Distinct().Count() / g.Select(r => r.BlobName).Distinct().Count())
+        var apps = statistics.Count(rows).GroupBy(r => r.AppName)
+            .Select(g => (Ratio: (double)g.Select(r => r.InvocationId).Distinct().Count() / g.Select(r => r.BlobName).Distinct().Count(),
+                          Reuses: g.GroupBy(r => r.BlobName).Any(b => b.Select(r => r.InvocationId).Distinct().Count() > 1)))
             .ToList();
 
-        // Paper Fig. 2: invocations per blob <= 1 for 50.1% of apps, <= 100 for 92.3%.
-        Assert.InRange(apps.Count(r => r <= 1) / (double)apps.Count, 0.42, 0.58);
-        Assert.InRange(apps.Count(r => r <= 100) / (double)apps.Count, 0.85, 0.99);
+        // §2.1: more than 32.0% of apps access a blob in more than one invocation, 7.7% in more than 100 (Fig. 2: <= 100 for 92.3%).
+        Assert.InRange(statistics.ReuseShare, 0.29, 0.33);
+        Assert.InRange(apps.Count(a => a.Ratio <= 100) / (double)apps.Count, 0.89, 0.95);
+        // An app at or below one invocation per blob gives each invocation blobs of its own.
+        Assert.DoesNotContain(apps, a => a.Ratio <= 1 && a.Reuses);
+    }
+
+    [Fact]
+    public void The_popular_blobs_of_a_reusing_app_are_its_small_ones_and_keep_the_percentiles()
+    {
+        var generator = new TraceGenerator(new TraceGeneratorOptions { Seed = 3 });
+        double[] sizes = [.. Enumerable.Range(0, 100_000).Select(rank => generator.BlobSize(7, rank, 100_000))];
+
+        Assert.True(sizes[0] <= sizes[50_000] && sizes[50_000] <= sizes[99_000]);
+        Assert.InRange(sizes.Order().ElementAt(50_000), 5_300 * 0.9, 5_300 * 1.1);
+        Assert.InRange(sizes.Order().ElementAt(99_000), 1_590_000 * 0.9, 1_590_000 * 1.1);
     }
 
     [Fact]

@@ -112,6 +112,14 @@ public sealed class BandwidthScaleMonitor : IScaleMonitor<BandwidthScaleMetrics>
         });
     }
 
+    /// <summary>
+    /// The rule for one sample, without its words: what the instance votes with <paramref name="recentLoads"/> scaled loads
+    /// in the <see cref="HoldWindow"/>, the largest planning <paramref name="largestPlanned"/> instances, when it runs
+    /// <paramref name="workerCount"/> (the simulator asks this at every poll).
+    /// </summary>
+    public static ScaleVote Vote(int recentLoads, int largestPlanned, int workerCount)
+        => recentLoads == 0 ? ScaleVote.ScaleIn : largestPlanned > workerCount ? ScaleVote.ScaleOut : ScaleVote.None;
+
     /// <summary>The vote for one sample, with its reason.</summary>
     internal static (ScaleVote Vote, string Reason) Decide(BandwidthScaleMetrics? m, int workerCount)
     {
@@ -121,13 +129,12 @@ public sealed class BandwidthScaleMonitor : IScaleMonitor<BandwidthScaleMetrics>
         }
 
         string window = string.Create(CultureInfo.InvariantCulture, $"{m.RecentLoads} scaled load(s) in the last {HoldWindow.TotalSeconds:0} s");
-        if (m.RecentLoads == 0)
+        ScaleVote vote = Vote(m.RecentLoads, m.LargestPlanned, workerCount);
+        return (vote, vote switch
         {
-            return (ScaleVote.ScaleIn, $"in: {window}");
-        }
-
-        return m.LargestPlanned > workerCount
-            ? (ScaleVote.ScaleOut, string.Create(CultureInfo.InvariantCulture, $"out: {window}, one planned {m.LargestPlanned} instances and {workerCount} run"))
-            : (ScaleVote.None, string.Create(CultureInfo.InvariantCulture, $"none: {window}, holding up to {m.LargestPlanned} instances"));
+            ScaleVote.ScaleIn => $"in: {window}",
+            ScaleVote.ScaleOut => string.Create(CultureInfo.InvariantCulture, $"out: {window}, one planned {m.LargestPlanned} instances and {workerCount} run"),
+            _ => string.Create(CultureInfo.InvariantCulture, $"none: {window}, holding up to {m.LargestPlanned} instances"),
+        });
     }
 }

@@ -135,6 +135,20 @@ public sealed class CacheSizeScaleMonitor : IScaleMonitor<CacheSizeScaleMetrics>
         });
     }
 
+    /// <summary>
+    /// The paper's rule for one interval, without its words: what the instance votes under <paramref name="options"/> (the
+    /// simulator asks this at every poll, with the numbers counted on its simulated cachelet).
+    /// </summary>
+    /// <param name="maxEvictionsOfOneObject">The most evictions of one object since the last query.</param>
+    /// <param name="readsAfterMemoryEviction">Reads since the last query of objects the Memory Daemon evicted.</param>
+    /// <param name="accessesPerSecond">Accesses (own and peers') per second since the last query.</param>
+    /// <param name="options">host.json's scaling section.</param>
+    public static ScaleVote Vote(long maxEvictionsOfOneObject, long readsAfterMemoryEviction, double accessesPerSecond, ScalingOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        return VoteOf(Verdict(maxEvictionsOfOneObject, readsAfterMemoryEviction, accessesPerSecond, options));
+    }
+
     /// <summary>The paper's rule for one sample, with its reason.</summary>
     internal (ScaleVote Vote, string Reason) Decide(CacheSizeScaleMetrics? m)
     {
@@ -143,20 +157,38 @@ public sealed class CacheSizeScaleMonitor : IScaleMonitor<CacheSizeScaleMetrics>
             return (ScaleVote.None, "no metrics sampled yet");
         }
 
-        if (m.MaxEvictionsOfOneObject > 1)
-        {
-            return (ScaleVote.ScaleOut, string.Create(CultureInfo.InvariantCulture, $"out: an object was evicted {m.MaxEvictionsOfOneObject} times since the last query ({m.ObjectsEvicted} object(s) evicted): the working set does not fit"));
-        }
-
-        if (m.ReadsAfterMemoryEviction > 0)
-        {
-            return (ScaleVote.ScaleOut, string.Create(CultureInfo.InvariantCulture, $"out: {m.ReadsAfterMemoryEviction} read(s) since the last query of objects the Memory Daemon evicted: the working set does not fit beside the functions' memory"));
-        }
-
+        CacheSizeVerdict verdict = Verdict(m.MaxEvictionsOfOneObject, m.ReadsAfterMemoryEviction, m.AccessesPerSecond, _options);
         string rate = string.Create(CultureInfo.InvariantCulture, $"{m.AccessesPerSecond:0.###} accesses/s over {m.IntervalSeconds:0.#} s (low below {_options.LowAccessRate:0.###}/s)");
-        return m.AccessesPerSecond < _options.LowAccessRate
-            ? (ScaleVote.ScaleIn, $"in: low access frequency, {rate}")
-            : (ScaleVote.None, $"none: no object evicted twice; substantial traffic, {rate}");
+        string reason = verdict switch
+        {
+            CacheSizeVerdict.EvictedTwice => string.Create(CultureInfo.InvariantCulture, $"out: an object was evicted {m.MaxEvictionsOfOneObject} times since the last query ({m.ObjectsEvicted} object(s) evicted): the working set does not fit"),
+            CacheSizeVerdict.ReadAfterMemoryEviction => string.Create(CultureInfo.InvariantCulture, $"out: {m.ReadsAfterMemoryEviction} read(s) since the last query of objects the Memory Daemon evicted: the working set does not fit beside the functions' memory"),
+            CacheSizeVerdict.LowRate => $"in: low access frequency, {rate}",
+            _ => $"none: no object evicted twice; substantial traffic, {rate}",
+        };
+        return (VoteOf(verdict), reason);
+    }
+
+    private static ScaleVote VoteOf(CacheSizeVerdict verdict) => verdict switch
+    {
+        CacheSizeVerdict.EvictedTwice or CacheSizeVerdict.ReadAfterMemoryEviction => ScaleVote.ScaleOut,
+        CacheSizeVerdict.LowRate => ScaleVote.ScaleIn,
+        _ => ScaleVote.None,
+    };
+
+    private static CacheSizeVerdict Verdict(long maxEvictionsOfOneObject, long readsAfterMemoryEviction, double accessesPerSecond, ScalingOptions options)
+    {
+        if (maxEvictionsOfOneObject > 1)
+        {
+            return CacheSizeVerdict.EvictedTwice;
+        }
+
+        if (readsAfterMemoryEviction > 0)
+        {
+            return CacheSizeVerdict.ReadAfterMemoryEviction;
+        }
+
+        return accessesPerSecond < options.LowAccessRate ? CacheSizeVerdict.LowRate : CacheSizeVerdict.Substantial;
     }
 
     private void Baseline(IReadOnlyList<ObjectStatistics> all)
@@ -164,5 +196,21 @@ public sealed class CacheSizeScaleMonitor : IScaleMonitor<CacheSizeScaleMetrics>
         _evictions = all.Where(s => s.Evictions > 0).ToDictionary(s => s.Key, s => s.Evictions, StringComparer.Ordinal);
         _rereads = all.Where(s => s.ReadsAfterMemoryEviction > 0).ToDictionary(s => s.Key, s => s.ReadsAfterMemoryEviction, StringComparer.Ordinal);
         _accesses = all.Sum(s => s.Accesses + s.PeerAccesses);
+    }
+
+    /// <summary>Which branch of the rule a sample takes.</summary>
+    private enum CacheSizeVerdict
+    {
+        /// <summary>An object was evicted more than once since the last query: out.</summary>
+        EvictedTwice,
+
+        /// <summary>Objects the Memory Daemon evicted were read again: out.</summary>
+        ReadAfterMemoryEviction,
+
+        /// <summary>Few accesses: in.</summary>
+        LowRate,
+
+        /// <summary>Substantial traffic and nothing evicted twice: none.</summary>
+        Substantial,
     }
 }

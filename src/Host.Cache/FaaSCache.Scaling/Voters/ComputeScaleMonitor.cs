@@ -99,7 +99,7 @@ public sealed class ComputeScaleMonitor : IScaleMonitor<ComputeScaleMetrics>, IT
     public async Task<TargetScalerResult> GetScaleResultAsync(TargetScalerContext context)
     {
         ComputeScaleMetrics m = await GetMetricsAsync().ConfigureAwait(false);
-        return new TargetScalerResult { TargetWorkerCount = Target(m, Volatile.Read(ref _lastWorkerCount), context?.InstanceConcurrency) };
+        return new TargetScalerResult { TargetWorkerCount = Target(m.Concurrency, Volatile.Read(ref _lastWorkerCount), context?.InstanceConcurrency, _options) };
     }
 
     /// <inheritdoc />
@@ -107,7 +107,7 @@ public sealed class ComputeScaleMonitor : IScaleMonitor<ComputeScaleMetrics>, IT
     {
         ComputeScaleMetrics m = await GetMetricsAsync().ConfigureAwait(false);
         (ScaleVote vote, string reason) = Decide(m, workerCount);
-        return new VoterResult(VoterName, vote, Target(m, Math.Max(workerCount, 1), null), reason, new Dictionary<string, double>(StringComparer.Ordinal)
+        return new VoterResult(VoterName, vote, Target(m.Concurrency, Math.Max(workerCount, 1), null, _options), reason, new Dictionary<string, double>(StringComparer.Ordinal)
         {
             ["perSecond"] = m.PerSecond,
             ["inFlight"] = m.InFlight,
@@ -116,6 +116,27 @@ public sealed class ComputeScaleMonitor : IScaleMonitor<ComputeScaleMetrics>, IT
             ["concurrency"] = m.Concurrency,
             ["targetConcurrency"] = _options.TargetConcurrency,
         });
+    }
+
+    /// <summary>
+    /// The rule for one meter sample, without its words: what the instance votes when it runs <paramref name="workerCount"/>
+    /// instances under <paramref name="options"/> (the simulator asks this at every poll).
+    /// </summary>
+    public static ScaleVote Vote(InvocationSample sample, int workerCount, ScalingOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        return VoteOf(Verdict(sample.Concurrency, sample.InFlight, sample.PerSecond, sample.MeanLatency.TotalMilliseconds, workerCount, options));
+    }
+
+    /// <summary>
+    /// The instance count the app's load wants: this instance's <paramref name="concurrency"/> times the instances, at the
+    /// target per instance.
+    /// </summary>
+    public static int Target(double concurrency, int workers, int? instanceConcurrency, ScalingOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        double perInstance = instanceConcurrency is > 0 ? instanceConcurrency.Value : options.TargetConcurrency;
+        return (int)Math.Ceiling(concurrency * workers / perInstance);
     }
 
     /// <summary>The vote for one sample, with its reason.</summary>
@@ -130,32 +151,63 @@ public sealed class ComputeScaleMonitor : IScaleMonitor<ComputeScaleMetrics>, IT
         Volatile.Write(ref _lastWorkerCount, workers);
         double target = _options.TargetConcurrency;
         string load = string.Create(CultureInfo.InvariantCulture, $"concurrency {m.Concurrency:0.##} ({m.PerSecond:0.##}/s x {m.MeanLatencyMs:0.#} ms, {m.InFlight} in flight) against a target of {target:0.##} per instance");
-        if (m.Concurrency > target)
+        ComputeVerdict verdict = Verdict(m.Concurrency, m.InFlight, m.PerSecond, m.MeanLatencyMs, workerCount, _options);
+        string reason = verdict switch
         {
-            return (ScaleVote.ScaleOut, $"out: {load}");
-        }
-
-        if (_options.TargetLatency is { } latency && m.InFlight > 0 && m.MeanLatencyMs > latency.TotalMilliseconds)
-        {
-            return (ScaleVote.ScaleOut, string.Create(CultureInfo.InvariantCulture, $"out: mean latency {m.MeanLatencyMs:0.#} ms above the target {latency.TotalMilliseconds:0.#} ms while busy; {load}"));
-        }
-
-        if (m.InFlight == 0 && m.PerSecond == 0)
-        {
-            return (ScaleVote.ScaleIn, "in: no invocation in the window");
-        }
-
-        if (workers > 1 && m.Concurrency * workers / (workers - 1) < ScaleInHeadroom * target)
-        {
-            return (ScaleVote.ScaleIn, string.Create(CultureInfo.InvariantCulture, $"in: the load of {workers} instances fits on {workers - 1} under {ScaleInHeadroom:P0} of the target; {load}"));
-        }
-
-        return (ScaleVote.None, $"none: {load}");
+            ComputeVerdict.OverTarget => $"out: {load}",
+            ComputeVerdict.SlowWhileBusy => string.Create(CultureInfo.InvariantCulture, $"out: mean latency {m.MeanLatencyMs:0.#} ms above the target {_options.TargetLatency!.Value.TotalMilliseconds:0.#} ms while busy; {load}"),
+            ComputeVerdict.Idle => "in: no invocation in the window",
+            ComputeVerdict.FitsOnFewer => string.Create(CultureInfo.InvariantCulture, $"in: the load of {workers} instances fits on {workers - 1} under {ScaleInHeadroom:P0} of the target; {load}"),
+            _ => $"none: {load}",
+        };
+        return (VoteOf(verdict), reason);
     }
 
-    private int Target(ComputeScaleMetrics m, int workers, int? instanceConcurrency)
+    private static ScaleVote VoteOf(ComputeVerdict verdict) => verdict switch
     {
-        double perInstance = instanceConcurrency is > 0 ? instanceConcurrency.Value : _options.TargetConcurrency;
-        return (int)Math.Ceiling(m.Concurrency * workers / perInstance);
+        ComputeVerdict.OverTarget or ComputeVerdict.SlowWhileBusy => ScaleVote.ScaleOut,
+        ComputeVerdict.Idle or ComputeVerdict.FitsOnFewer => ScaleVote.ScaleIn,
+        _ => ScaleVote.None,
+    };
+
+    private static ComputeVerdict Verdict(double concurrency, int inFlight, double perSecond, double meanLatencyMs, int workerCount, ScalingOptions options)
+    {
+        int workers = Math.Max(workerCount, 1);
+        double target = options.TargetConcurrency;
+        if (concurrency > target)
+        {
+            return ComputeVerdict.OverTarget;
+        }
+
+        if (options.TargetLatency is { } latency && inFlight > 0 && meanLatencyMs > latency.TotalMilliseconds)
+        {
+            return ComputeVerdict.SlowWhileBusy;
+        }
+
+        if (inFlight == 0 && perSecond == 0)
+        {
+            return ComputeVerdict.Idle;
+        }
+
+        return workers > 1 && concurrency * workers / (workers - 1) < ScaleInHeadroom * target ? ComputeVerdict.FitsOnFewer : ComputeVerdict.Steady;
+    }
+
+    /// <summary>Which branch of the rule a sample takes.</summary>
+    private enum ComputeVerdict
+    {
+        /// <summary>More concurrency than the target: out.</summary>
+        OverTarget,
+
+        /// <summary>Busy and slower than the target latency: out.</summary>
+        SlowWhileBusy,
+
+        /// <summary>Nothing in the window: in.</summary>
+        Idle,
+
+        /// <summary>The load fits on one instance fewer with headroom: in.</summary>
+        FitsOnFewer,
+
+        /// <summary>None.</summary>
+        Steady,
     }
 }

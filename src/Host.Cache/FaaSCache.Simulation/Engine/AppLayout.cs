@@ -4,27 +4,37 @@ using FaaSCache.Ownership;
 namespace FaaSCache.Simulation.Engine;
 
 /// <summary>
-/// Where an app's keys live: its instance count and each key's owner on the real SHA256
-/// <see cref="ConsistentHashRing"/> (§3.2), computed once per app and shared by every policy set.
+/// Where an app's keys live as its instances come and go: instance <c>i</c> is <c>&lt;app&gt;/i</c>, and with n instances
+/// up the ring is the real SHA256 <see cref="ConsistentHashRing"/> (§3.2) of instances 0 .. n-1 (a scale-out adds the next
+/// index, a scale-in removes the last), so each count has one ring; each key's owner under it is computed once per app,
+/// when a replay first reaches that count, and shared by every policy set.
 /// </summary>
 public sealed class AppLayout
 {
-    private AppLayout(int instances, int[] owner, string[] instanceIds)
+    private readonly Lazy<int[]>[] _owners;
+    private readonly string[] _ids;
+
+    private AppLayout(AppTrace trace, int maxInstances, int? fixedInstances)
     {
-        Instances = instances;
-        Owner = owner;
-        InstanceIds = instanceIds;
+        MaxInstances = maxInstances;
+        FixedInstances = fixedInstances;
+        _ids = [.. Enumerable.Range(0, maxInstances).Select(i => trace.AppName + "/" + i.ToString(CultureInfo.InvariantCulture))];
+        _owners = [.. Enumerable.Range(1, maxInstances).Select(n => new Lazy<int[]>(() => Owners(trace, _ids[..n]), LazyThreadSafetyMode.ExecutionAndPublication))];
     }
 
-    /// <summary>Gets the instance count.</summary>
-    public int Instances { get; }
+    /// <summary>Gets the most instances the app runs on.</summary>
+    public int MaxInstances { get; }
 
-    /// <summary>Gets the instance ids (ring members).</summary>
-    public IReadOnlyList<string> InstanceIds { get; }
+    /// <summary>Gets the instance count when it is fixed, or null when the voters decide it (<see cref="AppScaler"/>).</summary>
+    public int? FixedInstances { get; }
 
-    internal int[] Owner { get; }
+    /// <summary>Gets the fixed instance count, or the most the voters may reach.</summary>
+    public int Instances => FixedInstances ?? MaxInstances;
 
-    /// <summary>Lays out <paramref name="trace"/> over the instances <paramref name="options"/> give it.</summary>
+    /// <summary>Gets the instance ids (ring members), by index.</summary>
+    public IReadOnlyList<string> InstanceIds => _ids;
+
+    /// <summary>A layout whose instance count the voters decide, up to <see cref="SimulationOptions.MaxInstances"/>.</summary>
     /// <param name="trace">The app.</param>
     /// <param name="options">The simulation options.</param>
     /// <returns>The layout.</returns>
@@ -32,19 +42,27 @@ public sealed class AppLayout
     {
         ArgumentNullException.ThrowIfNull(trace);
         ArgumentNullException.ThrowIfNull(options);
-        return For(trace, trace.InstancesFor(options.InvocationsPerInstancePerMinute, options.MaxInstances));
+        return new AppLayout(trace, options.MaxInstances, null);
     }
 
-    /// <summary>Lays out <paramref name="trace"/> over <paramref name="instances"/> instances.</summary>
+    /// <summary>A layout of exactly <paramref name="instances"/> instances for the whole replay (no voting).</summary>
     /// <param name="trace">The app.</param>
     /// <param name="instances">The instance count.</param>
     /// <returns>The layout.</returns>
     public static AppLayout For(AppTrace trace, int instances)
     {
         ArgumentNullException.ThrowIfNull(trace);
-        string[] ids = Enumerable.Range(0, instances).Select(i => trace.AppName + "/" + i.ToString(CultureInfo.InvariantCulture)).ToArray();
+        ArgumentOutOfRangeException.ThrowIfLessThan(instances, 1);
+        return new AppLayout(trace, instances, instances);
+    }
+
+    /// <summary>Each key's owner (an instance index) when instances 0 .. <paramref name="instances"/> - 1 are up.</summary>
+    internal int[] OwnersWith(int instances) => _owners[instances - 1].Value;
+
+    private static int[] Owners(AppTrace trace, string[] ids)
+    {
         int[] owner = new int[trace.Keys.Count];
-        if (instances > 1)
+        if (ids.Length > 1)
         {
             var ring = new ConsistentHashRing(ids);
             var index = ids.Select((id, i) => (id, i)).ToDictionary(p => p.id, p => p.i, StringComparer.Ordinal);
@@ -54,11 +72,6 @@ public sealed class AppLayout
             }
         }
 
-        return new AppLayout(instances, owner, ids);
+        return owner;
     }
-
-    /// <summary>The instance that runs invocation <paramref name="invocation"/>: the front door's round robin.</summary>
-    /// <param name="invocation">The invocation ordinal.</param>
-    /// <returns>The instance index.</returns>
-    public int InstanceOf(int invocation) => invocation % Instances;
 }

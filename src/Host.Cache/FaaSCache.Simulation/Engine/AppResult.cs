@@ -6,8 +6,17 @@ public sealed record AppResult
     /// <summary>Gets the app.</summary>
     public required string AppName { get; init; }
 
-    /// <summary>Gets the instances it ran on.</summary>
+    /// <summary>Gets the most instances it ran on at once.</summary>
     public int Instances { get; init; }
+
+    /// <summary>Gets the instances it ran on on average over the time it was loaded.</summary>
+    public double MeanInstances { get; init; }
+
+    /// <summary>Gets the scale-outs the voters (and urgent votes) made.</summary>
+    public int ScaleOuts { get; init; }
+
+    /// <summary>Gets the scale-ins the voters made.</summary>
+    public int ScaleIns { get; init; }
 
     /// <summary>Gets the reads.</summary>
     public long Reads { get; init; }

@@ -4,9 +4,12 @@ namespace FaaSCache.Simulation.Engine;
 
 /// <summary>
 /// Replays one app under one policy set, over the trace's own (simulated) time: reads are local hits, local misses,
-/// remote hits or remote misses (§3.2, Fig. 6) on the app's cachelets; writes go through the owner; an app idle for
-/// <see cref="SimulationOptions.UnloadAfterIdle"/> is unloaded (each cachelet snapshots, then empties) and, when the
-/// next invocation comes, reloaded, pre-warmed by <see cref="PrewarmSelector"/> if the policy set says so (§3.3).
+/// remote hits or remote misses (§3.2, Fig. 6) on the app's cachelets; writes go through the owner; an app idle for its
+/// unload period (<see cref="PolicySet.UnloadAfterIdle"/>, else <see cref="SimulationOptions.UnloadAfterIdle"/>) is
+/// unloaded (each cachelet snapshots, then goes) and, when the next invocation comes, reloaded on one instance,
+/// pre-warmed by <see cref="PrewarmSelector"/> if the policy set says so (§3.3). The instances come and go as the voters
+/// say (<see cref="AppScaler"/>) unless the layout fixes their number; an invocation lasts as long as its accesses take
+/// one after another under the first latency model (the trace records no other execution time).
 /// </summary>
 /// <remarks>
 /// Pre-warm is assumed to finish before the reloading invocation arrives (the hybrid histogram scheduled the reload
@@ -43,11 +46,11 @@ public static class AppSimulator
         ArgumentNullException.ThrowIfNull(latencies);
         ArgumentNullException.ThrowIfNull(options);
         int models = latencies.Count;
-        var cachelets = Enumerable.Range(0, layout.Instances).Select(_ => new SimCachelet(policy.Eviction, policy.CapacityBytes)).ToArray();
+        var scaler = new AppScaler(layout, policy, options);
         var snapshots = new List<UnloadSnapshot>();
         long[] sizeNow = new long[trace.Keys.Count];
         int[] versionNow = new int[trace.Keys.Count];
-        long idleMs = (long)options.UnloadAfterIdle.TotalMilliseconds;
+        long idleMs = (long)(policy.UnloadAfterIdle ?? options.UnloadAfterIdle).TotalMilliseconds;
         long lastMs = long.MinValue, firstMs = trace.Count > 0 ? trace.TimeMs[0] : 0;
         bool loaded = false;
         long reads = 0, writes = 0, lh = 0, lm = 0, rh = 0, rm = 0, uncacheable = 0, prewarmed = 0, unloads = 0;
@@ -60,17 +63,18 @@ public static class AppSimulator
             long t = trace.TimeMs[i];
             if (loaded && t - lastMs > idleMs)
             {
-                var takenAt = DateTimeOffset.FromUnixTimeMilliseconds(lastMs + idleMs);
-                for (int c = 0; c < cachelets.Length; c++)
+                long unloadMs = lastMs + idleMs;
+                scaler.AdvanceTo(unloadMs * 1000);
+                if (policy.Prewarm)
                 {
-                    if (policy.Prewarm)
+                    var takenAt = DateTimeOffset.FromUnixTimeMilliseconds(unloadMs);
+                    for (int c = 0; c < scaler.Ready; c++)
                     {
-                        snapshots.Add(cachelets[c].Snapshot(trace.AppName, layout.InstanceIds[c], takenAt, trace.Keys));
+                        snapshots.Add(scaler.Cache(c).Snapshot(trace.AppName, layout.InstanceIds[c], takenAt, trace.Keys));
                     }
-
-                    cachelets[c].Clear();
                 }
 
+                scaler.Unload(unloadMs * 1000);
                 loaded = false;
                 unloads++;
             }
@@ -78,96 +82,119 @@ public static class AppSimulator
             var now = DateTimeOffset.FromUnixTimeMilliseconds(t);
             if (!loaded)
             {
+                scaler.Load(t * 1000);
                 if (policy.Prewarm && snapshots.Count > 0)
                 {
                     double hours = Math.Max((t - firstMs) / 3_600_000.0, 1 / 60.0);
-                    prewarmed += Prewarm(trace, layout, policy, cachelets, snapshots, now, (trace.Invocation[i] + 1) / hours, sizeNow, versionNow);
+                    prewarmed += Prewarm(trace, scaler, policy, snapshots, now, (trace.Invocation[i] + 1) / hours, sizeNow, versionNow);
                 }
 
                 loaded = true;
             }
+            else
+            {
+                scaler.AdvanceTo(t * 1000);
+            }
 
             lastMs = t;
-            int key = trace.Key[i], version = trace.Version[i];
+            int key = trace.Key[i], version = trace.Version[i], invocation = trace.Invocation[i];
             long size = trace.Size[i];
             sizeNow[key] = size;
             versionNow[key] = version;
-            int self = layout.InstanceOf(trace.Invocation[i]), owner = layout.Owner[key];
-            SimCachelet mine = cachelets[self], owners = cachelets[owner];
+            int self = scaler.InstanceOf(invocation, t * 1000), owner = scaler.Owners[key];
+            SimCachelet mine = scaler.Cache(self), owners = scaler.Cache(owner);
             KeyStats stats = policy.Prewarm ? mine.Stats(key) : scratch;
             stats.Accessed(t);
+            mine.Accessed();
             for (int m = 0; m < models; m++)
             {
                 baseline[m] += latencies[m].Storage.Micros(size);
             }
 
+            double took;
             if (trace.Write[i])
             {
                 // Sync persistence: the write costs a storage write with or without the cache; the owner keeps the new version.
                 writes++;
-                Add(cached, latencies, static l => l.Storage, size);
+                took = Add(cached, latencies, static l => l.Storage, size);
                 stats.OwnWrites++;
                 if (owner != self)
                 {
                     KeyStats ownerWrites = policy.Prewarm ? owners.Stats(key) : scratch;
                     ownerWrites.PeerWrites++;
                     ownerWrites.Accessed(t);
+                    owners.Accessed();
                     mine.Remove(key);
                 }
 
                 owners.Insert(key, size, version, owned: true, now);
-                continue;
-            }
-
-            reads++;
-            if (!mine.Admits(size))
-            {
-                uncacheable++;
-                Add(cached, latencies, static l => l.Storage, size);
-                stats.OwnMisses++;
-            }
-            else if (mine.TryHit(key, version, now))
-            {
-                lh++;
-                Add(cached, latencies, static l => l.LocalHit, size);
-                stats.OwnHits++;
-            }
-            else if (owner == self)
-            {
-                lm++;
-                Add(cached, latencies, static l => l.LocalMiss, size);
-                stats.OwnMisses++;
-                mine.Insert(key, size, version, owned: true, now);
             }
             else
             {
-                KeyStats ownerStats = policy.Prewarm ? owners.Stats(key) : scratch;
-                ownerStats.Accessed(t);
-                if (owners.TryHit(key, version, now))
+                reads++;
+                if (!mine.Admits(size))
                 {
-                    rh++;
-                    Add(cached, latencies, static l => l.RemoteHit, size);
-                    ownerStats.PeerHits++;
+                    uncacheable++;
+                    took = Add(cached, latencies, static l => l.Storage, size);
+                    stats.OwnMisses++;
+                    scaler.StorageRead(self, trace.Keys[key], size);
+                }
+                else if (mine.TryHit(key, version, now))
+                {
+                    lh++;
+                    took = Add(cached, latencies, static l => l.LocalHit, size);
                     stats.OwnHits++;
+                }
+                else if (owner == self)
+                {
+                    lm++;
+                    took = Add(cached, latencies, static l => l.LocalMiss, size);
+                    stats.OwnMisses++;
+                    mine.Insert(key, size, version, owned: true, now);
+                    scaler.StorageRead(self, trace.Keys[key], size);
                 }
                 else
                 {
-                    rm++;
-                    Add(cached, latencies, static l => l.RemoteMiss, size);
-                    ownerStats.PeerMisses++;
-                    stats.OwnMisses++;
-                    owners.Insert(key, size, version, owned: true, now);
-                }
+                    KeyStats ownerStats = policy.Prewarm ? owners.Stats(key) : scratch;
+                    ownerStats.Accessed(t);
+                    owners.Accessed();
+                    if (owners.TryHit(key, version, now))
+                    {
+                        rh++;
+                        took = Add(cached, latencies, static l => l.RemoteHit, size);
+                        ownerStats.PeerHits++;
+                        stats.OwnHits++;
+                    }
+                    else
+                    {
+                        rm++;
+                        took = Add(cached, latencies, static l => l.RemoteMiss, size);
+                        ownerStats.PeerMisses++;
+                        stats.OwnMisses++;
+                        owners.Insert(key, size, version, owned: true, now);
+                        scaler.StorageRead(owner, trace.Keys[key], size);
+                    }
 
-                // Non-owners keep a copy too: a popular object costs at most one remote hit per instance.
-                mine.Insert(key, size, version, owned: false, now);
+                    // Non-owners keep a copy too: a popular object costs at most one remote hit per instance.
+                    mine.Insert(key, size, version, owned: false, now);
+                }
             }
+
+            scaler.Accessed(invocation, t * 1000, took, trace.LastAccess[invocation] == i);
+        }
+
+        if (loaded)
+        {
+            scaler.Unload(lastMs * 1000);
         }
 
         return new AppResult
         {
             AppName = trace.AppName,
-            Instances = layout.Instances,
+            Instances = scaler.Peak,
+            MeanInstances = scaler.LoadedSeconds > 0 ? scaler.InstanceSeconds / scaler.LoadedSeconds : scaler.Peak,
+            ScaleOuts = scaler.ScaleOuts,
+            ScaleIns = scaler.ScaleIns,
             Reads = reads,
             Writes = writes,
             LocalHits = lh,
@@ -177,27 +204,34 @@ public static class AppSimulator
             Uncacheable = uncacheable,
             Prewarmed = prewarmed,
             Unloads = unloads,
-            Evictions = cachelets.Sum(c => c.Evictions),
+            Evictions = scaler.Evictions,
             BaselineMicrosByModel = baseline,
             CachedMicrosByModel = cached,
         };
     }
 
-    private static void Add(double[] totals, IReadOnlyList<LatencyModel> latencies, Func<LatencyModel, LatencyCurve> curve, long size)
+    /// <summary>Adds one access's cost under every model; returns the first model's (the one the voters see).</summary>
+    private static double Add(double[] totals, IReadOnlyList<LatencyModel> latencies, Func<LatencyModel, LatencyCurve> curve, long size)
     {
+        double first = 0;
         for (int m = 0; m < totals.Length; m++)
         {
-            totals[m] += curve(latencies[m]).Micros(size);
+            double micros = curve(latencies[m]).Micros(size);
+            totals[m] += micros;
+            first = m == 0 ? micros : first;
         }
+
+        return first;
     }
 
     private static long Prewarm(
-        AppTrace trace, AppLayout layout, PolicySet policy, SimCachelet[] cachelets, List<UnloadSnapshot> snapshots,
+        AppTrace trace, AppScaler scaler, PolicySet policy, List<UnloadSnapshot> snapshots,
         DateTimeOffset now, double invocationsPerHour, long[] sizeNow, int[] versionNow)
     {
         // Snapshots older than the longest look-back can never be selected again.
         snapshots.RemoveAll(s => s.TakenAt < now - PrewarmSelector.MaxLookBack);
         TimeSpan lookBack = PrewarmSelector.LookBackWindow(invocationsPerHour);
+        int[] owners = scaler.Owners;
         long loaded = 0;
         foreach (PrewarmCandidate candidate in PrewarmSelector.Select(snapshots, now, lookBack, policy.HitRateThreshold))
         {
@@ -207,7 +241,7 @@ public static class AppSimulator
             }
 
             // The Load Daemon reads the current version from storage; each cachelet loads only what it owns.
-            if (cachelets[layout.Owner[key]].Insert(key, sizeNow[key], versionNow[key], owned: true, now, evict: false))
+            if (scaler.Cache(owners[key]).Insert(key, sizeNow[key], versionNow[key], owned: true, now, evict: false))
             {
                 loaded++;
             }

@@ -8,6 +8,12 @@ public sealed class AppTrace
 {
     internal AppTrace(string appName, long[] timeMs, int[] key, int[] invocation, long[] size, bool[] write, int[] version, string[] keys, int invocations)
     {
+        LastAccess = new int[invocations];
+        for (int i = 0; i < invocation.Length; i++)
+        {
+            LastAccess[invocation[i]] = i;
+        }
+
         AppName = appName;
         TimeMs = timeMs;
         Key = key;
@@ -45,44 +51,13 @@ public sealed class AppTrace
     /// <summary>Gets each access's invocation ordinal (0 for the first invocation seen in time order).</summary>
     internal int[] Invocation { get; }
 
+    /// <summary>Gets the index of each invocation's last access (by invocation ordinal).</summary>
+    internal int[] LastAccess { get; }
+
     internal long[] Size { get; }
 
     internal bool[] Write { get; }
 
     /// <summary>Gets the key's version once the access is done (a write, or a read that saw a new ETag, moves it on).</summary>
     internal int[] Version { get; }
-
-    /// <summary>
-    /// The instances the app runs on: enough for its busiest minute at <paramref name="invocationsPerInstancePerMinute"/>
-    /// each, between 1 and <paramref name="maxInstances"/>.
-    /// </summary>
-    /// <param name="invocationsPerInstancePerMinute">Invocations one instance takes per minute.</param>
-    /// <param name="maxInstances">The most instances.</param>
-    /// <returns>The instance count.</returns>
-    public int InstancesFor(double invocationsPerInstancePerMinute, int maxInstances)
-    {
-        int peak = 0, from = 0, lastInvocation = -1;
-        var starts = new List<long>();
-        for (int i = 0; i < Count; i++)
-        {
-            if (Invocation[i] != lastInvocation)
-            {
-                lastInvocation = Invocation[i];
-                starts.Add(TimeMs[i]);
-            }
-        }
-
-        starts.Sort();
-        for (int i = 0; i < starts.Count; i++)
-        {
-            while (starts[i] - starts[from] >= 60_000)
-            {
-                from++;
-            }
-
-            peak = Math.Max(peak, i - from + 1);
-        }
-
-        return Math.Clamp((int)Math.Ceiling(peak / invocationsPerInstancePerMinute), 1, maxInstances);
-    }
 }

@@ -1,3 +1,4 @@
+using System.Globalization;
 using ScottPlot;
 
 namespace FaaSCache.Simulation.Engine;
@@ -30,7 +31,10 @@ public static class ImprovementPlots
         plot.SavePng(path, 900, 600);
     }
 
-    /// <summary>Plots the average improvement against the cache size: per series, one line with and one without pre-warm.</summary>
+    /// <summary>
+    /// Plots the average improvement against the cache size: per series, one line with and one without pre-warm, and one
+    /// per other unload period the summaries hold (Fig. 8's lines without pre-warm).
+    /// </summary>
     /// <param name="path">The PNG to write.</param>
     /// <param name="title">The plot title.</param>
     /// <param name="series">(label, summaries of the size sweep) per latency model.</param>
@@ -40,11 +44,11 @@ public static class ImprovementPlots
         var plot = new Plot();
         foreach ((string label, IReadOnlyList<PolicySummary> summaries) in series)
         {
-            foreach (bool prewarm in PrewarmOnOff)
+            foreach (var group in summaries.GroupBy(s => (s.Policy.Prewarm, s.Policy.UnloadAfterIdle)).OrderBy(g => PrewarmOnOff.AsSpan().IndexOf(g.Key.Prewarm)).ThenBy(g => g.Key.UnloadAfterIdle))
             {
-                var points = summaries.Where(s => s.Policy.Prewarm == prewarm).OrderBy(s => s.Policy.CapacityBytes).ToArray();
+                var points = group.OrderBy(s => s.Policy.CapacityBytes).ToArray();
                 var line = plot.Add.Scatter(points.Select(s => Math.Log2(s.Policy.CapacityBytes >> 20)).ToArray(), points.Select(s => s.AvgImprovementPct).ToArray());
-                line.LegendText = $"{label}, {(prewarm ? "with" : "without")} pre-warm";
+                line.LegendText = $"{label}, {(group.Key.Prewarm ? "with" : "without")} pre-warm{(group.Key.UnloadAfterIdle is { } idle ? string.Create(CultureInfo.InvariantCulture, $", unload after {idle.TotalMinutes:0} min") : string.Empty)}";
             }
         }
 

@@ -135,7 +135,8 @@ public sealed class LatencyModel
             Curve(local, CacheletReadFile, "storage_direct"));
     }
 
-    private static Dictionary<string, List<(long, double)>> ReadMedians(string file, string benchmark)
+    /// <summary>The (size, p50 microseconds) points of each path of a benchmark's results file.</summary>
+    internal static Dictionary<string, List<(long, double)>> ReadMedians(string file, string benchmark)
     {
         if (!File.Exists(file))
         {

@@ -18,11 +18,18 @@ public sealed record PolicySet
     /// <summary>Gets the pre-warm hit-rate threshold (<c>prewarm.hitRateThreshold</c>).</summary>
     public double HitRateThreshold { get; init; } = new PrewarmOptions().HitRateThreshold;
 
+    /// <summary>
+    /// Gets how long the app stays loaded without invocations (the platform's unload period, Fig. 8's lines without
+    /// pre-warm); null: <see cref="SimulationOptions.UnloadAfterIdle"/>.
+    /// </summary>
+    public TimeSpan? UnloadAfterIdle { get; init; }
+
     /// <summary>Gets a short label, e.g. <c>128MB lru prewarm</c>.</summary>
     public string Label => string.Create(
         CultureInfo.InvariantCulture,
         $"{CapacityBytes >> 20}MB {(Eviction.Policy == EvictionPolicy.Size ? $"size>{Eviction.SizeThresholdBytes}B" : "lru")}" +
-        $"{(Eviction.Ttl is { } ttl ? $" ttl={ttl}" : string.Empty)} {(Prewarm ? "prewarm" : "no-prewarm")}");
+        $"{(Eviction.Ttl is { } ttl ? $" ttl={ttl}" : string.Empty)} {(Prewarm ? "prewarm" : "no-prewarm")}" +
+        $"{(UnloadAfterIdle is { } idle ? $" unload={idle.TotalMinutes:0.#}min" : string.Empty)}");
 
     /// <summary>The <c>extensions.faasCache</c> fragment of host.json that selects this set.</summary>
     /// <returns>Indented JSON.</returns>

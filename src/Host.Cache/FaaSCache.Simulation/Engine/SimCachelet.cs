@@ -15,6 +15,10 @@ internal sealed class SimCachelet
     private readonly Dictionary<int, SimEntry> _index = [];
     private readonly Dictionary<int, KeyStats> _stats = [];
 
+    // The cache-size voter's inputs since its last query: evictions by key and accesses (own and peers').
+    private readonly Dictionary<int, int> _evictedSinceSample = [];
+    private long _accessesSinceSample;
+
     // [owned ? 1 : 0][large ? 1 : 0], each least-recently-used first, as in the cachelet.
     private readonly LinkedList<SimEntry>[][] _lru =
     [
@@ -92,6 +96,7 @@ internal sealed class SimCachelet
             foreach (SimEntry victim in victims)
             {
                 Remove(victim.Key);
+                _evictedSinceSample[victim.Key] = _evictedSinceSample.GetValueOrDefault(victim.Key) + 1;
             }
 
             Evictions += victims.Count;
@@ -114,6 +119,46 @@ internal sealed class SimCachelet
         {
             ListOf(entry).Remove(entry.Node!);
             BytesCached -= entry.Size;
+        }
+    }
+
+    /// <summary>Counts an access to this cachelet, by its own functions or a peer (the cache-size voter's traffic).</summary>
+    public void Accessed() => _accessesSinceSample++;
+
+    /// <summary>
+    /// The cache-size voter's numbers since the previous sample (<c>CacheSizeScaleMonitor</c> reads them from the
+    /// cachelet's per-object statistics): the most evictions of one object, and the accesses; then starts the next interval.
+    /// </summary>
+    public (long MaxEvictionsOfOneObject, long Accesses) TakeSample()
+    {
+        long max = _evictedSinceSample.Count == 0 ? 0 : _evictedSinceSample.Values.Max();
+        long accesses = _accessesSinceSample;
+        _evictedSinceSample.Clear();
+        _accessesSinceSample = 0;
+        return (max, accesses);
+    }
+
+    /// <summary>
+    /// The ring changed: each entry is owned or not as <paramref name="owner"/> says, moved to its ownership's list in
+    /// last-touch order (as <c>Cachelet.OnRingChanged</c> does).
+    /// </summary>
+    public void Reown(int self, int[] owner)
+    {
+        if (!_index.Values.Any(e => e.Owned != (owner[e.Key] == self)))
+        {
+            return;
+        }
+
+        SimEntry[] all = [.. _index.Values.OrderBy(e => e.LastTouch)];
+        foreach (LinkedList<SimEntry> list in _lru.SelectMany(l => l))
+        {
+            list.Clear();
+        }
+
+        foreach (SimEntry entry in all)
+        {
+            entry.Owned = owner[entry.Key] == self;
+            entry.Node = ListOf(entry).AddLast(entry);
         }
     }
 

@@ -9,7 +9,7 @@ internal sealed class SimEntry(int key, long size, int version, bool owned, bool
 
     public int Version { get; } = version;
 
-    public bool Owned { get; } = owned;
+    public bool Owned { get; set; } = owned;
 
     public bool Large { get; } = large;
 

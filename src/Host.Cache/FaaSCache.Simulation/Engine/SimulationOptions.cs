@@ -1,3 +1,6 @@
+using FaaSCache.Bandwidth;
+using FaaSCache.Options;
+
 namespace FaaSCache.Simulation.Engine;
 
 /// <summary>How apps are run in the simulation (the parts of the platform the trace does not record).</summary>
@@ -9,11 +12,28 @@ public sealed record SimulationOptions
     /// </summary>
     public TimeSpan UnloadAfterIdle { get; init; } = TimeSpan.FromMinutes(10);
 
-    /// <summary>Gets the invocations one instance takes per minute; an app gets enough instances for its busiest minute.</summary>
-    public double InvocationsPerInstancePerMinute { get; init; } = 60;
-
-    /// <summary>Gets the most instances (cachelets) one app runs on.</summary>
+    /// <summary>Gets the most instances (cachelets) one app runs on: the scale controller's <c>--max-instances</c>.</summary>
     public int MaxInstances { get; init; } = 8;
+
+    /// <summary>Gets how often the controller asks every instance for its votes (the scale controller's <c>--poll-interval</c> default).</summary>
+    public TimeSpan PollInterval { get; init; } = TimeSpan.FromSeconds(2);
+
+    /// <summary>Gets the least time between two scale-outs (the scale controller's <c>--scale-out-cooldown</c> default).</summary>
+    public TimeSpan ScaleOutCooldown { get; init; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>Gets the least time after any change before a scale-in (the scale controller's <c>--scale-in-cooldown</c> default).</summary>
+    public TimeSpan ScaleInCooldown { get; init; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>Gets host.json's <c>scaling</c> section the voters read (which voters are on, their targets).</summary>
+    public ScalingOptions Scaling { get; init; } = new();
+
+    /// <summary>
+    /// Gets what a scaled load and a new instance cost: BW_BS, BW_Inst and the first bytes for the bandwidth planner, and
+    /// T_Load, after which an instance the controller starts joins (<see cref="TransferLinks"/> reads measured ones). Null
+    /// (e.g. <c>faascache what-if</c>, which reads no scaling results): the planner never splits a miss and a new instance
+    /// joins at once.
+    /// </summary>
+    public TransferProfile? Transfer { get; init; }
 
     /// <summary>Gets a value indicating whether hits pay the <c>strong</c> preset's version check (the paper's simulation default).</summary>
     public bool StrongConsistency { get; init; } = true;
@@ -27,14 +47,19 @@ public sealed record SimulationOptions
             throw new ArgumentOutOfRangeException(nameof(UnloadAfterIdle), UnloadAfterIdle, "UnloadAfterIdle must be positive.");
         }
 
-        if (!(InvocationsPerInstancePerMinute > 0))
-        {
-            throw new ArgumentOutOfRangeException(nameof(InvocationsPerInstancePerMinute), InvocationsPerInstancePerMinute, "InvocationsPerInstancePerMinute must be positive.");
-        }
-
         if (MaxInstances < 1)
         {
             throw new ArgumentOutOfRangeException(nameof(MaxInstances), MaxInstances, "MaxInstances must be at least 1.");
+        }
+
+        if (PollInterval <= TimeSpan.Zero)
+        {
+            throw new ArgumentOutOfRangeException(nameof(PollInterval), PollInterval, "PollInterval must be positive.");
+        }
+
+        if (ScaleOutCooldown < TimeSpan.Zero || ScaleInCooldown < TimeSpan.Zero)
+        {
+            throw new ArgumentOutOfRangeException(nameof(ScaleInCooldown), ScaleInCooldown, "The cool-downs must not be negative.");
         }
     }
 }

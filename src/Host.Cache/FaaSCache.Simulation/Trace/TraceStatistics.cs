@@ -2,10 +2,11 @@ namespace FaaSCache.Simulation.Trace;
 
 /// <summary>
 /// The published statistics of the Azure Functions blob trace (Faa$T §2, Fig. 2) that a generator claims to follow,
-/// counted over a trace: the share of apps that read a blob again in another invocation, the first accesses (the
-/// accesses no cache can serve: the first of each app's blob), and what an ideal cache of unlimited size would save
-/// (the other reads: their share of the accesses and of the bytes). Apps must come whole (the trace's files are
-/// grouped by app; the generator streams app by app).
+/// counted over a trace as the paper counts them: the share of apps that access a blob in more than one invocation, the
+/// first accesses (the first access to each of an app's blobs: 20.3 M of 44.3 M), and what caching every blob already
+/// accessed would save, every other access: 54.3% of the accesses (1 - 20.3 / 44.3) and 27.0% of the traffic (1 - 1.9 TB
+/// of unique data / 2.6 TB accessed). Apps must come whole (the trace's files are grouped by app; the generator streams
+/// app by app).
 /// </summary>
 public sealed class TraceStatistics
 {
@@ -25,16 +26,16 @@ public sealed class TraceStatistics
     /// <summary>Gets the bytes of all accesses.</summary>
     public double Bytes { get; private set; }
 
-    /// <summary>Gets the bytes of reads an ideal cache would have served (reads that are not first accesses).</summary>
+    /// <summary>Gets the bytes of the accesses that are not first accesses (what caching the data already accessed saves).</summary>
     public double SavedBytes { get; private set; }
 
-    /// <summary>Gets the reads an ideal cache would have served.</summary>
-    public long SavedReads { get; private set; }
+    /// <summary>Gets the accesses that are not first accesses.</summary>
+    public long SavedAccesses { get; private set; }
 
     /// <summary>Gets the number of apps.</summary>
     public int Apps { get; private set; }
 
-    /// <summary>Gets the number of apps that read a blob in an invocation after the one that first touched it.</summary>
+    /// <summary>Gets the number of apps that access a blob in an invocation after the one that first touched it.</summary>
     public int AppsReusing { get; private set; }
 
     /// <summary>Counts one access.</summary>
@@ -61,12 +62,9 @@ public sealed class TraceStatistics
             return;
         }
 
-        if (access.IsRead)
-        {
-            SavedReads++;
-            SavedBytes += access.BlobBytes;
-            _appReuses |= !string.Equals(first, access.InvocationId, StringComparison.Ordinal);
-        }
+        SavedAccesses++;
+        SavedBytes += access.BlobBytes;
+        _appReuses |= !string.Equals(first, access.InvocationId, StringComparison.Ordinal);
     }
 
     /// <summary>Counts every access of <paramref name="trace"/>, passing each on (so a replay can read the same stream).</summary>
@@ -91,7 +89,7 @@ public sealed class TraceStatistics
     public double TrafficSaved => Bytes == 0 ? 0 : SavedBytes / Bytes;
 
     /// <summary>Gets the share of the accesses an ideal cache saves.</summary>
-    public double AccessesSaved => Accesses == 0 ? 0 : (double)SavedReads / Accesses;
+    public double AccessesSaved => Accesses == 0 ? 0 : (double)SavedAccesses / Accesses;
 
     private void EndApp()
     {

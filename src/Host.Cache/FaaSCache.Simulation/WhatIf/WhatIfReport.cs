@@ -54,7 +54,7 @@ public static class WhatIfReport
         ArgumentNullException.ThrowIfNull(layout);
         ArgumentNullException.ThrowIfNull(outcomes);
         IFormatProvider c = CultureInfo.InvariantCulture;
-        output.WriteLine(string.Create(c, $"app {trace.AppName}: {trace.Count:N0} accesses, {trace.Invocations:N0} invocations, {trace.Keys.Count:N0} blobs, {layout.Instances} instance(s)"));
+        output.WriteLine(string.Create(c, $"app {trace.AppName}: {trace.Count:N0} accesses, {trace.Invocations:N0} invocations, {trace.Keys.Count:N0} blobs, {(layout.FixedInstances is { } n ? $"{n} instance(s)" : $"1 .. {layout.MaxInstances} instances as the voters scale it")}"));
         output.WriteLine(string.Create(c, $"{outcomes.Count} policy sets replayed; best first (mean latency per access; improvement over no cache):"));
         output.WriteLine(string.Create(c, $"{"#",3}  {"policy set",-40} {"hit rate",9} {"mean ms",9} {"improve",8}"));
         foreach ((WhatIfOutcome o, int i) in outcomes.Take(top).Select((o, i) => (o, i)))
