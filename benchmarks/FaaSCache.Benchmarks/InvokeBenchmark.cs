@@ -34,9 +34,10 @@ internal static class InvokeBenchmark
         output.WriteLine($"host {FaaSCacheHostProcess.FindHostDll()}");
 
         await using AzuriteServer azurite = await context.StartAzuriteAsync();
-        await output.ShowAsync($"starting {2 * InvokeRig.AllLanguages.Length} hosts ({string.Join(", ", InvokeRig.AllLanguages)}; --cache on and off)...", ct);
+        IReadOnlyList<string> languages = InvokeRig.LanguagesFromEnvironment();
+        await output.ShowAsync($"starting {2 * languages.Count} hosts ({string.Join(", ", languages)}; --cache on and off)...", ct);
         var startClock = Stopwatch.StartNew();
-        await using InvokeRig rig = await InvokeRig.CreateAsync(azurite, cancellationToken: ct);
+        await using InvokeRig rig = await InvokeRig.CreateAsync(azurite, languages: languages, cancellationToken: ct);
         output.WriteLine($" ready in {startClock.Elapsed.TotalSeconds:0.0} s");
         foreach (BenchHost host in rig.Hosts)
         {
@@ -96,7 +97,7 @@ internal static class InvokeBenchmark
         output.WriteLine();
         InvokeReport.PrintFloorComparison(output, results);
         output.WriteLine();
-        foreach (string csv in InvokeReport.WriteCsv(context.ResultsDirectory, results, context.ResultsFile))
+        foreach (string csv in InvokeReport.WriteCsv(context.ResultsDirectory, results, context.ResultsFile, languages))
         {
             output.WriteLine($"wrote {csv}");
         }

@@ -139,8 +139,11 @@ internal static class InvokeReport
         }
     }
 
-    /// <summary>Writes one CSV per file name of <see cref="InvokeRig.Functions"/> (invoke.csv: the headline function of each language); returns their paths.</summary>
-    public static IReadOnlyList<string> WriteCsv(string directory, IReadOnlyList<InvokeResult> results, Func<string, string>? fileName = null)
+    /// <summary>
+    /// Writes one CSV per file name of <see cref="InvokeRig.Functions"/> (invoke.csv: the headline function of each language);
+    /// returns their paths. A run of some languages only replaces their rows and keeps the other languages' rows of the file.
+    /// </summary>
+    public static IReadOnlyList<string> WriteCsv(string directory, IReadOnlyList<InvokeResult> results, Func<string, string>? fileName = null, IReadOnlyCollection<string>? languagesRun = null)
     {
         var written = new List<string>();
         foreach (var file in Measured(results).GroupBy(f => f.CsvFileName!))
@@ -162,7 +165,14 @@ internal static class InvokeReport
                 }
             }
 
-            written.Add(ResultsCsv.Write(directory, fileName?.Invoke(file.Key) ?? file.Key, CsvHeader, rows));
+            string name = fileName?.Invoke(file.Key) ?? file.Key;
+            string existing = Path.Combine(directory, name);
+            if (languagesRun is not null && File.Exists(existing))
+            {
+                rows.InsertRange(0, File.ReadLines(existing).Skip(1).Where(l => l.Length > 0 && !languagesRun.Contains(l[..l.IndexOf(',', StringComparison.Ordinal)])));
+            }
+
+            written.Add(ResultsCsv.Write(directory, name, CsvHeader, rows));
         }
 
         return written;

@@ -72,6 +72,29 @@ internal sealed partial class InvokeRig : IAsyncDisposable
     /// <summary>Every app the rig can run.</summary>
     public static readonly string[] AllLanguages = ["python", "python-v2", "node", "node-v4", "dotnet-isolated"];
 
+    /// <summary>The environment variable naming the languages to run (comma separated, e.g. <c>node,node-v4</c>); unset: all.</summary>
+    public const string LanguagesVariable = "FAASCACHE_INVOKE_LANGUAGES";
+
+    /// <summary>The languages <see cref="LanguagesVariable"/> names, in <see cref="AllLanguages"/>' order; all when it is unset.</summary>
+    /// <exception cref="ArgumentException">It names a language that is not one of <see cref="AllLanguages"/>.</exception>
+    public static IReadOnlyList<string> LanguagesFromEnvironment()
+    {
+        string? named = Environment.GetEnvironmentVariable(LanguagesVariable);
+        if (string.IsNullOrWhiteSpace(named))
+        {
+            return AllLanguages;
+        }
+
+        string[] asked = [.. named.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)];
+        string[] unknown = [.. asked.Except(AllLanguages, StringComparer.Ordinal)];
+        if (unknown.Length > 0)
+        {
+            throw new ArgumentException($"{LanguagesVariable}={named}: unknown language(s) {string.Join(", ", unknown)}; allowed: {string.Join(", ", AllLanguages)}.");
+        }
+
+        return [.. AllLanguages.Where(asked.Contains)];
+    }
+
     /// <summary>The floor of a worker without shared memory: the bytes in a bare FunctionRpc message to it (<see cref="RpcFloor"/>).</summary>
     public const string Floor = "floor";
 

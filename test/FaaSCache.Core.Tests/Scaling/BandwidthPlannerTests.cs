@@ -11,79 +11,74 @@ public sealed class BandwidthPlannerTests
     [Fact]
     public void An_800_MB_object_over_90_MB_per_s_links_is_split_over_every_running_instance_up_to_the_limit()
     {
-        // BW_BS = 90 MB/s, BW_Inst = 1 GB/s, no latencies, 6 running:
-        // T(1) = 800/90 = 8.889; T(2) = 400/90 + 400/1000 = 4.844; T(3) = 2.963 + 0.533 = 3.496;
-        // T(4) = 2.222 + 0.600 = 2.822; T(5) = 1.778 + 0.640 = 2.418; T(6) = 1.481 + 0.667 = 2.148.
+        // BW_BS = 90 MB/s, BW_Inst = 1 GB/s, no latencies, 6 running: the requester and each helper take S/N, and each
+        // helper's range streams on at min(BW_BS, BW_Inst / helpers) = 90 MB/s, so T(N) = 800 / (90 N):
+        // 8.889, 4.444, 2.963, 2.222, 1.778, 1.481 s: the fastest is N = 6.
         var profile = new TransferProfile(90 * MB, null, 1000 * MB, null, null);
 
         BandwidthPlan plan = BandwidthPlanner.Plan((long)(800 * MB), running: 6, maxInstances: 6, profile);
 
         Assert.Equal(6, plan.Instances);
-        double[] expected = [8.889, 4.844, 3.496, 2.822, 2.418, 2.148];
-        Assert.Equal(expected.Length, plan.Evaluated.Count);
-        for (int i = 0; i < expected.Length; i++)
-        {
-            Assert.Equal(expected[i], plan.Evaluated[i], 3);
-        }
-
-        Assert.Contains("limit of 6", plan.Reason, StringComparison.Ordinal);
+        Assert.Equal([8.889, 4.444, 2.963, 2.222, 1.778, 1.481], [.. plan.Evaluated.Select(t => Math.Round(t, 3))]);
+        Assert.Contains("the fastest up to the limit of 6", plan.Reason, StringComparison.Ordinal);
     }
 
     [Fact]
-    public void The_iteration_stops_at_the_first_step_that_gains_less_than_ten_percent_and_does_not_take_it()
+    public void The_plan_takes_the_fewest_instances_within_ten_percent_of_the_fastest()
     {
-        // As above with room for 10: T(7) = 114.29/90 + 685.71/1000 = 1.270 + 0.686 = 1.956, a gain of 8.9% over
-        // T(6) = 2.148: not worth a seventh link, so N = 6.
+        // As above with 16 running: past 12 instances the helpers share the requester's 1 GB/s inbound link
+        // (T(13) = (800/13) / (1000/12) = 0.738 s, the fastest; T(14) = 0.743 s). T(11) = 800 / 990 = 0.808 s is within
+        // 10% of 0.738 s and T(10) = 0.889 s is not: N = 11.
         var profile = new TransferProfile(90 * MB, null, 1000 * MB, null, null);
 
-        BandwidthPlan plan = BandwidthPlanner.Plan((long)(800 * MB), running: 10, maxInstances: 10, profile);
+        BandwidthPlan plan = BandwidthPlanner.Plan((long)(800 * MB), running: 16, maxInstances: 16, profile);
 
-        Assert.Equal(6, plan.Instances);
-        Assert.Equal(7, plan.Evaluated.Count);
-        Assert.Equal(1.956, plan.Evaluated[6], 3);
-        Assert.Contains("less than 10", plan.Reason, StringComparison.Ordinal);
+        Assert.Equal(11, plan.Instances);
+        Assert.Equal(0.738, plan.Evaluated.Min(), 3);
+        Assert.Equal(0.808, plan.PredictedSeconds, 3);
+        Assert.Contains("fewest within 10% of the fastest", plan.Reason, StringComparison.Ordinal);
     }
 
     [Fact]
-    public void Starting_an_instance_is_paid_only_for_instances_beyond_the_running_ones()
+    public void Helpers_that_must_start_join_after_T_Load_while_the_requester_keeps_reading()
     {
-        // 400 MB, BW_BS = 90 MB/s, BW_Inst = 400 MB/s, T_Load = 2 s, 2 running:
-        // T(1) = 4.444; T(2) = 2.222 + 200/400 = 2.722 (running: no T_Load);
-        // T(3) = 1.481 + 266.67/400 + 2 = 4.148 > T(2): rises, N = 2.
-        var profile = new TransferProfile(90 * MB, null, 400 * MB, null, TimeSpan.FromSeconds(2));
-
-        BandwidthPlan plan = BandwidthPlanner.Plan((long)(400 * MB), running: 2, maxInstances: 6, profile);
-
-        Assert.Equal(2, plan.Instances);
-        Assert.Equal([4.444, 2.722, 4.148], [.. plan.Evaluated.Select(t => Math.Round(t, 3))]);
-        Assert.Contains("rises at N=3", plan.Reason, StringComparison.Ordinal);
-    }
-
-    [Fact]
-    public void A_cold_start_is_worth_it_when_the_object_is_large_enough()
-    {
-        // 800 MB, BW_BS = 90 MB/s, BW_Inst = 1 GB/s, T_Load = 1 s, 1 running:
-        // T(1) = 8.889; T(2) = 4.444 + 0.4 + 1 = 5.844; T(3) = 2.963 + 0.533 + 1 = 4.496; T(4) = 2.222 + 0.6 + 1 = 3.822;
-        // T(5) = 1.778 + 0.64 + 1 = 3.418 (10.6%); T(6) = 1.481 + 0.667 + 1 = 3.148 (7.9%): N = 5.
+        // 800 MB, BW_BS = 90 MB/s, BW_Inst = 1 GB/s, T_Load = 1 s, 1 running, N = 2: by the time the helper joins the
+        // requester is reading its 86th MiB, so it keeps 86 MiB (90.18 MB) and half of the rest (354.9 MB):
+        // 445.1 / 90 = 4.945 s; the helper streams 354.9 MB at 90 MB/s after 1 s: 4.943 s. T(2) = 4.945 s, where the
+        // paper's formula (T_Load first, then both links one after the other) says 5.844 s.
         var profile = new TransferProfile(90 * MB, null, 1000 * MB, null, TimeSpan.FromSeconds(1));
 
-        BandwidthPlan plan = BandwidthPlanner.Plan((long)(800 * MB), running: 1, maxInstances: 16, profile);
-
-        Assert.Equal(5, plan.Instances);
-        Assert.Equal(3.418, plan.PredictedSeconds, 3);
+        Assert.Equal(4.945, BandwidthPlanner.Predict(2, (long)(800 * MB), running: 1, profile), 3);
+        BandwidthPlan plan = BandwidthPlanner.Plan((long)(800 * MB), running: 1, maxInstances: 6, profile);
+        Assert.Equal([8.889, 4.945, 3.631, 2.974, 2.579, 2.316], [.. plan.Evaluated.Select(t => Math.Round(t, 3))]);
+        Assert.Equal(6, plan.Instances);
     }
 
     [Fact]
-    public void A_400_KB_object_stays_with_one_instance_because_latency_dominates()
+    public void Starting_instances_is_worth_less_than_using_running_ones()
     {
-        // 400 KB, first byte 20 ms from storage and 2 ms from a peer, BW_BS = 90 MB/s, BW_Inst = 1 GB/s, 4 running:
-        // T(1) = 0.020 + 0.00444 = 0.02444; T(2) = 0.020 + 0.00222 + 0.002 + 0.0002 = 0.02442: a 0.1% gain, N = 1.
+        // 800 MB as above with T_Load = 1 s, limit 6: with 6 running T(6) = 1.481 s; with 1 running the five helpers must
+        // start first and T(6) = 2.316 s.
+        var profile = new TransferProfile(90 * MB, null, 1000 * MB, null, TimeSpan.FromSeconds(1));
+
+        double running = BandwidthPlanner.Plan((long)(800 * MB), running: 6, maxInstances: 6, profile).PredictedSeconds;
+        double cold = BandwidthPlanner.Plan((long)(800 * MB), running: 1, maxInstances: 6, profile).PredictedSeconds;
+
+        Assert.Equal(1.481, running, 3);
+        Assert.Equal(2.316, cold, 3);
+    }
+
+    [Fact]
+    public void A_400_KB_object_stays_with_one_instance_because_the_cachelet_never_splits_under_2_MiB()
+    {
+        // 400 KB, first byte 20 ms from storage and 2 ms from a peer, BW_BS = 90 MB/s: T(N) = 0.020 + 0.00444 for every N.
         var profile = new TransferProfile(90 * MB, TimeSpan.FromMilliseconds(20), 1000 * MB, TimeSpan.FromMilliseconds(2), TimeSpan.FromSeconds(1));
 
         BandwidthPlan plan = BandwidthPlanner.Plan(400_000, running: 4, maxInstances: 16, profile);
 
         Assert.Equal(1, plan.Instances);
         Assert.Equal(0.02444, plan.PredictedSeconds, 5);
+        Assert.False(ScaledLoadModel.Splits(400_000));
     }
 
     [Fact]

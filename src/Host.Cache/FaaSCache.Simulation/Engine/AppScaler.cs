@@ -277,7 +277,7 @@ internal sealed class AppScaler
     /// </summary>
     public void StorageRead(int index, string key, long sizeBytes)
     {
-        if (_layout.FixedInstances is not null || !_scaling.Bandwidth || !ScaledLoadReplay.Splits(sizeBytes))
+        if (_layout.FixedInstances is not null || !_scaling.Bandwidth || !ScaledLoadModel.Splits(sizeBytes))
         {
             return;
         }

@@ -13,24 +13,13 @@ namespace FaaSCache.Simulation.Engine;
 public sealed record ScaledLoadRow(long SizeBytes, bool Cold, int Instances, double Seconds, double ImprovementPct, int PlannerInstances);
 
 /// <summary>
-/// The paper's Fig. 12 as a deterministic replay of the cachelet's scaled load (§4; <c>Caching/ScaledLoad.cs</c>):
-/// the requester's own GET is open (storage first byte paid) when the planner splits the object; each helper is asked
-/// for one range of the same ETag, fetches it from storage (its own first byte) and hands it on as it arrives, so its
-/// range flows at the slower of its storage link (BW_BS) and its part of the requester's inbound instance link (BW_Inst,
-/// shared by every helper); the requester reads its own share meanwhile at BW_BS. Running helpers take their ranges at
-/// once (the requester keeps S/N); cold ones join T_Load later and split what the requester has not started reading (the
-/// 1 MiB block it is reading stays its own), all in one ring change. A helper never gets less than 1 MiB, and an object
-/// under 2 MiB is never split (<c>Cachelet.PlanScaledLoad</c>). Left out: the 64 KiB alignment of the ranges (under 0.1%
-/// of any share) and the check of the assembled object (its hash), which the paper's formula leaves out too.
+/// The paper's Fig. 12 as a deterministic replay of the cachelet's scaled load (§4): each size at every fixed N with running
+/// or with cold helpers, timed by <see cref="ScaledLoadModel"/> (the load as <c>Caching/ScaledLoad.cs</c> executes it),
+/// beside the N <see cref="BandwidthPlanner"/> chooses. Left out: the 64 KiB alignment of the ranges (under 0.1% of any
+/// share) and the check of the assembled object (its hash), which the paper's formula leaves out too.
 /// </summary>
 public static class ScaledLoadReplay
 {
-    /// <summary>The least a helper gets (<c>ScaledLoad.MinShareBytes</c>); objects under twice this are never split.</summary>
-    public const long MinShareBytes = 1L << 20;
-
-    /// <summary>The requester's read block (<c>ScaledLoad.ReadBlock</c>): the block it is reading when helpers join stays its own.</summary>
-    public const long ReadBlockBytes = 1L << 20;
-
     /// <summary>Fig. 12's object sizes.</summary>
     public static IReadOnlyList<long> PaperSizes { get; } = [400_000, 40_000_000, 400_000_000, 800_000_000];
 
@@ -56,9 +45,6 @@ public static class ScaledLoadReplay
     /// <summary>The N the paper quotes its gains at.</summary>
     public const int PaperInstances = 4;
 
-    /// <summary>Whether the cachelet splits an object of <paramref name="sizeBytes"/> at all (<c>Cachelet.PlanScaledLoad</c>'s bounds).</summary>
-    public static bool Splits(long sizeBytes) => sizeBytes >= 2 * MinShareBytes && sizeBytes <= int.MaxValue;
-
     /// <summary>The N the cachelet uses: <see cref="BandwidthPlanner.Plan"/> for an object it splits, else 1.</summary>
     /// <param name="sizeBytes">S.</param>
     /// <param name="running">Instances running (the requester included).</param>
@@ -66,7 +52,7 @@ public static class ScaledLoadReplay
     /// <param name="links">The transfer profile.</param>
     /// <returns>N.</returns>
     public static int PlannedInstances(long sizeBytes, int running, int maxInstances, TransferProfile links)
-        => Splits(sizeBytes) ? BandwidthPlanner.Plan(sizeBytes, running, maxInstances, links).Instances : 1;
+        => ScaledLoadModel.Splits(sizeBytes) ? BandwidthPlanner.Plan(sizeBytes, running, maxInstances, links).Instances : 1;
 
     /// <summary>The time to download <paramref name="sizeBytes"/> over <paramref name="instances"/> instances, in seconds.</summary>
     /// <param name="sizeBytes">S.</param>
@@ -77,38 +63,18 @@ public static class ScaledLoadReplay
     /// <exception cref="ArgumentException">A bandwidth, or T_Load for cold helpers, is missing.</exception>
     public static double Seconds(long sizeBytes, int instances, bool cold, TransferProfile links)
     {
-        ArgumentOutOfRangeException.ThrowIfNegative(sizeBytes);
-        ArgumentOutOfRangeException.ThrowIfLessThan(instances, 1);
         ArgumentNullException.ThrowIfNull(links);
         if (!links.HasBandwidths)
         {
             throw new ArgumentException("The replay needs BW_BS and BW_Inst.", nameof(links));
         }
 
-        double s = sizeBytes, storage = links.StorageBytesPerSecond!.Value, peer = links.PeerBytesPerSecond!.Value;
-        double storageFirstByte = links.StorageLatency?.TotalSeconds ?? 0, peerFirstByte = links.PeerLatency?.TotalSeconds ?? 0;
-        double alone = storageFirstByte + (s / storage);
-        if (instances == 1 || !Splits(sizeBytes))
+        if (cold && instances > 1 && links.InstanceLoad is null)
         {
-            return alone;
+            throw new ArgumentException("Cold helpers need T_Load.", nameof(links));
         }
 
-        // From the requester's first byte: when the helpers take their ranges, and what the requester holds by then.
-        double join = cold ? (links.InstanceLoad ?? throw new ArgumentException("Cold helpers need T_Load.", nameof(links))).TotalSeconds : 0;
-        double reserved = cold ? Math.Min(s, (Math.Floor(storage * join / ReadBlockBytes) + 1) * ReadBlockBytes) : 0;
-        double left = s - reserved;
-        int helpers = (int)Math.Min(instances - 1, Math.Floor(left / MinShareBytes) - 1);
-        if (helpers <= 0)
-        {
-            return alone;
-        }
-
-        double own = reserved + (left / (helpers + 1));
-        double perHelper = (s - own) / helpers;
-        double requesterDone = storageFirstByte + (own / storage);
-        double helperRate = Math.Min(storage, peer / helpers);
-        double helpersDone = storageFirstByte + join + peerFirstByte + storageFirstByte + (perHelper / helperRate);
-        return Math.Max(requesterDone, helpersDone);
+        return ScaledLoadModel.Seconds(sizeBytes, instances, running: cold ? 1 : instances, links);
     }
 
     /// <summary>Every size of <paramref name="sizes"/> at N = 1 .. <paramref name="maxInstances"/>, running then cold helpers.</summary>
