@@ -47,8 +47,13 @@ internal static class InvokeBenchmark
                 $"functions {string.Join(",", status.Functions)}, maps in {status.SharedMemory.Directory}");
         }
 
-        output.WriteLine($"  node worker's shared-memory inputs: {rig.NodeSharedMemoryMode()}");
-        output.WriteLine("  cache: the default host.json (consistency strong: each local hit checks the blob's ETag with one conditional request)");
+        if (languages.Contains("node"))
+        {
+            output.WriteLine($"  node worker's shared-memory inputs: {rig.NodeSharedMemoryMode()}");
+        }
+        output.WriteLine(InvokeRig.Consistency is { } preset
+            ? $"  cache: consistency {preset} ({InvokeRig.ConsistencyVariable}); results go to invoke-{preset}.csv"
+            : "  cache: the default host.json (consistency strong: each local hit checks the blob's ETag with one conditional request)");
         output.WriteLine($"load average before measuring: {MachineLoad.Average()}");
 
         var results = new List<InvokeResult>();
@@ -97,7 +102,7 @@ internal static class InvokeBenchmark
         output.WriteLine();
         InvokeReport.PrintFloorComparison(output, results);
         output.WriteLine();
-        foreach (string csv in InvokeReport.WriteCsv(context.ResultsDirectory, results, context.ResultsFile, languages))
+        foreach (string csv in InvokeReport.WriteCsv(context.ResultsDirectory, results, name => context.ResultsFile(InvokeRig.Consistency is { } preset ? name.Replace(".csv", $"-{preset}.csv", StringComparison.Ordinal) : name), languages))
         {
             output.WriteLine($"wrote {csv}");
         }

@@ -1,3 +1,4 @@
+using System.Text.Json.Nodes;
 namespace FaaSCache.Benchmarks;
 
 /// <summary>
@@ -75,6 +76,26 @@ internal sealed partial class InvokeRig : IAsyncDisposable
     /// <summary>The environment variable naming the languages to run (comma separated, e.g. <c>node,node-v4</c>); unset: all.</summary>
     public const string LanguagesVariable = "FAASCACHE_INVOKE_LANGUAGES";
 
+    /// <summary>The environment variable naming the apps' consistency preset (host.json's <c>consistency</c>); unset: the default, <c>strong</c>.</summary>
+    public const string ConsistencyVariable = "FAASCACHE_INVOKE_CONSISTENCY";
+
+    /// <summary>Gets the preset <see cref="ConsistencyVariable"/> names, or null for the apps' own host.json.</summary>
+    public static string? Consistency => Environment.GetEnvironmentVariable(ConsistencyVariable) is { Length: > 0 } preset ? preset : null;
+
+    /// <summary>Writes <see cref="Consistency"/> into the app's host.json, when it is set (the host validates the value).</summary>
+    private static void SetConsistencyFromEnvironment(FunctionAppFolder app)
+    {
+        if (Consistency is not { } preset)
+        {
+            return;
+        }
+
+        string hostJson = Path.Combine(app.Path, "host.json");
+        JsonObject json = JsonNode.Parse(File.ReadAllText(hostJson)) as JsonObject ?? throw new InvalidDataException($"{hostJson} is not a JSON object.");
+        BenchAppFolder.SetFaaSCache(json, "consistency", preset);
+        File.WriteAllText(hostJson, json.ToJsonString());
+    }
+
     /// <summary>The languages <see cref="LanguagesVariable"/> names, in <see cref="AllLanguages"/>' order; all when it is unset.</summary>
     /// <exception cref="ArgumentException">It names a language that is not one of <see cref="AllLanguages"/>.</exception>
     public static IReadOnlyList<string> LanguagesFromEnvironment()
@@ -144,6 +165,7 @@ internal sealed partial class InvokeRig : IAsyncDisposable
                 // A C# isolated app runs from its build output (as func start does), linked, not copied.
                 FunctionAppFolder app = language == "dotnet-isolated" ? DotnetBuildOutput.Link("benchmarks", "apps", "dotnet-isolated") : BenchAppFolder.Copy(language);
                 apps.Add(app);
+                SetConsistencyFromEnvironment(app);
                 IDictionary<string, string>? variables = environment?.Invoke(language);
                 starting.Add(StartHostAsync(language, cache: true, app, azurite, variables, cancellationToken));
                 if (vanilla)
