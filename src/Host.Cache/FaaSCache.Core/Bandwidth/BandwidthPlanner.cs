@@ -3,7 +3,7 @@ namespace FaaSCache.Bandwidth;
 /// <summary>The planner's choice for one object: how many instances should share its download, and why.</summary>
 /// <param name="Instances">N, the instances that download a range each (1 = the requester alone).</param>
 /// <param name="PredictedSeconds">T_DR at N.</param>
-/// <param name="Evaluated">T_DR for N = 1, 2, ... as far as the iteration went.</param>
+/// <param name="Evaluated">T_DR for N = 1, 2, ... up to the limit the plan could use.</param>
 /// <param name="Reason">Why, with the numbers.</param>
 public sealed record BandwidthPlan(int Instances, double PredictedSeconds, IReadOnlyList<double> Evaluated, string Reason)
 {

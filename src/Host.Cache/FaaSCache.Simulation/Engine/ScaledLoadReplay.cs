@@ -60,22 +60,9 @@ public static class ScaledLoadReplay
     /// <param name="cold">True when the N - 1 helpers are started for this load (each joins T_Load later).</param>
     /// <param name="links">BW_BS, storage first byte, BW_Inst, peer first byte and (for cold helpers) T_Load.</param>
     /// <returns>Seconds from the request to the last byte.</returns>
-    /// <exception cref="ArgumentException">A bandwidth, or T_Load for cold helpers, is missing.</exception>
+    /// <exception cref="InvalidOperationException">A bandwidth, or T_Load for cold helpers, is not in <paramref name="links"/>.</exception>
     public static double Seconds(long sizeBytes, int instances, bool cold, TransferProfile links)
-    {
-        ArgumentNullException.ThrowIfNull(links);
-        if (!links.HasBandwidths)
-        {
-            throw new ArgumentException("The replay needs BW_BS and BW_Inst.", nameof(links));
-        }
-
-        if (cold && instances > 1 && links.InstanceLoad is null)
-        {
-            throw new ArgumentException("Cold helpers need T_Load.", nameof(links));
-        }
-
-        return ScaledLoadModel.Seconds(sizeBytes, instances, running: cold ? 1 : instances, links);
-    }
+        => ScaledLoadModel.Seconds(sizeBytes, instances, running: cold ? 1 : instances, links);
 
     /// <summary>Every size of <paramref name="sizes"/> at N = 1 .. <paramref name="maxInstances"/>, running then cold helpers.</summary>
     /// <param name="sizes">The object sizes.</param>

@@ -108,20 +108,12 @@ public static class ReliabilityShmFull
     /// <summary>Runs <paramref name="tool"/>; null when it succeeded, else its error output.</summary>
     private static async Task<string?> RunToolAsync(string tool, IReadOnlyList<string> arguments)
     {
-        var start = new ProcessStartInfo(tool) { UseShellExecute = false, RedirectStandardError = true, RedirectStandardOutput = true };
-        foreach (string argument in arguments)
-        {
-            start.ArgumentList.Add(argument);
-        }
-
         try
         {
-            using Process process = Process.Start(start)!;
-            string error = await process.StandardError.ReadToEndAsync();
-            await process.WaitForExitAsync();
-            return process.ExitCode == 0 ? null : $"exit code {process.ExitCode.ToString(CultureInfo.InvariantCulture)}: {error.Trim()}";
+            ProcessRun run = await ProcessRun.RunAsync(tool, arguments, TimeSpan.FromMinutes(1));
+            return run.ExitCode == 0 ? null : $"exit code {run.ExitCode.ToString(CultureInfo.InvariantCulture)}: {run.Stderr.Trim()}";
         }
-        catch (System.ComponentModel.Win32Exception e)
+        catch (Exception e) when (e is System.ComponentModel.Win32Exception or TimeoutException)
         {
             return e.Message;
         }
