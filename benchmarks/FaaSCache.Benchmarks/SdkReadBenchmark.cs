@@ -8,7 +8,9 @@ namespace FaaSCache.Benchmarks;
 /// sdk-read (issue 24 item 5): an unmodified storage SDK reading a blob whole into memory, straight from storage
 /// (<c>storage_direct</c>) and through the SDK endpoint as a hit (<c>endpoint_hit</c>) and as a miss
 /// (<c>endpoint_miss</c>), for the .NET, Node and Python SDKs, 1 KB .. 128 MB; beside them the same read as a binding
-/// makes it (<c>binding_hit</c>, .NET only: a Python or Node binding hit is <c>benchmarks/run invoke</c>'s lh rows).
+/// makes it (<c>binding_hit</c>, .NET only: a Python or Node binding hit is <c>benchmarks/run invoke</c>'s lh rows),
+/// and the same SDK against a server that only answers from memory (<c>client_floor</c>, <see cref="SdkFloorServer"/>):
+/// the SDK's own time, which bounds what any endpoint can make of a hit.
 /// One process: its own Azurite, a cachelet and the endpoint on a loopback port; the SDKs one after the other.
 /// </summary>
 internal static class SdkReadBenchmark
@@ -19,11 +21,12 @@ internal static class SdkReadBenchmark
     public const string EndpointHit = "endpoint_hit";
     public const string EndpointMiss = "endpoint_miss";
     public const string BindingHit = "binding_hit";
+    public const string ClientFloor = "client_floor";
 
     /// <summary>Canonical orders (tables and CSV).</summary>
     public static readonly string[] SdkNames = ["dotnet", "node", "python"];
 
-    public static readonly string[] PathNames = [StorageDirect, EndpointHit, EndpointMiss, BindingHit];
+    public static readonly string[] PathNames = [StorageDirect, EndpointHit, EndpointMiss, BindingHit, ClientFloor];
 
     public static readonly long[] Sizes = [1L << 10, 64L << 10, 1L << 20, 16L << 20, 128L << 20];
 
@@ -64,7 +67,7 @@ internal static class SdkReadBenchmark
         int rounds = context.Quick ? 1 : 3;
         output.WriteLine(
             $"{rounds} round(s) per size; in each, every SDK in turn runs its three paths in a shuffled order " +
-            "(storage_direct and endpoint_hit read the hot blob, endpoint_miss blobs not cached, each once), then binding_hit");
+            "(storage_direct, endpoint_hit and client_floor read the hot blob, endpoint_miss blobs not cached, each once), then binding_hit");
         output.WriteLine();
 
         var results = new List<SdkPathResult>();
@@ -127,7 +130,7 @@ internal static class SdkReadBenchmark
         {
             foreach (ISdkReader reader in readers)
             {
-                string[] order = [StorageDirect, EndpointHit, EndpointMiss];
+                string[] order = [StorageDirect, EndpointHit, EndpointMiss, ClientFloor];
                 random.Shuffle(order);
                 foreach (string path in order)
                 {
@@ -178,6 +181,7 @@ internal static class SdkReadBenchmark
         {
             StorageDirect => await reader.ReadAsync(rig.DirectConnectionString, blobs.Warmup, [blobs.Hot], reads, ct),
             EndpointHit => await reader.ReadAsync(rig.EndpointConnectionString, blobs.Warmup, [blobs.Hot], reads, ct),
+            ClientFloor => await reader.ReadAsync(rig.FloorConnectionString, blobs.Warmup, [blobs.Hot], reads, ct),
             _ => await reader.ReadAsync(rig.EndpointConnectionString, blobs.Warmup, missBlobs, 1, ct),
         };
         EndpointReadCounts.Snapshot served = await rig.CountsAsync(ct) - before;
@@ -259,7 +263,7 @@ internal static class SdkReadBenchmark
 
         bool ok = path switch
         {
-            StorageDirect => served.Requests == 0,
+            StorageDirect or ClientFloor => served.Requests == 0,
             EndpointHit => served.LocalMisses == 0 && served.Other == 0 && served.Forwarded == 0 && served.LocalHits > downloads.Count,
             _ => served.LocalMisses == downloads.Count && served.Other == 0 && served.Forwarded == 0,
         };
@@ -267,7 +271,7 @@ internal static class SdkReadBenchmark
         {
             string expected = path switch
             {
-                StorageDirect => "no request at the endpoint",
+                StorageDirect or ClientFloor => "no request at the endpoint",
                 EndpointHit => $"only local hits, at least {downloads.Count + 1} (the reads and the warm-up)",
                 _ => $"exactly {downloads.Count} local misses (one per blob) and otherwise local hits",
             };

@@ -34,9 +34,11 @@ internal sealed class SdkReadRig : IAsyncDisposable
     private readonly BlobContainerClient _direct;
     private readonly BlobContainerClient _viaEndpoint;
     private readonly EndpointReadCounts _counts;
+    private readonly SdkFloorServer _floor;
 
-    private SdkReadRig(SdkEndpointServer endpoint, Cachelet cachelet, BlobContainerClient direct, BlobContainerClient viaEndpoint, EndpointReadCounts counts, string directConnection)
+    private SdkReadRig(SdkEndpointServer endpoint, Cachelet cachelet, BlobContainerClient direct, BlobContainerClient viaEndpoint, EndpointReadCounts counts, string directConnection, SdkFloorServer floor)
     {
+        _floor = floor;
         _endpoint = endpoint;
         _cachelet = cachelet;
         _properties = endpoint.Services.GetRequiredService<BlobPropertiesCache>();
@@ -54,6 +56,9 @@ internal sealed class SdkReadRig : IAsyncDisposable
     /// <summary>Gets the connection string a worker gets: Azurite's, with the blob endpoint at the SDK endpoint.</summary>
     public string EndpointConnectionString => _endpoint.ConnectionString;
 
+    /// <summary>Gets the connection string of the client floor: Azurite's, with the blob endpoint at <see cref="SdkFloorServer"/>.</summary>
+    public string FloorConnectionString => _floor.ConnectionString;
+
     public IObjectCache Cache => _cachelet;
 
     public ConsistencyPreset Consistency => _cachelet.Options.Consistency;
@@ -70,6 +75,7 @@ internal sealed class SdkReadRig : IAsyncDisposable
             })
             .Build();
         SdkEndpointServer? endpoint = null;
+        SdkFloorServer? floor = null;
         try
         {
             var counts = new EndpointReadCounts();
@@ -97,13 +103,19 @@ internal sealed class SdkReadRig : IAsyncDisposable
             BlobContainerClient direct = new BlobServiceClient(azurite.ConnectionString, options).GetBlobContainerClient(ContainerName);
             await direct.CreateIfNotExistsAsync(cancellationToken: cancellationToken);
             BlobContainerClient viaEndpoint = new BlobServiceClient(endpoint.ConnectionString, options).GetBlobContainerClient(ContainerName);
-            return new SdkReadRig(endpoint, cachelet, direct, viaEndpoint, counts, azurite.ConnectionString);
+            floor = await SdkFloorServer.StartAsync(azurite.ConnectionString, cancellationToken);
+            return new SdkReadRig(endpoint, cachelet, direct, viaEndpoint, counts, azurite.ConnectionString, floor);
         }
         catch
         {
             if (endpoint is not null)
             {
                 await endpoint.DisposeAsync();
+            }
+
+            if (floor is not null)
+            {
+                await floor.DisposeAsync();
             }
 
             await cachelet.DisposeAsync();
@@ -127,7 +139,11 @@ internal sealed class SdkReadRig : IAsyncDisposable
             // Each blob its own bytes at both ends, without a new random buffer per blob.
             BitConverter.TryWriteBytes(data.AsSpan(0, 4), index);
             BitConverter.TryWriteBytes(data.AsSpan((int)size - 4), index++);
-            await _direct.GetBlobClient(name).UploadAsync(BinaryData.FromBytes(data), overwrite: true, cancellationToken);
+            Azure.Response<Azure.Storage.Blobs.Models.BlobContentInfo> uploaded = await _direct.GetBlobClient(name).UploadAsync(BinaryData.FromBytes(data), overwrite: true, cancellationToken);
+            if (name == blobs.Hot || name == blobs.Warmup)
+            {
+                _floor.Put(ContainerName, name, data.ToArray(), uploaded.Value.ETag.ToString("H"), uploaded.Value.LastModified);
+            }
         }
 
         foreach (string name in new[] { blobs.Hot, blobs.Warmup })
@@ -164,6 +180,8 @@ internal sealed class SdkReadRig : IAsyncDisposable
     public async Task UnloadAsync(SdkReadBlobs blobs, CancellationToken cancellationToken)
     {
         Evict(blobs.All);
+        _floor.Remove(ContainerName, blobs.Hot);
+        _floor.Remove(ContainerName, blobs.Warmup);
         foreach (string name in blobs.All)
         {
             await _direct.GetBlobClient(name).DeleteIfExistsAsync(cancellationToken: cancellationToken);
@@ -201,6 +219,7 @@ internal sealed class SdkReadRig : IAsyncDisposable
     public async ValueTask DisposeAsync()
     {
         await _endpoint.DisposeAsync();
+        await _floor.DisposeAsync();
         await _cachelet.DisposeAsync();
     }
 

@@ -60,16 +60,14 @@ public sealed partial class BlobEndpointHandler
             return;
         }
 
-        if (lease.Count <= int.MaxValue)
+        if (b.Count <= BlobBodySender.OneWriteSize)
         {
             await context.Response.Body.WriteAsync(lease.Memory.Slice((int)b.Start, (int)b.Count), context.RequestAborted).ConfigureAwait(false);
+            return;
         }
-        else
-        {
-            await using Stream content = lease.OpenRead();
-            content.Position = b.Start;
-            await CopyExactlyAsync(content, context.Response.Body, b.Count, context.RequestAborted).ConfigureAwait(false);
-        }
+
+        using Microsoft.Win32.SafeHandles.SafeFileHandle file = BlobBodySender.Open(lease.MapPath);
+        await BlobBodySender.SendAsync(context.Response, file, FillProgress.ContentOffset, b.Start, b.Count, null, context.RequestAborted).ConfigureAwait(false);
     }
 
     /// <summary>
@@ -93,14 +91,9 @@ public sealed partial class BlobEndpointHandler
             (long Start, long Count)? body = await AnswerHeadersAsync(context, p, progress.Length, range, rangeMd5, ReadSource.LocalMiss.ShortName(), content).ConfigureAwait(false);
             if (body is { Count: > 0 } b)
             {
-                long sent = b.Start;
-                long end = b.Start + b.Count;
-                while (sent < end)
-                {
-                    long available = Math.Min(await progress.WaitAsync(sent, context.RequestAborted).ConfigureAwait(false), end);
-                    await context.Response.Body.WriteAsync(content.Slice((int)sent, (int)(available - sent)), context.RequestAborted).ConfigureAwait(false);
-                    sent = available;
-                }
+                // The fresh bytes are read from the map's file: the fill wrote them through it, not through our mapping.
+                using Microsoft.Win32.SafeHandles.SafeFileHandle file = BlobBodySender.Open(progress.FilePath);
+                await BlobBodySender.SendAsync(context.Response, file, FillProgress.ContentOffset, b.Start, b.Count, progress.WaitAsync, context.RequestAborted).ConfigureAwait(false);
             }
 
             completionTaken = true;
@@ -195,22 +188,6 @@ public sealed partial class BlobEndpointHandler
         }
 
         return (start, count);
-    }
-
-    private static async Task CopyExactlyAsync(Stream source, Stream destination, long count, CancellationToken cancellationToken)
-    {
-        byte[] buffer = new byte[1 << 20];
-        while (count > 0)
-        {
-            int n = await source.ReadAsync(buffer.AsMemory(0, (int)Math.Min(buffer.Length, count)), cancellationToken).ConfigureAwait(false);
-            if (n == 0)
-            {
-                throw new EndOfStreamException($"The cached object ended {count} bytes early.");
-            }
-
-            await destination.WriteAsync(buffer.AsMemory(0, n), cancellationToken).ConfigureAwait(false);
-            count -= n;
-        }
     }
 
     private static void Observe(Task? task) => task?.ContinueWith(t => _ = t.Exception, TaskScheduler.Default);
