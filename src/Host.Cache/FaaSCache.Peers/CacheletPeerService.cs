@@ -139,8 +139,12 @@ public sealed partial class CacheletPeerService : CacheletPeer.CacheletPeerBase
                 await body.DrainAndVerifyAsync(cancellationToken).ConfigureAwait(false);
             }
 
-            PeerWriteResult result = await _cachelet.AcceptPeerWriteAsync(header.Key, body, header.Length, cancellationToken).ConfigureAwait(false);
+            PeerWriteResult result = await _cachelet.AcceptPeerWriteAsync(header.Key, body, header.Length, header.CreateOnly, cancellationToken).ConfigureAwait(false);
             return new PutReply { Version = result.Version, Persisted = result.Persisted };
+        }
+        catch (BlobAlreadyExistsException e)
+        {
+            throw new RpcException(new Status(StatusCode.AlreadyExists, e.Message));
         }
         catch (Exception e) when (e is StorageUnavailableException or MembershipLeaseLostException)
         {

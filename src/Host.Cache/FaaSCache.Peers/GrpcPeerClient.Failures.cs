@@ -24,6 +24,8 @@ public sealed partial class GrpcPeerClient
                 return new Caching.MembershipLeaseLostException($"Owner {memberId} did not make the {operation} of {key}: {rpc.Status.Detail}", rpc) { Key = key };
             case RpcException { StatusCode: StatusCode.NotFound } rpc:
                 return new BlobNotFoundException($"Blob {key} does not exist (peer {memberId}: {rpc.Status.Detail})", rpc) { Key = key };
+            case RpcException { StatusCode: StatusCode.AlreadyExists } rpc:
+                return new BlobAlreadyExistsException($"Blob {key} already exists: owner {memberId} refused the create-only {operation} ({rpc.Status.Detail})", rpc) { Key = key };
             case RpcException { StatusCode: StatusCode.Unauthenticated or StatusCode.PermissionDenied } rpc:
                 message = $"Peer {memberId} refused the {operation} of {key}: {rpc.Status.Detail}";
                 break;

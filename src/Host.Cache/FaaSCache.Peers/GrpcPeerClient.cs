@@ -150,7 +150,7 @@ public sealed partial class GrpcPeerClient : IPeerClient, IDisposable
     }
 
     /// <inheritdoc />
-    public async Task<PeerWriteResult> PutAsync(string memberId, string key, Stream content, long length, CancellationToken cancellationToken = default)
+    public async Task<PeerWriteResult> PutAsync(string memberId, string key, Stream content, long length, bool createOnly = false, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(content);
         ArgumentOutOfRangeException.ThrowIfNegative(length);
@@ -164,7 +164,7 @@ public sealed partial class GrpcPeerClient : IPeerClient, IDisposable
             call = peer.Client.Put(Auth(PutMethod), cancellationToken: timeout.Token);
             try
             {
-                await SendPutAsync(call.RequestStream, key, content, length, buffer, timeout, _options.IdleTimeout, cancellationToken).ConfigureAwait(false);
+                await SendPutAsync(call.RequestStream, new PutHeader { Key = key, Length = length, CreateOnly = createOnly }, content, buffer, timeout, _options.IdleTimeout, cancellationToken).ConfigureAwait(false);
                 timeout.CancelAfter(_options.FetchTimeout);
             }
             catch (Exception e) when (e is RpcException or InvalidOperationException or IOException && e is not ObjectDisposedException && !cancellationToken.IsCancellationRequested)
@@ -240,9 +240,10 @@ public sealed partial class GrpcPeerClient : IPeerClient, IDisposable
 
     private static bool IsPeerFailure(Exception e) => e is RpcException or PeerTransferException or PeerBulkUnreachableException or OperationCanceledException or HttpRequestException;
 
-    private static async Task SendPutAsync(IClientStreamWriter<PutRequest> requests, string key, Stream content, long length, byte[] buffer, CancellationTokenSource timeout, TimeSpan idleTimeout, CancellationToken cancellationToken)
+    private static async Task SendPutAsync(IClientStreamWriter<PutRequest> requests, PutHeader header, Stream content, byte[] buffer, CancellationTokenSource timeout, TimeSpan idleTimeout, CancellationToken cancellationToken)
     {
-        await requests.WriteAsync(new PutRequest { Header = new PutHeader { Key = key, Length = length } }, cancellationToken).ConfigureAwait(false);
+        long length = header.Length;
+        await requests.WriteAsync(new PutRequest { Header = header }, cancellationToken).ConfigureAwait(false);
         var hash = new XxHash3();
         for (long sent = 0; sent < length;)
         {

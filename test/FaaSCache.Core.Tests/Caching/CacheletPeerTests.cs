@@ -225,6 +225,68 @@ public sealed class CacheletPeerTests
         Assert.True(cluster["b"].Contains(key));
     }
 
+    [Theory]
+    [InlineData(ConsistencyPreset.Strong)]
+    [InlineData(ConsistencyPreset.Owner)]
+    [InlineData(ConsistencyPreset.OwnerAsync)]
+    [InlineData(ConsistencyPreset.OwnerLocalRead)]
+    [InlineData(ConsistencyPreset.Local)]
+    [InlineData(ConsistencyPreset.LocalAsync)]
+    public async Task A_create_only_write_through_another_member_of_a_blob_created_through_one_is_refused_and_writes_nothing(ConsistencyPreset preset)
+    {
+        await using var cluster = await Cluster.StartAsync(preset);
+        string key = cluster.KeyOwnedBy("b");
+        var written = new List<string>();
+        foreach (string m in Members)
+        {
+            cluster[m].Written += (_, e) => written.Add($"{m} {e.Key}");
+        }
+
+        WriteReceipt created = await cluster["a"].CreateAsync(key, Encoding.UTF8.GetBytes("first"));
+        await Assert.ThrowsAsync<BlobAlreadyExistsException>(() => cluster["c"].CreateAsync(key, Encoding.UTF8.GetBytes("second")));
+        await Assert.ThrowsAsync<BlobAlreadyExistsException>(() => cluster["b"].CreateAsync(key, Encoding.UTF8.GetBytes("third")));
+
+        foreach (string m in Members)
+        {
+            await cluster[m].FlushAsync();
+        }
+
+        Assert.Equal("first", Encoding.UTF8.GetString((await cluster.DownloadAsync(key))!));
+        Assert.Single(written);
+        // Under the owner presets the owner committed it (and decided), under the local ones the writer did (storage decided).
+        Assert.Equal(preset is ConsistencyPreset.Local or ConsistencyPreset.LocalAsync ? "a" : "b", written[0].Split(' ')[0]);
+        // A create-only write is persisted before it is acknowledged wherever no owner can decide for the others.
+        Assert.True(created.Persisted || preset == ConsistencyPreset.OwnerAsync);
+    }
+
+    [Theory]
+    [InlineData(ConsistencyPreset.Owner)]
+    [InlineData(ConsistencyPreset.OwnerAsync)]
+    public async Task A_write_storage_took_around_the_cache_drops_every_members_copy_the_owners_too(ConsistencyPreset preset)
+    {
+        await using var cluster = await Cluster.StartAsync(preset);
+        string key = cluster.KeyOwnedBy("b");
+        await cluster.UploadAsync(key, Encoding.UTF8.GetBytes("1"));
+        foreach (string m in Members)
+        {
+            (await cluster[m].ReadAsync(key)).Dispose();
+        }
+
+        string etag = await cluster.UploadAsync(key, Encoding.UTF8.GetBytes("2"));
+        await cluster["a"].InvalidateEverywhereAsync(key, etag);
+
+        Assert.All(Members, m => Assert.False(cluster[m].Contains(key)));
+        foreach (string m in Members)
+        {
+            using ObjectLease lease = await cluster[m].ReadAsync(key);
+            Assert.Equal("2", Encoding.UTF8.GetString(lease.Span));
+        }
+
+        // A delete names no version: every copy goes.
+        await cluster["c"].InvalidateEverywhereAsync(key, null);
+        Assert.All(Members, m => Assert.False(cluster[m].Contains(key)));
+    }
+
     private sealed class Cluster : IAsyncDisposable
     {
         private readonly Dictionary<string, (Cachelet Cachelet, RingOwnerLocator Ring, TempShmDirectory Shm)> _members = [];

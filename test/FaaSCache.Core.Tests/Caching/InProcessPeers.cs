@@ -38,10 +38,10 @@ internal sealed class InProcessPeers : IPeerClient
         return new PeerFetchResult<T>(lease.Version, lease.Count, s.Hit, value);
     }
 
-    public async Task<PeerWriteResult> PutAsync(string memberId, string key, Stream content, long length, CancellationToken cancellationToken = default)
+    public async Task<PeerWriteResult> PutAsync(string memberId, string key, Stream content, long length, bool createOnly = false, CancellationToken cancellationToken = default)
     {
         Puts++;
-        PeerWriteResult result = await Member(memberId).AcceptPeerWriteAsync(key, content, length, cancellationToken);
+        PeerWriteResult result = await Member(memberId).AcceptPeerWriteAsync(key, content, length, createOnly, cancellationToken);
         return memberId == DiesAfterPut ? throw new PeerUnavailableException($"member {memberId} died before it answered the put") { MemberId = memberId } : result;
     }
 

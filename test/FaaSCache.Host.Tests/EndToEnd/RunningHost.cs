@@ -85,6 +85,26 @@ internal sealed class RunningHost(FunctionAppFolder app, TempShmDirectory shm, F
         return json.RootElement.Clone();
     }
 
+    /// <summary>
+    /// The connection string the host's workers get for <paramref name="storageConnection"/>: its blob endpoint at the
+    /// host's SDK endpoint, as the start-up banner names it (waited for, at most the host's start timeout).
+    /// </summary>
+    public async Task<string> SdkEndpointConnectionAsync(string storageConnection)
+    {
+        DateTime deadline = DateTime.UtcNow + FaaSCacheHostProcess.StartTimeout;
+        while (true)
+        {
+            System.Text.RegularExpressions.Match banner = System.Text.RegularExpressions.Regex.Match(Host.Output, @"SDK endpoint\s+(http://\S+)");
+            if (banner.Success)
+            {
+                return StorageConnectionString.TryParse(storageConnection)!.WithBlobEndpoint(new Uri(banner.Groups[1].Value));
+            }
+
+            Assert.True(DateTime.UtcNow < deadline, $"The host's banner names no SDK endpoint:\n{Host.Output}");
+            await Task.Delay(100);
+        }
+    }
+
     /// <summary>What the host's SDK endpoint recorded of the requests for <paramref name="key"/> (<c>container/blob</c>).</summary>
     public async Task<IReadOnlyList<SdkRequestRecord>> SdkRequestsAsync(string key) =>
         (await Host.Http.GetFromJsonAsync<List<SdkRequestRecord>>($"admin/sdk-endpoint/requests?key={Uri.EscapeDataString(key)}", WebJson))!;

@@ -6,7 +6,7 @@ namespace FaaSCache.Host.Tests.EndToEnd;
 /// Functions that call the storage SDK themselves, unchanged, through the built host: a Python v2 app builds its own
 /// <c>BlobServiceClient</c> from the app setting, as functions do for what a binding cannot express. The host points
 /// that setting's blob endpoint at its SDK endpoint, so the reads are served by the cache and the writes go through
-/// its write path (and fire a blob trigger once).
+/// its write path (and fire a blob trigger once), whichever SDK makes them (Python here, Node.js's as a client of the host).
 /// </summary>
 [Trait("Category", "Integration")]
 public sealed class SdkEndpointEndToEndTests(AzuriteFixture azurite) : AzuriteTests
@@ -44,6 +44,45 @@ public sealed class SdkEndpointEndToEndTests(AzuriteFixture azurite) : AzuriteTe
         await Task.Delay(TimeSpan.FromSeconds(2));
         Assert.Single(await running.Host.GetInvocationsAsync("OnWrite"));
         Assert.Contains(await running.SdkRequestsAsync($"sdkout-{suffix}/out.txt"), r => r is { Operation: "write", Status: 201 });
+    }
+
+    [Fact]
+    public async Task the_node_storage_sdks_single_shot_and_block_uploads_through_the_host_land_in_storage_and_fire_a_blob_trigger_once_each()
+    {
+        string suffix = Guid.NewGuid().ToString("N")[..10];
+        await using RunningHost running = await RunningHost.StartAsync(azurite, () => App(suffix), extraArgs: SharedScenarios.PollEvery(0.5));
+        string container = $"sdknode-{suffix}";
+
+        // The Node.js SDK (@azure/storage-blob) as a function's own client would use it, with the connection the host's
+        // workers get: upload() (one Put Blob) and uploadData in 1 MiB blocks (Put Block x4, Put Block List).
+        ProcessRun run = await SdkClientScripts.RunAsync("sdk-check.js", ["upload-kinds", container, "node-"], TimeSpan.FromMinutes(2), new Dictionary<string, string>
+        {
+            [SdkClientScripts.EndpointConnectionVariable] = await running.SdkEndpointConnectionAsync(azurite.ConnectionString),
+            [SdkClientScripts.StorageConnectionVariable] = azurite.ConnectionString,
+        });
+        Assert.True(run.ExitCode == 0, run.ToString());
+
+        (string Name, int Size)[] uploads = [("node-single.bin", 5000), ("node-blocks.bin", (3 * 1024 * 1024) + 11)];
+        foreach ((string name, int size) in uploads)
+        {
+            byte[] stored = await running.DownloadAsync(container, name);
+            string sha256 = Convert.ToHexStringLower(SHA256.HashData(stored));
+            Assert.Equal(size, stored.Length);
+            Assert.Contains($"upload-kinds {name} {size} {sha256}", run.Stdout, StringComparison.Ordinal);
+            // The function saw the bytes storage has.
+            Assert.Equal($"{size} {sha256}", Encoding.UTF8.GetString(await WaitForBlobAsync(running, $"sdknodeseen-{suffix}", name)));
+        }
+
+        Assert.Equal(["write"], (await running.SdkRequestsAsync($"{container}/node-single.bin")).Select(r => r.Operation));
+        Assert.Equal(["block", "block", "block", "block", "commit"], (await running.SdkRequestsAsync($"{container}/node-blocks.bin")).Select(r => r.Operation).Order(StringComparer.Ordinal));
+
+        // A blob put straight into storage is found only by polling: once it fired, a poll listed the container after
+        // the uploads, and a second firing of either would have shown.
+        await running.UploadAsync(container, "zz-polled.bin", "polled"u8.ToArray());
+        Assert.Equal($"6 {Convert.ToHexStringLower(SHA256.HashData("polled"u8))}", Encoding.UTF8.GetString(await WaitForBlobAsync(running, $"sdknodeseen-{suffix}", "zz-polled.bin")));
+        IReadOnlyList<InvocationRecord> fired = await running.Host.GetInvocationsAsync("OnNodeUpload");
+        Assert.Equal(3, fired.Count);
+        Assert.All(fired, f => Assert.Equal("succeeded", f.Status));
     }
 
     private static async Task<byte[]> WaitForBlobAsync(RunningHost running, string container, string blob)
@@ -107,6 +146,14 @@ public sealed class SdkEndpointEndToEndTests(AzuriteFixture azurite) : AzuriteTe
             @app.blob_output(arg_name="seen", path="sdkseen-{{suffix}}/{name}", connection="AzureWebJobsStorage")
             def on_write(written: func.InputStream, seen: func.Out[str]) -> None:
                 seen.set(str(len(written.read())))
+
+
+            @app.function_name("OnNodeUpload")
+            @app.blob_trigger(arg_name="uploaded", path="sdknode-{{suffix}}/{name}", connection="AzureWebJobsStorage", data_type=func.DataType.BINARY)
+            @app.blob_output(arg_name="seen", path="sdknodeseen-{{suffix}}/{name}", connection="AzureWebJobsStorage")
+            def on_node_upload(uploaded: func.InputStream, seen: func.Out[str]) -> None:
+                data = uploaded.read()
+                seen.set(f"{len(data)} {hashlib.sha256(data).hexdigest()}")
             """)
         .Build();
 }

@@ -288,8 +288,9 @@ public sealed partial class Cachelet
     }
 
     /// <summary>
-    /// Caches what a read received, unless a write to <paramref name="key"/> landed here after <paramref name="writesBefore"/>
-    /// (the read's start): the read may have got the older version, which must not replace the newer one.
+    /// Caches what a read received, unless a write to <paramref name="key"/> landed here, or an invalidation of another
+    /// version arrived, after <paramref name="writesBefore"/> (the read's start): the read may have got the older version,
+    /// which must not replace the newer one.
     /// </summary>
     private ObjectLease Admit(string key, string etag, Received received, ReadSource source, long writesBefore, bool forPeer = false)
     {
@@ -298,9 +299,9 @@ public sealed partial class Cachelet
         bool owned = _owners.IsLocalOwner(key);
         lock (_gate)
         {
-            if (received.Reserved && _index.TryGetValue(key, out CacheEntry? current) && current.WriteSequence > writesBefore)
+            if (received.Reserved && ((_index.TryGetValue(key, out CacheEntry? current) && current.WriteSequence > writesBefore) || InvalidatedSinceLocked(key, etag, writesBefore)))
             {
-                // Served to this reader (it overlapped the write), never cached.
+                // Served to this reader (it overlapped the write, or an invalidation of what it may have got), never cached.
                 UnreserveLocked(received.Map.ContentLength);
             }
             else if (received.Reserved)

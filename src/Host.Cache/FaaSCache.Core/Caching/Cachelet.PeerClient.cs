@@ -2,6 +2,7 @@ using FaaSCache.Cluster;
 using FaaSCache.Options;
 using FaaSCache.Ownership;
 using FaaSCache.SharedMemory;
+using FaaSCache.Storage;
 using Microsoft.Extensions.Logging;
 
 namespace FaaSCache.Caching;
@@ -52,10 +53,10 @@ public sealed partial class Cachelet
     }
 
     /// <summary>
-    /// Forwards a write to the owner. Forwarded is null when this cachelet must commit it itself: it owns the key, or
-    /// (OwnerGone) the owner provably never saw the write.
+    /// Forwards a write to the owner (a create-only one as such: the owner decides). Forwarded is null when this cachelet
+    /// must commit it itself: it owns the key, or (OwnerGone) the owner provably never saw the write.
     /// </summary>
-    private async Task<(WriteReceipt? Forwarded, bool OwnerGone)> ForwardWriteAsync(string key, SharedMemoryMap map, CancellationToken cancellationToken)
+    private async Task<(WriteReceipt? Forwarded, bool OwnerGone)> ForwardWriteAsync(string key, SharedMemoryMap map, bool createOnly, CancellationToken cancellationToken)
     {
         string owner = _owners.GetOwner(key);
         if (owner == _owners.SelfId)
@@ -67,7 +68,13 @@ public sealed partial class Cachelet
         try
         {
             await using Stream content = map.OpenRead();
-            result = await _peers!.PutAsync(owner, key, content, map.ContentLength, cancellationToken).ConfigureAwait(false);
+            result = await _peers!.PutAsync(owner, key, content, map.ContentLength, createOnly, cancellationToken).ConfigureAwait(false);
+        }
+        catch (BlobAlreadyExistsException)
+        {
+            // The owner refused the create-only write: nothing was written anywhere.
+            _shm.Delete(map);
+            throw;
         }
         catch (PeerUnavailableException e) when (!e.MayHaveArrived)
         {

@@ -35,8 +35,12 @@ public sealed partial class Cachelet
         }
     }
 
-    /// <summary>Serves a peer's write: this cachelet is the owner and commits it under the app's preset.</summary>
-    public async Task<PeerWriteResult> AcceptPeerWriteAsync(string key, Stream content, long length, CancellationToken cancellationToken = default)
+    /// <summary>
+    /// Serves a peer's write: this cachelet is the owner and commits it under the app's preset; a create-only one
+    /// (<paramref name="createOnly"/>) is decided here (<see cref="CreateAsync"/>) and throws
+    /// <see cref="FaaSCache.Storage.BlobAlreadyExistsException"/> when the blob exists.
+    /// </summary>
+    public async Task<PeerWriteResult> AcceptPeerWriteAsync(string key, Stream content, long length, bool createOnly = false, CancellationToken cancellationToken = default)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
         FaaSCache.Storage.BlobKey.Parse(key);
@@ -52,7 +56,7 @@ public sealed partial class Cachelet
             throw;
         }
 
-        WriteReceipt receipt = await CommitAsync(key, map, forward: false, copied, cancellationToken).ConfigureAwait(false);
+        WriteReceipt receipt = await CommitAsync(key, map, forward: false, copied, createOnly, cancellationToken).ConfigureAwait(false);
         return new PeerWriteResult(receipt.Version, receipt.Persisted);
     }
 
@@ -97,6 +101,9 @@ public sealed partial class Cachelet
             {
                 DetachLocked(entry!, dead);
             }
+
+            // A read here that began before it may be bringing in the older version: it must not cache it.
+            MarkInvalidatedLocked(key, version);
         }
 
         DeleteMaps(dead);

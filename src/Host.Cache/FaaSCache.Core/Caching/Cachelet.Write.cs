@@ -48,7 +48,34 @@ public sealed partial class Cachelet
             throw;
         }
 
-        return await CommitAsync(key, map, forward: true, copiedIn: data.Length, cancellationToken).ConfigureAwait(false);
+        return await CommitAsync(key, map, forward: true, copiedIn: data.Length, createOnly: false, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Writes <paramref name="data"/> to <paramref name="key"/> only if no blob of that name exists (Put Blob with
+    /// <c>If-None-Match: *</c>), atomically across the app's instances: under an owner preset the key's owner decides
+    /// (storage's conditional upload when it persists synchronously; its own copy, pending writes and storage, under its
+    /// per-key write lock, when it persists later); under a local preset storage decides (the write is persisted at once,
+    /// conditionally, even under <c>localAsync</c>; with <c>persist: none</c> nothing reaches storage, so the writer
+    /// decides for itself only). Throws <see cref="BlobAlreadyExistsException"/>, nothing written, when the blob exists;
+    /// otherwise the write is an ordinary one (one cache trigger, on the instance that committed it).
+    /// </summary>
+    public async Task<WriteReceipt> CreateAsync(string key, ReadOnlyMemory<byte> data, CancellationToken cancellationToken = default)
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        BlobKey.Parse(key);
+        SharedMemoryMap map = _shm.Create(data.Length);
+        try
+        {
+            data.Span.CopyTo(map.Content);
+        }
+        catch
+        {
+            _shm.Delete(map);
+            throw;
+        }
+
+        return await CommitAsync(key, map, forward: true, copiedIn: data.Length, createOnly: true, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Writes the rest of <paramref name="data"/> to <paramref name="key"/>, streaming into shared memory.</summary>
@@ -76,7 +103,7 @@ public sealed partial class Cachelet
             throw;
         }
 
-        return await CommitAsync(key, map, forward: true, copied, cancellationToken).ConfigureAwait(false);
+        return await CommitAsync(key, map, forward: true, copied, createOnly: false, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Writes the content of a map another process created (a worker's output) without copying it: the cache adopts the file.</summary>
@@ -85,7 +112,7 @@ public sealed partial class Cachelet
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
         BlobKey.Parse(key);
         SharedMemoryMap map = _shm.AdoptHandedOver(mapName, count);
-        return await CommitAsync(key, map, forward: true, copiedIn: 0, cancellationToken).ConfigureAwait(false);
+        return await CommitAsync(key, map, forward: true, copiedIn: 0, createOnly: false, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Waits until every asynchronous write made so far is in storage.</summary>
@@ -94,9 +121,10 @@ public sealed partial class Cachelet
     /// <summary>
     /// Takes ownership of <paramref name="map"/> (not yet in the index) and applies the preset and the persistence mode.
     /// <paramref name="forward"/> is false when committing a peer's write as the key's owner; <paramref name="copiedIn"/>
-    /// is what filling the map cost (0 when a worker's map was adopted as it was).
+    /// is what filling the map cost (0 when a worker's map was adopted as it was); <paramref name="createOnly"/> writes
+    /// only if the blob does not exist (<see cref="CreateAsync"/>).
     /// </summary>
-    private async Task<WriteReceipt> CommitAsync(string key, SharedMemoryMap map, bool forward, long copiedIn, CancellationToken cancellationToken)
+    private async Task<WriteReceipt> CommitAsync(string key, SharedMemoryMap map, bool forward, long copiedIn, bool createOnly, CancellationToken cancellationToken)
     {
         if (forward)
         {
@@ -120,7 +148,7 @@ public sealed partial class Cachelet
         PersistMode persist = _options.EffectivePersist;
         if (forward && _peers is not null && WritesToOwner && !_doNotCache.IsMatch(key))
         {
-            (WriteReceipt? forwarded, bool ownerGone) = await ForwardWriteAsync(key, map, cancellationToken).ConfigureAwait(false);
+            (WriteReceipt? forwarded, bool ownerGone) = await ForwardWriteAsync(key, map, createOnly, cancellationToken).ConfigureAwait(false);
             if (forwarded is not null)
             {
                 // The owner committed it (and raises the events there: one cache trigger per write).
@@ -133,7 +161,7 @@ public sealed partial class Cachelet
             persist = ownerGone ? PersistMode.Sync : persist;
         }
 
-        WriteReceipt receipt = await CommitCoreAsync(key, map, forward ? AccessKind.Write : AccessKind.PeerWrite, persist, cancellationToken).ConfigureAwait(false);
+        WriteReceipt receipt = await CommitCoreAsync(key, map, forward ? AccessKind.Write : AccessKind.PeerWrite, persist, createOnly, cancellationToken).ConfigureAwait(false);
         receipt = receipt with { BytesCopied = copiedIn };
         await InvalidateOthersAsync(receipt.Key, receipt.Version).ConfigureAwait(false);
         var args = new BlobWrittenEventArgs(receipt.Key, receipt.Version, receipt.Persisted || receipt.Persist != PersistMode.None);
@@ -146,18 +174,24 @@ public sealed partial class Cachelet
         return receipt;
     }
 
-    private async Task<WriteReceipt> CommitCoreAsync(string key, SharedMemoryMap map, AccessKind access, PersistMode mode, CancellationToken cancellationToken)
+    private async Task<WriteReceipt> CommitCoreAsync(string key, SharedMemoryMap map, AccessKind access, PersistMode mode, bool createOnly, CancellationToken cancellationToken)
     {
         if (_doNotCache.IsMatch(key))
         {
             try
             {
-                return new WriteReceipt(key, await UploadAsync(key, map, cancellationToken).ConfigureAwait(false), false, true, PersistMode.Sync);
+                return new WriteReceipt(key, await UploadAsync(key, map, createOnly, cancellationToken).ConfigureAwait(false), false, true, PersistMode.Sync);
             }
             finally
             {
                 _shm.Delete(map);
             }
+        }
+
+        if (createOnly && mode == PersistMode.Async && !DecidesCreates)
+        {
+            // No owner decides for the others (a local preset with peers): storage does, so this write is persisted now.
+            mode = PersistMode.Sync;
         }
 
         if (mode == PersistMode.Sync)
@@ -171,7 +205,7 @@ public sealed partial class Cachelet
             {
                 try
                 {
-                    etag = await UploadAsync(key, map, cancellationToken).ConfigureAwait(false);
+                    etag = await UploadAsync(key, map, createOnly, cancellationToken).ConfigureAwait(false);
                 }
                 catch
                 {
@@ -191,21 +225,52 @@ public sealed partial class Cachelet
         }
 
         string version = NextLocalVersion(mode == PersistMode.Async ? "pending" : "local");
-        if (TryInsertWritten(key, version, map, dirty: mode == PersistMode.Async, access))
+        // Held from the create-only check to the insert, and by every write of the key, so that no write lands in between.
+        IDisposable held;
+        bool exists;
+        try
         {
-            return new WriteReceipt(key, version, true, false, mode);
-        }
-
-        if (mode == PersistMode.Async)
-        {
-            // No room to hold it until the background write: persist now rather than lose it.
+            held = await _keyWrites.LockAsync(key, cancellationToken).ConfigureAwait(false);
             try
             {
-                return new WriteReceipt(key, await UploadAsync(key, map, cancellationToken).ConfigureAwait(false), false, true, mode);
+                exists = createOnly && await ExistsForCreateAsync(key, mode, cancellationToken).ConfigureAwait(false);
             }
-            finally
+            catch
+            {
+                held.Dispose();
+                throw;
+            }
+        }
+        catch
+        {
+            _shm.Delete(map);
+            throw;
+        }
+
+        using (held)
+        {
+            if (exists)
             {
                 _shm.Delete(map);
+                throw AlreadyExists(key);
+            }
+
+            if (TryInsertWritten(key, version, map, dirty: mode == PersistMode.Async, access))
+            {
+                return new WriteReceipt(key, version, true, false, mode);
+            }
+
+            if (mode == PersistMode.Async)
+            {
+                // No room to hold it until the background write: persist now rather than lose it.
+                try
+                {
+                    return new WriteReceipt(key, await UploadAsync(key, map, createOnly, cancellationToken).ConfigureAwait(false), false, true, mode);
+                }
+                finally
+                {
+                    _shm.Delete(map);
+                }
             }
         }
 
@@ -243,6 +308,46 @@ public sealed partial class Cachelet
         }
 
         return entry is not null;
+    }
+
+    /// <summary>
+    /// True when this cachelet decides a create-only write for every instance: it is the key's owner (writes go to the
+    /// owner, and reach here only on the owner or when the owner is gone, then persisted synchronously), or it is alone.
+    /// </summary>
+    private bool DecidesCreates => _peers is null || WritesToOwner;
+
+    /// <summary>
+    /// Whether a create-only write of <paramref name="key"/> must be refused, decided here (called under the key's write
+    /// lock, on the instance that decides): a copy storage may not have yet (an asynchronous write not yet persisted, or
+    /// any copy when nothing is persisted), or a blob in storage.
+    /// </summary>
+    private async Task<bool> ExistsForCreateAsync(string key, PersistMode mode, CancellationToken cancellationToken)
+    {
+        lock (_gate)
+        {
+            if (_index.TryGetValue(key, out CacheEntry? entry) && (entry.Dirty || mode == PersistMode.None))
+            {
+                return true;
+            }
+        }
+
+        return await _storage.GetVersionAsync(key, cancellationToken).ConfigureAwait(false) is not null;
+    }
+
+    private static BlobAlreadyExistsException AlreadyExists(string key) => new($"The create-only write of {key} was not made: the blob already exists.") { Key = key };
+
+    /// <summary>Uploads a map, only if the blob does not exist when <paramref name="createOnly"/> (storage decides).</summary>
+    private async Task<string> UploadAsync(string key, SharedMemoryMap map, bool createOnly, CancellationToken cancellationToken)
+    {
+        if (!createOnly)
+        {
+            return await UploadAsync(key, map, cancellationToken).ConfigureAwait(false);
+        }
+
+        await using Stream content = map.OpenRead();
+        string etag = await _storage.UploadIfAbsentAsync(key, content, cancellationToken).ConfigureAwait(false) ?? throw AlreadyExists(key);
+        Metrics.Uploaded(map.ContentLength);
+        return etag;
     }
 
     /// <summary>Uploads a map; <paramref name="writeId"/> tags an asynchronous write with the version it was announced under.</summary>

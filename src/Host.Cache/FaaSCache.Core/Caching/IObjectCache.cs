@@ -36,6 +36,19 @@ public interface IObjectCache
     /// </summary>
     Task<WriteReceipt> WriteMapAsync(string key, string mapName, long? count = null, CancellationToken cancellationToken = default);
 
+    /// <summary>
+    /// Writes <paramref name="data"/> to <paramref name="key"/> only if no blob of that name exists (<c>If-None-Match: *</c>),
+    /// atomically across the app's instances; throws <see cref="Storage.BlobAlreadyExistsException"/> when it does.
+    /// </summary>
+    Task<WriteReceipt> CreateAsync(string key, ReadOnlyMemory<byte> data, CancellationToken cancellationToken = default);
+
+    /// <summary>
+    /// Storage took a write or a delete of <paramref name="key"/> that did not go through the cache (new ETag
+    /// <paramref name="version"/>, null for a delete): every instance's copy of another version is dropped, as after a
+    /// cache write under the app's preset.
+    /// </summary>
+    Task InvalidateEverywhereAsync(string key, string? version, CancellationToken cancellationToken = default);
+
     /// <summary>Waits until every asynchronous write made so far is in storage.</summary>
     Task FlushAsync(CancellationToken cancellationToken = default);
 

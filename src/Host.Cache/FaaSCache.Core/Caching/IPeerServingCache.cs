@@ -17,8 +17,12 @@ public interface IPeerServingCache
     /// </summary>
     Task<PeerGetServe?> ServePeerGetPipelinedAsync(string key, bool fetchIfMissing, CancellationToken cancellationToken = default);
 
-    /// <summary>Serves a peer's write: this cachelet is the owner and commits it under the app's preset.</summary>
-    Task<PeerWriteResult> AcceptPeerWriteAsync(string key, Stream content, long length, CancellationToken cancellationToken = default);
+    /// <summary>
+    /// Serves a peer's write: this cachelet is the owner and commits it under the app's preset. A create-only write
+    /// (<paramref name="createOnly"/>) is made only if the blob does not exist, decided here; otherwise
+    /// <see cref="FaaSCache.Storage.BlobAlreadyExistsException"/>.
+    /// </summary>
+    Task<PeerWriteResult> AcceptPeerWriteAsync(string key, Stream content, long length, bool createOnly = false, CancellationToken cancellationToken = default);
 
     /// <summary>Serves a peer's version query: the cached version, else storage's (null when the blob does not exist).</summary>
     Task<string?> GetOwnerVersionAsync(string key, CancellationToken cancellationToken = default);

@@ -29,8 +29,12 @@ public interface IPeerClient
     /// </summary>
     Task<PeerFetchResult<T>?> GetAsync<T>(string memberId, string key, bool fetchIfMissing, PeerBodyConsumer<T> consume, CancellationToken cancellationToken = default);
 
-    /// <summary>Writes <paramref name="key"/> through its owner <paramref name="memberId"/>; returns the version the owner now holds.</summary>
-    Task<PeerWriteResult> PutAsync(string memberId, string key, Stream content, long length, CancellationToken cancellationToken = default);
+    /// <summary>
+    /// Writes <paramref name="key"/> through its owner <paramref name="memberId"/>; returns the version the owner now holds.
+    /// With <paramref name="createOnly"/> the owner writes it only if the blob does not exist, and otherwise answers so:
+    /// <see cref="FaaSCache.Storage.BlobAlreadyExistsException"/>.
+    /// </summary>
+    Task<PeerWriteResult> PutAsync(string memberId, string key, Stream content, long length, bool createOnly = false, CancellationToken cancellationToken = default);
 
     /// <summary>The version <paramref name="memberId"/> holds for <paramref name="key"/> (as owner: its copy's, else storage's); null if none.</summary>
     Task<string?> GetVersionAsync(string memberId, string key, CancellationToken cancellationToken = default);

@@ -186,6 +186,40 @@ public sealed class AzureBlobStore : IBlobStore
     }
 
     /// <inheritdoc />
+    public async Task<string?> UploadIfAbsentAsync(string key, Stream content, CancellationToken cancellationToken = default)
+    {
+        BlobClient blob = GetBlob(key);
+        long start = content.Position;
+        var metadata = new Dictionary<string, string>(StringComparer.Ordinal)
+        {
+            [IBlobStore.XxHash3Metadata] = await BlobChecksum.ComputeAsync(content, cancellationToken).ConfigureAwait(false),
+        };
+        var options = new BlobUploadOptions { Metadata = metadata, Conditions = new BlobRequestConditions { IfNoneMatch = ETag.All } };
+        return await RunAsync<string?>("create-only upload", key,
+            async token =>
+            {
+                for (int attempt = 0; ; attempt++)
+                {
+                    content.Position = start;
+                    try
+                    {
+                        return (await blob.UploadAsync(content, options, token).ConfigureAwait(false)).Value.ETag.ToString();
+                    }
+                    catch (RequestFailedException e) when (e.Status is 409 or 412 && e.ErrorCode != BlobErrorCode.ContainerNotFound)
+                    {
+                        return null;
+                    }
+                    catch (RequestFailedException e) when (e.ErrorCode == BlobErrorCode.ContainerNotFound && attempt == 0)
+                    {
+                        // Output bindings create their container, as the Functions blob extension does.
+                        await _service.GetBlobContainerClient(blob.BlobContainerName).CreateIfNotExistsAsync(cancellationToken: token).ConfigureAwait(false);
+                    }
+                }
+            },
+            cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <inheritdoc />
     public async Task<bool> TryCreateAsync(string key, ReadOnlyMemory<byte> content, CancellationToken cancellationToken = default)
     {
         BlobClient blob = GetBlob(key);

@@ -24,6 +24,9 @@ public abstract class DelegatingBlobStore(IBlobStore inner) : IBlobStore
     public virtual Task<string> UploadAsync(string key, Stream content, string? writeId, CancellationToken cancellationToken = default) => Inner.UploadAsync(key, content, writeId, cancellationToken);
 
     /// <inheritdoc />
+    public virtual Task<string?> UploadIfAbsentAsync(string key, Stream content, CancellationToken cancellationToken = default) => Inner.UploadIfAbsentAsync(key, content, cancellationToken);
+
+    /// <inheritdoc />
     public virtual Task<bool> TryCreateAsync(string key, ReadOnlyMemory<byte> content, CancellationToken cancellationToken = default) => Inner.TryCreateAsync(key, content, cancellationToken);
 
     /// <inheritdoc />

@@ -74,6 +74,13 @@ public interface IBlobStore
     /// </summary>
     Task<string> UploadAsync(string key, Stream content, string? writeId, CancellationToken cancellationToken = default);
 
+    /// <summary>
+    /// Uploads <paramref name="content"/> as <see cref="UploadAsync(string, Stream, string?, CancellationToken)"/> does
+    /// (checksum recorded, container created if needed), only if no blob of that name exists (<c>If-None-Match: *</c>):
+    /// storage decides, atomically. Returns the new ETag, or null when the blob already exists (nothing written).
+    /// </summary>
+    Task<string?> UploadIfAbsentAsync(string key, Stream content, CancellationToken cancellationToken = default);
+
     /// <summary>Creates the blob only if it does not exist (<c>If-None-Match: *</c>); false when it already does.</summary>
     Task<bool> TryCreateAsync(string key, ReadOnlyMemory<byte> content, CancellationToken cancellationToken = default);
 

@@ -23,7 +23,7 @@ public sealed partial class BlobEndpointHandler
         HttpRequest request = context.Request;
         if (!CacheKeepsWhatIsWritten(request) || request.ContentLength > MaxBufferedBody)
         {
-            await ForwardWriteAwareAsync(context, address, ServedOperation.PutBlob).ConfigureAwait(false);
+            await ForwardWriteAwareAsync(context, address, writes: true).ConfigureAwait(false);
             return;
         }
 
@@ -191,7 +191,7 @@ public sealed partial class BlobEndpointHandler
 
         // The body was read to parse it: the same bytes go on.
         context.Request.Body = new MemoryStream(xml, writable: false);
-        await ForwardWriteAwareAsync(context, address, ServedOperation.PutBlockList).ConfigureAwait(false);
+        await ForwardWriteAwareAsync(context, address, writes: true).ConfigureAwait(false);
         if (context.Response.StatusCode is >= 200 and < 300)
         {
             _blocks.Clear(address.Key);
@@ -199,35 +199,26 @@ public sealed partial class BlobEndpointHandler
     }
 
     private Task DeleteAsync(HttpContext context, BlobAddress address)
-        => ForwardWriteAwareAsync(context, address, ServedOperation.Delete);
+        => ForwardWriteAwareAsync(context, address, writes: true);
 
-    /// <summary>The write path: owner, persistence under the preset, blob triggers once (create-only checked first).</summary>
+    /// <summary>
+    /// The write path: owner, persistence under the preset, blob triggers once. A create-only write (<c>If-None-Match: *</c>)
+    /// is decided by the cache across instances (<see cref="IObjectCache.CreateAsync"/>): storage's 409 when the blob exists.
+    /// </summary>
     private async Task WriteThroughCacheAsync(HttpContext context, BlobAddress address, byte[] content, byte[]? contentMd5, byte[] answerMd5)
     {
         bool createOnly = context.Request.Headers.IfNoneMatch.ToString().Trim() == "*";
-        SemaphoreSlim gate = _createLocks[(address.Key.GetHashCode(StringComparison.Ordinal) & int.MaxValue) % _createLocks.Length];
-        if (createOnly)
-        {
-            await gate.WaitAsync(context.RequestAborted).ConfigureAwait(false);
-        }
-
         WriteReceipt receipt;
         try
         {
-            if (createOnly && (_admin.Contains(address.Key) || await _storage.GetVersionAsync(address.Key, context.RequestAborted).ConfigureAwait(false) is not null))
-            {
-                await StorageErrors.WriteAsync(context, 409, "BlobAlreadyExists", "The specified blob already exists.").ConfigureAwait(false);
-                return;
-            }
-
-            receipt = await _cache.WriteAsync(address.Key, content, context.RequestAborted).ConfigureAwait(false);
+            receipt = createOnly
+                ? await _cache.CreateAsync(address.Key, content, context.RequestAborted).ConfigureAwait(false)
+                : await _cache.WriteAsync(address.Key, content, context.RequestAborted).ConfigureAwait(false);
         }
-        finally
+        catch (BlobAlreadyExistsException)
         {
-            if (createOnly)
-            {
-                gate.Release();
-            }
+            await StorageErrors.WriteAsync(context, 409, "BlobAlreadyExists", "The specified blob already exists.").ConfigureAwait(false);
+            return;
         }
 
         _properties.Forget(address.Key);
@@ -278,8 +269,7 @@ public sealed partial class BlobEndpointHandler
             return;
         }
 
-        _admin.Remove(address.Key);
-        _properties.Forget(address.Key);
+        await StorageTookWriteAsync(address, result.Value.ETag.ToString()).ConfigureAwait(false);
         BlobHeaders.StampCommon(context);
         context.Response.StatusCode = 201;
         context.Response.Headers.ETag = result.Value.ETag.ToString();

@@ -28,8 +28,10 @@ public enum ServedOperation
 /// bindings, read and write through the cache without a code change (the paper stops at bindings, §5 "Other
 /// platforms"). Reads go through <see cref="IObjectCache.ReadAsync"/> exactly as a binding's do (LH/LM/RH/RM, version
 /// checks under the preset, statistics, votes); Put Blob and Put Block List through <see cref="IObjectCache.WriteAsync(string, ReadOnlyMemory{byte}, CancellationToken)"/>
-/// (owner, persistence, blob triggers once); Delete Blob, and writes carrying what the cache does not keep
-/// (metadata, content headers, leases, conditions other than create-only), go to storage and drop the cached copy.
+/// (owner, persistence, blob triggers once; create-only decided atomically across instances); Delete Blob, and writes
+/// carrying what the cache does not keep (metadata, content headers, leases, conditions other than create-only, page
+/// and append blobs, copies, ...), go to storage and, once storage took them, drop every instance's cached copy
+/// (<see cref="IObjectCache.InvalidateEverywhereAsync"/>).
 /// </summary>
 public sealed partial class BlobEndpointHandler
 {
@@ -37,22 +39,16 @@ public sealed partial class BlobEndpointHandler
     public const string ReadSourceHeader = "x-faascache-read";
 
     private readonly IObjectCache _cache;
-    private readonly ICacheAdmin _admin;
-    private readonly IBlobStore _storage;
     private readonly BlobPropertiesCache _properties;
     private readonly BlockStaging _blocks;
     private readonly StorageRequestAuthenticator? _authenticator;
     private readonly StorageForwarder _forwarder;
     private readonly ILogger _log;
     private readonly SdkRequestLog _requests;
-    // Create-only writes of one key on this instance are checked and written one at a time.
-    private readonly SemaphoreSlim[] _createLocks = [.. Enumerable.Range(0, 64).Select(_ => new SemaphoreSlim(1, 1))];
 
     /// <summary>Initializes a new instance of the <see cref="BlobEndpointHandler"/> class.</summary>
     public BlobEndpointHandler(
         IObjectCache cache,
-        ICacheAdmin admin,
-        IBlobStore storage,
         BlobPropertiesCache properties,
         BlockStaging blocks,
         StorageRequestAuthenticator? authenticator,
@@ -62,8 +58,6 @@ public sealed partial class BlobEndpointHandler
     {
         _requests = requests;
         _cache = cache;
-        _admin = admin;
-        _storage = storage;
         _properties = properties;
         _blocks = blocks;
         _authenticator = authenticator;
@@ -103,6 +97,14 @@ public sealed partial class BlobEndpointHandler
             || !string.Equals(address.Account, _authenticator.AccountName, StringComparison.Ordinal)
             || _cache.IsExcluded(address.Key))
         {
+            if (ChangesCachedBlob(request, address))
+            {
+                // Not served here, but a write of a blob the cache may hold (metadata, properties, an append, a copy...).
+                context.Items[OperationItem] = "forward-write";
+                await ForwardWriteAwareAsync(context, address, writes: true).ConfigureAwait(false);
+                return;
+            }
+
             await _forwarder.ForwardAsync(context, address).ConfigureAwait(false);
             return;
         }
@@ -111,7 +113,7 @@ public sealed partial class BlobEndpointHandler
         if (auth.Decision == AuthDecision.Forward)
         {
             // Bearer tokens, user-delegation SAS and anonymous requests: storage makes the check, so storage answers.
-            await ForwardWriteAwareAsync(context, address, op.Value).ConfigureAwait(false);
+            await ForwardWriteAwareAsync(context, address, writes: op != ServedOperation.Read).ConfigureAwait(false);
             return;
         }
 
@@ -223,22 +225,69 @@ public sealed partial class BlobEndpointHandler
         return null;
     }
 
-    /// <summary>Forwards a request; if it wrote the blob, the cached copy and its properties are dropped.</summary>
-    private async Task ForwardWriteAwareAsync(HttpContext context, BlobAddress address, ServedOperation op)
+    /// <summary>
+    /// Forwards a request; if it <paramref name="writes"/> the blob and storage took it (2xx), every instance's cached
+    /// copy of another version is dropped (storage's new ETag, none after a delete), and this instance's properties,
+    /// before storage's answer goes back: once the SDK has it, no instance serves the old copy.
+    /// </summary>
+    private async Task ForwardWriteAwareAsync(HttpContext context, BlobAddress address, bool writes)
     {
-        if (op != ServedOperation.Read)
+        if (!writes)
         {
-            // A pending asynchronous write of this key must not land after storage took this one.
-            await _cache.FlushAsync(context.RequestAborted).ConfigureAwait(false);
+            await _forwarder.ForwardAsync(context, address).ConfigureAwait(false);
+            return;
         }
 
-        int status = await _forwarder.ForwardAsync(context, address).ConfigureAwait(false);
-        if (op != ServedOperation.Read && status is >= 200 and < 300)
+        // A pending asynchronous write of this key must not land after storage took this one.
+        await _cache.FlushAsync(context.RequestAborted).ConfigureAwait(false);
+        bool delete = HttpMethods.IsDelete(context.Request.Method);
+        await _forwarder.ForwardAsync(context, address, (status, etag) =>
+            status is >= 200 and < 300 ? StorageTookWriteAsync(address, delete || string.IsNullOrEmpty(etag) ? null : etag) : Task.CompletedTask).ConfigureAwait(false);
+    }
+
+    /// <summary>Storage took a write made around the cache: the copies everywhere go, and what this endpoint kept of the blob.</summary>
+    private async Task StorageTookWriteAsync(BlobAddress address, string? etag)
+    {
+        _properties.Forget(address.Key);
+        _blocks.ForgetCommitted(address.Key);
+        try
         {
-            _admin.Remove(address.Key);
-            _properties.Forget(address.Key);
-            _blocks.ForgetCommitted(address.Key);
+            // Not the request's token: storage has the write, so the copies must go even if the client left.
+            await _cache.InvalidateEverywhereAsync(address.Key, etag, CancellationToken.None).ConfigureAwait(false);
         }
+        catch (Exception e) when (e is not OperationCanceledException)
+        {
+            // Storage answered: the answer stands. The copies left are caught by their owner's next version check or eviction.
+            _log.LogWarning(e, "SDK endpoint: storage took a write of {Key}, but dropping the cached copies failed", address.Key);
+        }
+    }
+
+    /// <summary>
+    /// Whether a request the endpoint does not serve itself may change a blob of this account that the cache holds: a
+    /// PUT or DELETE addressed at the blob (Put Blob of any type, Copy Blob, Put Block List, Append Block, Put Page, Set
+    /// Blob Metadata or Properties, Undelete, Delete Blob with its snapshots, ...), except those that leave its content
+    /// and ETag alone (Put Block, leases, tier, tags, snapshots, immutability, legal hold) or address a snapshot or version.
+    /// </summary>
+    private bool ChangesCachedBlob(HttpRequest request, BlobAddress address)
+    {
+        if (!address.IsBlob || _authenticator is null
+            || !string.Equals(address.Account, _authenticator.AccountName, StringComparison.Ordinal)
+            || _cache.IsExcluded(address.Key))
+        {
+            return false;
+        }
+
+        if (HttpMethods.IsDelete(request.Method))
+        {
+            return true;
+        }
+
+        if (!HttpMethods.IsPut(request.Method) || address.Query("snapshot") is not null || address.Query("versionid") is not null)
+        {
+            return false;
+        }
+
+        return address.Query("comp")?.ToUpperInvariant() is not ("BLOCK" or "LEASE" or "TIER" or "TAGS" or "SNAPSHOT" or "IMMUTABILITYPOLICIES" or "LEGALHOLD");
     }
 
     private static async Task<byte[]?> ReadBodyAsync(HttpContext context, long maxBytes)

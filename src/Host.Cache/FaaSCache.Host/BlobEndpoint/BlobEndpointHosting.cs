@@ -76,8 +76,6 @@ public static class BlobEndpointHosting
             sp.GetRequiredService<StorageRequestAuthenticator>()));
         services.AddSingleton(sp => new BlobEndpointHandler(
             sp.GetRequiredService<IObjectCache>(),
-            sp.GetRequiredService<ICacheAdmin>(),
-            sp.GetRequiredService<IBlobStore>(),
             sp.GetRequiredService<BlobPropertiesCache>(),
             sp.GetRequiredService<BlockStaging>(),
             sp.GetRequiredService<StorageRequestAuthenticator>(),

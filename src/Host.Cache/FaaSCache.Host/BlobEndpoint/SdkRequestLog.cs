@@ -4,7 +4,7 @@ namespace FaaSCache.Host.BlobEndpoint;
 
 /// <summary>One request the SDK endpoint answered.</summary>
 /// <param name="Time">When it was answered.</param>
-/// <param name="Operation">read, write, block, commit, delete or forward.</param>
+/// <param name="Operation">read, write, block, commit, delete, forward, or forward-write (a forwarded write that invalidates the cached copies).</param>
 /// <param name="Key">The blob, <c>container/blob</c> (the path for account- and container-level requests).</param>
 /// <param name="Status">The HTTP status.</param>
 /// <param name="Source">How a read was served (lh, lm, rh, rm); null otherwise.</param>

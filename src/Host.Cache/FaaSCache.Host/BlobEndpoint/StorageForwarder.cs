@@ -40,11 +40,16 @@ public sealed class StorageForwarder : IDisposable
         _transformer = new PathTransformer(this, authenticator);
     }
 
-    /// <summary>Forwards the request; the response (status, headers, body) is storage's. Returns the status.</summary>
-    public async Task<int> ForwardAsync(HttpContext context, BlobAddress address)
+    /// <summary>
+    /// Forwards the request; the response (status, headers, body) is storage's. Returns the status.
+    /// <paramref name="beforeAnswer"/>, when given, runs once storage answered and before any of its answer goes back to
+    /// the client, with storage's status and <c>ETag</c> header (null without one).
+    /// </summary>
+    public async Task<int> ForwardAsync(HttpContext context, BlobAddress address, Func<int, string?, Task>? beforeAnswer = null)
     {
         ArgumentNullException.ThrowIfNull(context);
         context.Items[typeof(BlobAddress)] = address;
+        context.Items[typeof(Func<int, string?, Task>)] = beforeAnswer;
         ForwarderError error = await _forwarder.SendAsync(
             context,
             _storage.GetLeftPart(UriPartial.Authority),
@@ -97,6 +102,17 @@ public sealed class StorageForwarder : IDisposable
                 proxyRequest.Headers.Remove("Authorization");
                 proxyRequest.Headers.TryAddWithoutValidation("Authorization", $"SharedKey {authenticator.AccountName}:{signature}");
             }
+        }
+
+        public override async ValueTask<bool> TransformResponseAsync(HttpContext httpContext, HttpResponseMessage? proxyResponse, CancellationToken cancellationToken)
+        {
+            if (proxyResponse is not null && httpContext.Items[typeof(Func<int, string?, Task>)] is Func<int, string?, Task> beforeAnswer)
+            {
+                string? etag = proxyResponse.Headers.TryGetValues("ETag", out IEnumerable<string>? values) ? values.FirstOrDefault() : null;
+                await beforeAnswer((int)proxyResponse.StatusCode, etag).ConfigureAwait(false);
+            }
+
+            return await base.TransformResponseAsync(httpContext, proxyResponse, cancellationToken).ConfigureAwait(false);
         }
     }
 }

@@ -90,6 +90,28 @@ public sealed class InMemoryBlobStore : IBlobStore
     }
 
     /// <inheritdoc />
+    public async Task<string?> UploadIfAbsentAsync(string key, Stream content, CancellationToken cancellationToken = default)
+    {
+        Fault?.Invoke("upload", key);
+        using var buffer = new MemoryStream();
+        await content.CopyToAsync(buffer, cancellationToken).ConfigureAwait(false);
+        BlobKey parsed = BlobKey.Parse(key);
+        lock (_gate)
+        {
+            Dictionary<string, Blob> container = ContainerLocked(parsed.Container, create: true)!;
+            if (container.ContainsKey(parsed.BlobName))
+            {
+                return null;
+            }
+
+            byte[] bytes = buffer.ToArray();
+            string etag = NextETagLocked();
+            container[parsed.BlobName] = new Blob(bytes, etag, null, BlobChecksum.Of(bytes));
+            return etag;
+        }
+    }
+
+    /// <inheritdoc />
     public Task<bool> TryCreateAsync(string key, ReadOnlyMemory<byte> content, CancellationToken cancellationToken = default)
     {
         Fault?.Invoke("create", key);

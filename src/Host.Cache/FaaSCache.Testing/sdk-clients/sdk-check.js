@@ -14,6 +14,8 @@
  *                                      SDK surfaces (statusCode, code) the same as storage's
  *   uploads <prefix>                   uploadData of 5000 bytes (single shot) and of 3 MiB + 11 above a 1 MiB
  *                                      maxSingleShotSize (Put Block x4, Put Block List): read back straight from storage
+ *   upload-kinds <prefix>              upload() of 5000 bytes (one Put Blob) and uploadData of 3 MiB + 11 in 1 MiB blocks
+ *                                      (maxSingleShotSize 1 MiB: Put Block x4, Put Block List): storage has the bytes
  *   forged <blob>                      a client with another account key: refused as storage refuses it (403
  *                                      AuthenticationFailed; Azurite's own code differs, only its 403 is compared)
  *   list                               listBlobsFlat (and in pages of 2) through the endpoint identical to storage's
@@ -167,6 +169,21 @@ async function uploads(via, direct, prefix) {
   }
 }
 
+async function uploadKinds(via, direct, prefix) {
+  const blobs = [
+    // upload(): one Put Blob whatever the size.
+    [`${prefix}single.bin`, bytes(5000, 4), (client, data) => client.upload(data, data.length)],
+    // uploadData above maxSingleShotSize: Put Block of 1 MiB x4, then Put Block List.
+    [`${prefix}blocks.bin`, bytes(3 * MiB + 11, 5), (client, data) => client.uploadData(data, { maxSingleShotSize: MiB, blockSize: MiB, concurrency: 2 })],
+  ];
+  for (const [name, data, upload] of blobs) {
+    await upload(via.getBlockBlobClient(name), data);
+    const stored = await direct.getBlobClient(name).downloadToBuffer();
+    check(Buffer.compare(stored, data) === 0, `upload of ${data.length} bytes to ${name}: storage has ${stored.length} bytes (sha256 ${sha256(stored)}), uploaded sha256 ${sha256(data)}`);
+    process.stdout.write(`upload-kinds ${name} ${data.length} ${sha256(data)}\n`);
+  }
+}
+
 async function forged(endpointConnection, storageConnection, container, blob) {
   const wrongKey = Buffer.from('not the account key, 64 bytes long...............................').toString('base64');
   const outcomes = {};
@@ -230,6 +247,7 @@ async function main(argv) {
     downloads: () => downloads(via, direct, args[0], Number(args[1]), Number(args[2])),
     conditions: () => conditions(via, direct, args[0]),
     uploads: () => uploads(via, direct, args[0] || ''),
+    'upload-kinds': () => uploadKinds(via, direct, args[0] || ''),
     forged: () => forged(endpointConnection, storageConnection, container, args[0]),
     list: () => list(via, direct),
   };
