@@ -35,6 +35,12 @@ internal static class Program
 
     public static async Task<int> Main(string[] args)
     {
+        if (args is [DotnetSdkReader.CommandName, ..])
+        {
+            // sdk-read's .NET reader, a child process of the benchmark (not a benchmark of its own).
+            return await DotnetSdkReader.RunAsync(args[1..]);
+        }
+
         var root = new RootCommand("FaaSCache benchmarks (normally run through benchmarks/run <name> [--quick], which builds in Release and checks prerequisites).");
         foreach (BenchmarkDefinition definition in Benchmarks)
         {

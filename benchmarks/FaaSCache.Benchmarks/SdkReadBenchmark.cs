@@ -140,19 +140,19 @@ internal static class SdkReadBenchmark
                         continue;
                     }
 
-                    (IReadOnlyList<SdkDownload> downloads, EndpointReadCounts.Snapshot served) = await RunBatchAsync(rig, reader, path, blobs, missBlobs, readsPerRound, ct);
+                    (SdkBatch batch, EndpointReadCounts.Snapshot served) = await RunBatchAsync(rig, reader, path, blobs, missBlobs, readsPerRound, ct);
                     if (path == EndpointHit)
                     {
-                        // The warm-up read's requests are those of one more read of the same size.
+                        // The warm-up reads' requests are those of more reads of the same size.
                         EndpointShare share = endpointPerHit.GetValueOrDefault((reader.Sdk, blobs.Size));
                         endpointPerHit[(reader.Sdk, blobs.Size)] = new EndpointShare(
-                            share.Reads + downloads.Count + 1,
+                            share.Reads + batch.Downloads.Count + batch.WarmupReads,
                             share.Requests + served.Requests,
                             share.ServerUs + LatencySamples.ToMicroseconds(served.ServerTicks));
                     }
 
                     LatencySamples s = Samples(reader.Sdk, path);
-                    foreach (SdkDownload d in downloads)
+                    foreach (SdkDownload d in batch.Downloads)
                     {
                         s.Add((long)(d.Microseconds * Stopwatch.Frequency / 1_000_000));
                     }
@@ -173,11 +173,11 @@ internal static class SdkReadBenchmark
     }
 
     /// <summary>One SDK's batch of one path, checked: every download whole, and the endpoint's answers what the path says.</summary>
-    private static async Task<(IReadOnlyList<SdkDownload> Downloads, EndpointReadCounts.Snapshot Served)> RunBatchAsync(
+    private static async Task<(SdkBatch Batch, EndpointReadCounts.Snapshot Served)> RunBatchAsync(
         SdkReadRig rig, ISdkReader reader, string path, SdkReadBlobs blobs, IReadOnlyList<string> missBlobs, int reads, CancellationToken ct)
     {
         EndpointReadCounts.Snapshot before = await rig.CountsAsync(ct);
-        IReadOnlyList<SdkDownload> downloads = path switch
+        SdkBatch batch = path switch
         {
             StorageDirect => await reader.ReadAsync(rig.DirectConnectionString, blobs.Warmup, [blobs.Hot], reads, ct),
             EndpointHit => await reader.ReadAsync(rig.EndpointConnectionString, blobs.Warmup, [blobs.Hot], reads, ct),
@@ -185,14 +185,14 @@ internal static class SdkReadBenchmark
             _ => await reader.ReadAsync(rig.EndpointConnectionString, blobs.Warmup, missBlobs, 1, ct),
         };
         EndpointReadCounts.Snapshot served = await rig.CountsAsync(ct) - before;
-        Verify(reader.Sdk, path, blobs.Size, downloads, served);
+        Verify(reader.Sdk, path, blobs.Size, batch.Downloads, served);
         if (path == EndpointMiss)
         {
             // The next SDK's read of these blobs is a miss again, properties and all.
             rig.Evict(missBlobs);
         }
 
-        return (downloads, served);
+        return (batch, served);
     }
 
     /// <summary>

@@ -1,6 +1,6 @@
-using System.Collections.Concurrent;
 using System.Diagnostics;
 using System.Globalization;
+using System.Text;
 using Azure.Storage.Blobs;
 using FaaSCache.Testing;
 
@@ -8,6 +8,9 @@ namespace FaaSCache.Benchmarks;
 
 /// <summary>One download into memory as the SDK's caller timed it.</summary>
 internal readonly record struct SdkDownload(double Microseconds, long Bytes);
+
+/// <summary>A reader's batch: its timed downloads, and how many untimed reads of the warm-up blob came first.</summary>
+internal sealed record SdkBatch(IReadOnlyList<SdkDownload> Downloads, int WarmupReads);
 
 /// <summary>
 /// One official storage SDK as a function uses it: a client from a connection string (storage's, or the SDK
@@ -22,53 +25,78 @@ internal interface ISdkReader
     string Description { get; }
 
     /// <summary>Reads <paramref name="warmup"/> once untimed, then each of <paramref name="blobs"/> <paramref name="repetitions"/> times, blob after blob.</summary>
-    Task<IReadOnlyList<SdkDownload>> ReadAsync(string connection, string warmup, IReadOnlyList<string> blobs, int repetitions, CancellationToken cancellationToken);
+    Task<SdkBatch> ReadAsync(string connection, string warmup, IReadOnlyList<string> blobs, int repetitions, CancellationToken cancellationToken);
 }
 
 /// <summary>
-/// The three readers, dotnet in this process and node and python as child processes (download.js and download.py in
-/// FaaSCache.Testing's sdk-clients folder, <see cref="SdkClientScripts"/>).
+/// The three readers, each a child process per batch, as a function's SDK client runs in the function's worker process,
+/// not in the host's: dotnet is this benchmark's own executable (<c>sdk-reader</c>, <see cref="DotnetSdkReader"/>), node
+/// and python are download.js and download.py in FaaSCache.Testing's sdk-clients folder (<see cref="SdkClientScripts"/>).
 /// </summary>
 internal static class SdkReaders
 {
     public static async Task<IReadOnlyList<ISdkReader>> CreateAsync(string container, CancellationToken cancellationToken) =>
     [
-        new DotnetSdkReader(container),
-        await ScriptSdkReader.StartAsync("node", SdkClientScripts.NodeProgram, SdkClientScripts.NodeScript("download.js"), container, "downloadToBuffer()", cancellationToken),
-        await ScriptSdkReader.StartAsync("python", SdkClientScripts.PythonProgram, SdkClientScripts.PythonScript("download.py"), container, "download_blob().readall()", cancellationToken),
+        await ScriptSdkReader.StartAsync("dotnet", "dotnet", [typeof(DotnetSdkReader).Assembly.Location, DotnetSdkReader.CommandName], container, "DownloadContentAsync()", cancellationToken),
+        await ScriptSdkReader.StartAsync("node", SdkClientScripts.NodeProgram, [SdkClientScripts.NodeScript("download.js")], container, "downloadToBuffer()", cancellationToken),
+        await ScriptSdkReader.StartAsync("python", SdkClientScripts.PythonProgram, [SdkClientScripts.PythonScript("download.py")], container, "download_blob().readall()", cancellationToken),
     ];
 }
 
-/// <summary>Azure.Storage.Blobs in the benchmark's own process: <c>BlobClient.DownloadContentAsync()</c> (one GET, the bytes in a <see cref="BinaryData"/>).</summary>
-internal sealed class DotnetSdkReader(string container) : ISdkReader
+/// <summary>
+/// Azure.Storage.Blobs as a function uses it, in a process of its own (<c>FaaSCache.Benchmarks sdk-reader</c>, the .NET
+/// twin of download.js): one client from the connection string, <c>BlobClient.DownloadContentAsync()</c> (one GET, the
+/// bytes in a <see cref="BinaryData"/>). The warm-up blob is read until the JIT has settled (at least
+/// <see cref="WarmupReads"/> times and <see cref="WarmupTime"/>), then each blob is read as asked, only the call timed.
+/// </summary>
+internal static class DotnetSdkReader
 {
-    private readonly ConcurrentDictionary<string, BlobContainerClient> _clients = new(StringComparer.Ordinal);
+    public const string CommandName = "sdk-reader";
 
-    public string Sdk => "dotnet";
+    private const int WarmupReads = 5;
+    private static readonly TimeSpan WarmupTime = TimeSpan.FromMilliseconds(500);
 
-    public string Description =>
-        $"Azure.Storage.Blobs {typeof(BlobClient).Assembly.GetName().Version?.ToString(3)} (service version pinned to {AzuriteServer.PinnedServiceVersion}), " +
-        $".NET {Environment.Version}, in this process: DownloadContentAsync()";
-
-    public async Task<IReadOnlyList<SdkDownload>> ReadAsync(string connection, string warmup, IReadOnlyList<string> blobs, int repetitions, CancellationToken cancellationToken)
+    /// <summary>The <c>sdk-reader</c> subcommand: <c>&lt;connection&gt; &lt;container&gt; &lt;repetitions&gt; &lt;warm-up blob&gt; &lt;blob&gt;...</c>, or <c>--version</c>.</summary>
+    public static async Task<int> RunAsync(string[] args)
     {
-        // One client per connection string for the whole run, as a function keeps its client in a static.
-        BlobContainerClient folder = _clients.GetOrAdd(connection, c => new BlobServiceClient(c, new BlobClientOptions(AzuriteServer.PinnedServiceVersion)).GetBlobContainerClient(container));
-        await folder.GetBlobClient(warmup).DownloadContentAsync(cancellationToken);
-        var clients = blobs.Select(folder.GetBlobClient).ToList();
-        var downloads = new List<SdkDownload>(repetitions * clients.Count);
+        string header = $"# Azure.Storage.Blobs {typeof(BlobClient).Assembly.GetName().Version?.ToString(3)} (service version pinned to {AzuriteServer.PinnedServiceVersion}), .NET {Environment.Version}";
+        if (args is ["--version"])
+        {
+            Console.WriteLine(header);
+            return 0;
+        }
+
+        if (args.Length < 5 || !int.TryParse(args[2], NumberStyles.None, CultureInfo.InvariantCulture, out int repetitions))
+        {
+            await Console.Error.WriteLineAsync($"usage: FaaSCache.Benchmarks {CommandName} <connection string> <container> <repetitions> <warm-up blob> <blob>...");
+            return 2;
+        }
+
+        BlobContainerClient folder = new BlobServiceClient(args[0], new BlobClientOptions(AzuriteServer.PinnedServiceVersion)).GetBlobContainerClient(args[1]);
+        var clock = Stopwatch.StartNew();
+        int warmups = 0;
+        while (warmups < WarmupReads || clock.Elapsed < WarmupTime)
+        {
+            await folder.GetBlobClient(args[3]).DownloadContentAsync();
+            warmups++;
+        }
+
+        var clients = args[4..].Select(folder.GetBlobClient).ToList();
+        var lines = new StringBuilder();
+        lines.Append(header).Append('\n').Append(CultureInfo.InvariantCulture, $"{ScriptSdkReader.WarmupLine}{warmups}").Append('\n');
         for (int r = 0; r < repetitions; r++)
         {
             foreach (BlobClient client in clients)
             {
                 long start = Stopwatch.GetTimestamp();
-                BinaryData data = (await client.DownloadContentAsync(cancellationToken)).Value.Content;
+                BinaryData data = (await client.DownloadContentAsync()).Value.Content;
                 long end = Stopwatch.GetTimestamp();
-                downloads.Add(new SdkDownload(LatencySamples.ToMicroseconds(end - start), data.ToMemory().Length));
+                lines.Append(CultureInfo.InvariantCulture, $"{LatencySamples.ToMicroseconds(end - start):0.0} {data.ToMemory().Length}").Append('\n');
             }
         }
 
-        return downloads;
+        Console.Write(lines.ToString());
+        return 0;
     }
 }
 
@@ -78,18 +106,21 @@ internal sealed class DotnetSdkReader(string container) : ISdkReader
 /// </summary>
 internal sealed class ScriptSdkReader : ISdkReader
 {
+    /// <summary>A reader that reads its warm-up blob more than once says how often (<c># warm-up reads: N</c>); else once.</summary>
+    public const string WarmupLine = "# warm-up reads: ";
+
     // A batch is at most a few dozen reads; even 128 MB ones take seconds each.
     private static readonly TimeSpan BatchTimeout = TimeSpan.FromMinutes(10);
 
     private readonly string _program;
-    private readonly string _script;
+    private readonly string[] _leading;
     private readonly string _container;
 
-    private ScriptSdkReader(string sdk, string program, string script, string container, string description)
+    private ScriptSdkReader(string sdk, string program, string[] leading, string container, string description)
     {
         Sdk = sdk;
         _program = program;
-        _script = script;
+        _leading = leading;
         _container = container;
         Description = description;
     }
@@ -99,32 +130,40 @@ internal sealed class ScriptSdkReader : ISdkReader
     public string Description { get; }
 
     /// <summary>Runs the script with <c>--version</c>: it loads the SDK and says which one it is, or the run stops here.</summary>
-    public static async Task<ScriptSdkReader> StartAsync(string sdk, string program, string script, string container, string call, CancellationToken cancellationToken)
+    public static async Task<ScriptSdkReader> StartAsync(string sdk, string program, string[] leading, string container, string call, CancellationToken cancellationToken)
     {
-        (int code, string stdout, string stderr) = await RunAsync(program, [script, "--version"], cancellationToken);
+        string script = string.Join(' ', leading.Select(Path.GetFileName));
+        (int code, string stdout, string stderr) = await RunAsync(program, [.. leading, "--version"], cancellationToken);
         string? header = stdout.Split('\n').FirstOrDefault(l => l.StartsWith('#'));
         if (code != 0 || header is null)
         {
             throw new InvalidOperationException($"{program} {script} --version exited {code} without its '# <sdk> <version>' line; stderr: {stderr.Trim()}");
         }
 
-        return new ScriptSdkReader(sdk, program, script, container, $"{header[1..].Trim()}, {Path.GetFileName(script)} in a child process per batch: {call}");
+        return new ScriptSdkReader(sdk, program, leading, container, $"{header[1..].Trim()}, {script} in a child process per batch: {call}");
     }
 
-    public async Task<IReadOnlyList<SdkDownload>> ReadAsync(string connection, string warmup, IReadOnlyList<string> blobs, int repetitions, CancellationToken cancellationToken)
+    public async Task<SdkBatch> ReadAsync(string connection, string warmup, IReadOnlyList<string> blobs, int repetitions, CancellationToken cancellationToken)
     {
         (int code, string stdout, string stderr) = await RunAsync(
             _program,
-            [_script, connection, _container, repetitions.ToString(CultureInfo.InvariantCulture), warmup, .. blobs],
+            [.. _leading, connection, _container, repetitions.ToString(CultureInfo.InvariantCulture), warmup, .. blobs],
             cancellationToken);
         if (code != 0)
         {
-            throw new InvalidOperationException($"{Sdk} reader ({_program} {Path.GetFileName(_script)}) exited {code} reading {string.Join(", ", blobs)}: {stderr.Trim()}");
+            throw new InvalidOperationException($"{Sdk} reader ({_program} {string.Join(' ', _leading.Select(Path.GetFileName))}) exited {code} reading {string.Join(", ", blobs)}: {stderr.Trim()}");
         }
 
         var downloads = new List<SdkDownload>(repetitions * blobs.Count);
+        int warmupReads = 1;
         foreach (string line in stdout.Split('\n', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
         {
+            if (line.StartsWith(WarmupLine, StringComparison.Ordinal))
+            {
+                warmupReads = int.Parse(line[WarmupLine.Length..], CultureInfo.InvariantCulture);
+                continue;
+            }
+
             if (line.StartsWith('#'))
             {
                 continue;
@@ -141,7 +180,7 @@ internal sealed class ScriptSdkReader : ISdkReader
             throw new InvalidOperationException($"{Sdk} reader printed {downloads.Count} latencies for {repetitions} x {blobs.Count} reads: {stdout}{stderr}");
         }
 
-        return downloads;
+        return new SdkBatch(downloads, warmupReads);
     }
 
     private static async Task<(int Code, string Stdout, string Stderr)> RunAsync(string program, IEnumerable<string> arguments, CancellationToken cancellationToken)

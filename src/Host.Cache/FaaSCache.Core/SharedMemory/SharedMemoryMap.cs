@@ -156,6 +156,30 @@ public sealed unsafe partial class SharedMemoryMap : IDisposable
         }
     }
 
+    /// <summary>
+    /// A new map over a kept file (<see cref="SharedMemoryStore"/>'s recycling) already at <paramref name="path"/>, at
+    /// least as long as the map needs: cut to size (the pages within stay allocated) and its header written.
+    /// </summary>
+    internal static SharedMemoryMap OverKeptFile(string path, string name, long contentLength)
+    {
+        var fs = new FileStream(path, FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite);
+        try
+        {
+            RandomAccess.SetLength(fs.SafeFileHandle, HeaderSize + contentLength);
+            var map = new SharedMemoryMap(name, path, fs.SafeFileHandle, fs, contentLength, writable: true);
+            map.WriteHeader();
+            return map;
+        }
+        catch
+        {
+            fs.Dispose();
+            throw;
+        }
+    }
+
+    /// <summary>True when the file at <paramref name="path"/> is held by no process (not open, not mapped): its pages may be written over.</summary>
+    internal static bool HeldByNoProcess(string path) => HeldByNobody(path, Path.GetFileName(path));
+
     /// <summary>Opens a map another process wrote (a caller's TryPut) and validates its header.</summary>
     internal static SharedMemoryMap Open(string directory, string name)
     {

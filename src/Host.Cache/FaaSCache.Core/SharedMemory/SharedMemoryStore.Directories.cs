@@ -44,10 +44,10 @@ public sealed partial class SharedMemoryStore
     }
 
     /// <summary>The most any one directory has free: the largest object that can be put in shared memory now.</summary>
-    public long LargestFreeBytes() => _mapDirectories.Max(FreeBytes);
+    public long LargestFreeBytes() => _mapDirectories.Max(d => FreeBytes(d) + KeptBytesIn(d));
 
     /// <summary>True when <paramref name="contentLength"/> bytes of content fit in some directory now.</summary>
-    public bool HasRoomFor(long contentLength) => _mapDirectories.Any(d => FreeBytes(d) >= SharedMemoryMap.HeaderSize + contentLength);
+    public bool HasRoomFor(long contentLength) => _mapDirectories.Any(d => FreeBytes(d) + KeptBytesIn(d) >= SharedMemoryMap.HeaderSize + contentLength);
 
     /// <summary>The first directory in which <paramref name="mapName"/> exists (the primary one when none has it).</summary>
     public string DirectoryOf(string mapName) =>
@@ -59,7 +59,19 @@ public sealed partial class SharedMemoryStore
         long need = SharedMemoryMap.HeaderSize + contentLength;
         foreach (string dir in _mapDirectories)
         {
+            if (TryCreateFromKept(dir, name, contentLength) is { } recycled)
+            {
+                return recycled;
+            }
+
             long free = FreeBytes(dir);
+            if (free < need && free + KeptBytesIn(dir) >= need)
+            {
+                // The kept files give their room back before a new map is refused it.
+                DropKept(dir);
+                free = FreeBytes(dir);
+            }
+
             if (free < need)
             {
                 continue;

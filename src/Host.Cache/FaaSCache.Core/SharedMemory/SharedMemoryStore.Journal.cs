@@ -41,7 +41,7 @@ public sealed partial class SharedMemoryStore
         }
 
         _journal.Flush();
-        if (_journalLines > 4096 && _journalLines > 4 * (_live.Count + _pooledNames.Count + _handedOver.Count))
+        if (_journalLines > 4096 && _journalLines > 4 * (_live.Count + _pooledNames.Count + _kept.Count + _handedOver.Count))
         {
             CompactJournal();
         }
@@ -59,7 +59,7 @@ public sealed partial class SharedMemoryStore
         writer.Write(string.Create(CultureInfo.InvariantCulture, $"pid {Environment.ProcessId} {ProcessStartTicks(Environment.ProcessId)}\n"));
 
         // Pooled names stay journaled too: one may be linked into a map folder at any moment.
-        foreach (string name in _live.Concat(_pooledNames))
+        foreach (string name in _live.Concat(_pooledNames).Concat(_kept.Select(k => k.Name)))
         {
             writer.Write('+');
             writer.Write(name);
@@ -74,7 +74,7 @@ public sealed partial class SharedMemoryStore
         }
 
         writer.Flush();
-        _journalLines = _live.Count + _pooledNames.Count + _handedOver.Count;
+        _journalLines = _live.Count + _pooledNames.Count + _kept.Count + _handedOver.Count;
         return writer;
     }
 
@@ -122,7 +122,8 @@ public sealed partial class SharedMemoryStore
 
             foreach ((string name, bool own) in names)
             {
-                foreach (string path in MapDirectories.Append(SpillDirectory).Select(d => Path.Combine(d, name)).Where(File.Exists))
+                // A name may be a kept file now, in its folder's recycle folder.
+                foreach (string path in MapDirectories.Append(SpillDirectory).Concat(MapDirectories.Select(RecycleFolder)).Select(d => Path.Combine(d, name)).Where(File.Exists))
                 {
                     if (own || SharedMemoryMap.HeldByNobody(path, name))
                     {

@@ -212,6 +212,11 @@ public sealed partial class SharedMemoryStore : IDisposable
     public void Delete(SharedMemoryMap map)
     {
         map.Dispose();
+        if (TryKeep(map))
+        {
+            return;
+        }
+
         SharedMemoryMap.TryDeleteFile(map.FilePath);
         Record('-', map.Name);
     }
@@ -252,6 +257,7 @@ public sealed partial class SharedMemoryStore : IDisposable
             }
 
             DisposePoolLocked();
+            DisposeKeptLocked();
         }
 
         // Outside the lock: the retries take it.
