@@ -6,9 +6,10 @@ namespace FaaSCache.SharedMemory;
 /// system already has. A fresh tmpfs page costs its allocation and zeroing on every machine, and on this project's VMs
 /// far more when the hypervisor has reclaimed the guest's free memory (a 128 MB fill: ~45 ms into new pages against
 /// ~17 ms over kept ones when idle, hundreds of ms after other processes freed memory); a cache that evicts to admit
-/// writes one object over another's pages. At most <see cref="RecycleMaxBytes"/> are kept, each file at most
-/// <see cref="RecycleMaxIdle"/>, and a folder's kept files go first when it runs out of room, so the memory goes back
-/// to the system when the cache is idle or full.
+/// writes one object over another's pages. At most <see cref="RecycleMaxBytes"/> are kept (and never more than a
+/// sixteenth of the file system, nor while it is over half full), each file at most <see cref="RecycleMaxIdle"/>, and a
+/// folder's kept files go first when it runs out of room, so the memory goes back to the system when the cache is idle
+/// or full.
 /// </summary>
 public sealed partial class SharedMemoryStore
 {
@@ -61,7 +62,7 @@ public sealed partial class SharedMemoryStore
         string? directory = Path.GetDirectoryName(map.FilePath);
         long length = SharedMemoryMap.HeaderSize + map.ContentLength;
         // A worker may still map it (a Node.js Buffer kept past its invocation): its pages are then never written over.
-        if (directory is null || !_mapDirectories.Contains(directory) || length > RecycleMaxBytes || !SharedMemoryMap.HeldByNoProcess(map.FilePath))
+        if (directory is null || !_mapDirectories.Contains(directory) || length > RecycleMaxBytes || !HasRoomToKeep(directory, length) || !SharedMemoryMap.HeldByNoProcess(map.FilePath))
         {
             return false;
         }
@@ -97,6 +98,29 @@ public sealed partial class SharedMemoryStore
             _keptExpiry ??= new Timer(_ => ExpireKept(), null, RecycleMaxIdle, RecycleMaxIdle);
             return true;
         }
+    }
+
+    /// <summary>
+    /// True when <paramref name="length"/> more kept bytes leave the file system of <paramref name="directory"/> at least
+    /// half free and its kept files within a sixteenth of its size: workers write their outputs in the same folder and know
+    /// nothing of kept files (a container's 64 MB /dev/shm keeps at most 4 MB; an 8 MB one nothing).
+    /// </summary>
+    private bool HasRoomToKeep(string directory, long length)
+    {
+        long total;
+        long free;
+        try
+        {
+            var drive = new DriveInfo(directory);
+            total = drive.TotalSize;
+            free = drive.AvailableFreeSpace;
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException or ArgumentException)
+        {
+            return false;
+        }
+
+        return free - length >= total / 2 && KeptBytesIn(directory) + length <= total / 16;
     }
 
     /// <summary>
