@@ -37,18 +37,7 @@ public sealed partial class Cachelet
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
         BlobKey.Parse(key);
-        SharedMemoryMap map = _shm.Create(data.Length);
-        try
-        {
-            data.Span.CopyTo(map.Content);
-        }
-        catch
-        {
-            _shm.Delete(map);
-            throw;
-        }
-
-        return await CommitAsync(key, map, forward: true, copiedIn: data.Length, createOnly: false, cancellationToken).ConfigureAwait(false);
+        return await CommitAsync(key, MapOf(data), forward: true, copiedIn: data.Length, createOnly: false, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>
@@ -64,18 +53,26 @@ public sealed partial class Cachelet
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
         BlobKey.Parse(key);
+        return await CommitAsync(key, MapOf(data), forward: true, copiedIn: data.Length, createOnly: true, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// A new map holding <paramref name="data"/>, written through its file (pwrite, as a fill from storage is): a copy
+    /// through this process's fresh mapping would fault on every 4 KiB page (~13 µs each on this project's VMs).
+    /// </summary>
+    private SharedMemoryMap MapOf(ReadOnlyMemory<byte> data)
+    {
         SharedMemoryMap map = _shm.Create(data.Length);
         try
         {
-            data.Span.CopyTo(map.Content);
+            map.Write(data.Span, 0);
+            return map;
         }
         catch
         {
             _shm.Delete(map);
             throw;
         }
-
-        return await CommitAsync(key, map, forward: true, copiedIn: data.Length, createOnly: true, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Writes the rest of <paramref name="data"/> to <paramref name="key"/>, streaming into shared memory.</summary>
