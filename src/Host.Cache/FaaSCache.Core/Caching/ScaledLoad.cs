@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Security.Cryptography;
 using FaaSCache.Bandwidth;
 using FaaSCache.Cluster;
@@ -224,7 +225,21 @@ internal sealed class ScaledLoad
 
     private async Task ReadOwnShareAsync(Stream own, CancellationToken cancellationToken)
     {
-        Memory<byte> target = _map.Memory;
+        // Through the map's file (pwrite, as StreamCopy fills a map): a first touch of each page through this process's
+        // mapping costs a fault of ~13 µs on this project's VMs, 2 s of a 400 MB load's CPU.
+        byte[] staging = ArrayPool<byte>.Shared.Rent(ReadBlock);
+        try
+        {
+            await ReadOwnShareAsync(own, staging, cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(staging);
+        }
+    }
+
+    private async Task ReadOwnShareAsync(Stream own, byte[] staging, CancellationToken cancellationToken)
+    {
         long position = 0;
         long started = System.Diagnostics.Stopwatch.GetTimestamp();
         while (true)
@@ -241,11 +256,13 @@ internal sealed class ScaledLoad
                 _reading = position + want;
             }
 
-            int n = await own.ReadAsync(target.Slice((int)position, want), cancellationToken).ConfigureAwait(false);
+            int n = await own.ReadAsync(staging.AsMemory(0, want), cancellationToken).ConfigureAwait(false);
             if (n == 0)
             {
                 throw new IOException($"Storage ended {_key} after {position} of {_map.ContentLength} bytes.");
             }
+
+            _map.Write(staging.AsSpan(0, n), position);
 
             lock (_gate)
             {
@@ -287,20 +304,29 @@ internal sealed class ScaledLoad
             throw new IOException($"A range of {_key} came back as {count} bytes of version {version}; expected {length} bytes of {_etag}.");
         }
 
-        Memory<byte> target = _map.Memory.Slice((int)offset, (int)length);
-        int filled = 0;
-        while (filled < target.Length)
+        byte[] staging = ArrayPool<byte>.Shared.Rent((int)Math.Min(length, ReadBlock));
+        try
         {
-            int n = await content.ReadAsync(target[filled..], cancellationToken).ConfigureAwait(false);
-            if (n == 0)
+            long filled = 0;
+            while (filled < length)
             {
-                throw new IOException($"A range of {_key} ended after {filled} of {length} bytes.");
+                int n = await content.ReadAsync(staging.AsMemory(0, (int)Math.Min(staging.Length, length - filled)), cancellationToken).ConfigureAwait(false);
+                if (n == 0)
+                {
+                    throw new IOException($"A range of {_key} ended after {filled} of {length} bytes.");
+                }
+
+                // Through the file, as the requester's own share (ReadOwnShareAsync).
+                _map.Write(staging.AsSpan(0, n), offset + filled);
+                filled += n;
             }
 
-            filled += n;
+            return filled;
         }
-
-        return filled;
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(staging);
+        }
     }
 
     private async Task VerifyAsync(BlobInfo? info)
