@@ -3,7 +3,6 @@ using System.Collections.Concurrent;
 using System.Globalization;
 using System.IO.Pipelines;
 using System.Net;
-using System.Text.RegularExpressions;
 using FaaSCache.Host.BlobEndpoint;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
@@ -20,7 +19,7 @@ namespace FaaSCache.Benchmarks;
 /// signature check, no cache, no storage. What an SDK's download takes against it is the SDK's own time plus loopback
 /// HTTP, so storage_direct / client_floor bounds what any endpoint could make of a hit here.
 /// </summary>
-internal sealed partial class SdkFloorServer : IAsyncDisposable
+internal sealed class SdkFloorServer : IAsyncDisposable
 {
     private const int SliceSize = 256 * 1024;
 
@@ -85,20 +84,10 @@ internal sealed partial class SdkFloorServer : IAsyncDisposable
         long size = blob.Content.Length;
         long start = 0;
         long count = size;
-        string range = request.Headers["x-ms-range"].ToString() is { Length: > 0 } r ? r : request.Headers.Range.ToString();
-        bool ranged = !head && range.Length > 0;
-        if (ranged)
+        // The endpoint's own parser: a malformed range reads the whole blob, as storage does.
+        if (!head && BlobHeaders.ParseRange(request) is { } range)
         {
-            Match m = RangePattern().Match(range);
-            if (!m.Success)
-            {
-                response.StatusCode = 400;
-                response.Headers["x-ms-error-code"] = "InvalidHeaderValue";
-                return;
-            }
-
-            start = long.Parse(m.Groups[1].Value, CultureInfo.InvariantCulture);
-            long end = m.Groups[2].Success ? Math.Min(long.Parse(m.Groups[2].Value, CultureInfo.InvariantCulture), size - 1) : size - 1;
+            start = range.Start;
             if (start >= size)
             {
                 response.StatusCode = 416;
@@ -107,6 +96,7 @@ internal sealed partial class SdkFloorServer : IAsyncDisposable
                 return;
             }
 
+            long end = Math.Min(range.End ?? (size - 1), size - 1);
             count = end - start + 1;
             response.StatusCode = 206;
             response.Headers.ContentRange = $"bytes {start}-{end}/{size}";
@@ -137,9 +127,6 @@ internal sealed partial class SdkFloorServer : IAsyncDisposable
             await writer.FlushAsync(context.RequestAborted);
         }
     }
-
-    [GeneratedRegex(@"^bytes=(\d+)-(\d+)?$")]
-    private static partial Regex RangePattern();
 
     private sealed record Blob(byte[] Content, string ETag, string LastModified);
 }

@@ -304,29 +304,8 @@ internal sealed class ScaledLoad
             throw new IOException($"A range of {_key} came back as {count} bytes of version {version}; expected {length} bytes of {_etag}.");
         }
 
-        byte[] staging = ArrayPool<byte>.Shared.Rent((int)Math.Min(length, ReadBlock));
-        try
-        {
-            long filled = 0;
-            while (filled < length)
-            {
-                int n = await content.ReadAsync(staging.AsMemory(0, (int)Math.Min(staging.Length, length - filled)), cancellationToken).ConfigureAwait(false);
-                if (n == 0)
-                {
-                    throw new IOException($"A range of {_key} ended after {filled} of {length} bytes.");
-                }
-
-                // Through the file, as the requester's own share (ReadOwnShareAsync).
-                _map.Write(staging.AsSpan(0, n), offset + filled);
-                filled += n;
-            }
-
-            return filled;
-        }
-        finally
-        {
-            ArrayPool<byte>.Shared.Return(staging);
-        }
+        // Through the file, as the requester's own share (ReadOwnShareAsync).
+        return await StreamCopy.FillRangeAsync(content, _map, offset, length, cancellationToken).ConfigureAwait(false);
     }
 
     private async Task VerifyAsync(BlobInfo? info)

@@ -19,9 +19,16 @@ internal static class StreamCopy
     /// Fills the whole map from <paramref name="source"/>; returns the bytes written into it (its content length).
     /// <paramref name="progress"/>, when given, learns each advance (a peer streams the bytes as they land).
     /// </summary>
-    public static async Task<long> FillAsync(Stream source, SharedMemoryMap map, CancellationToken cancellationToken, FillProgress? progress = null)
+    public static Task<long> FillAsync(Stream source, SharedMemoryMap map, CancellationToken cancellationToken, FillProgress? progress = null) =>
+        FillRangeAsync(source, map, 0, map.ContentLength, cancellationToken, progress);
+
+    /// <summary>
+    /// Fills content bytes [<paramref name="offset"/>, <paramref name="offset"/> + <paramref name="length"/>) of the map
+    /// from <paramref name="source"/> (a scaled load's range); returns <paramref name="length"/>. <paramref name="progress"/>,
+    /// when given, learns the fill mark after each write.
+    /// </summary>
+    public static async Task<long> FillRangeAsync(Stream source, SharedMemoryMap map, long offset, long length, CancellationToken cancellationToken, FillProgress? progress = null)
     {
-        long length = map.ContentLength;
         byte[] buffer = ArrayPool<byte>.Shared.Rent((int)Math.Clamp(length, 1, StagingBufferSize));
         try
         {
@@ -34,9 +41,9 @@ internal static class StreamCopy
                     throw new IOException($"The stream ended after {filled} of {length} bytes.");
                 }
 
-                map.Write(buffer.AsSpan(0, n), filled);
+                map.Write(buffer.AsSpan(0, n), offset + filled);
                 filled += n;
-                progress?.Advance(filled);
+                progress?.Advance(offset + filled);
             }
 
             return length;

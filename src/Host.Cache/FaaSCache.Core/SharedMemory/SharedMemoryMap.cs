@@ -177,9 +177,6 @@ public sealed unsafe partial class SharedMemoryMap : IDisposable
         }
     }
 
-    /// <summary>True when the file at <paramref name="path"/> is held by no process (not open, not mapped): its pages may be written over.</summary>
-    internal static bool HeldByNoProcess(string path) => HeldByNobody(path, Path.GetFileName(path));
-
     /// <summary>Opens a map another process wrote (a caller's TryPut) and validates its header.</summary>
     internal static SharedMemoryMap Open(string directory, string name)
     {

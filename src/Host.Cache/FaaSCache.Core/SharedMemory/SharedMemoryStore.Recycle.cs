@@ -62,7 +62,7 @@ public sealed partial class SharedMemoryStore
         string? directory = Path.GetDirectoryName(map.FilePath);
         long length = SharedMemoryMap.HeaderSize + map.ContentLength;
         // A worker may still map it (a Node.js Buffer kept past its invocation): its pages are then never written over.
-        if (directory is null || !_mapDirectories.Contains(directory) || length > RecycleMaxBytes || !HasRoomToKeep(directory, length) || !SharedMemoryMap.HeldByNoProcess(map.FilePath))
+        if (directory is null || !_mapDirectories.Contains(directory) || length > RecycleMaxBytes || !HasRoomToKeep(directory, length) || !SharedMemoryMap.HeldByNobody(map.FilePath, map.Name))
         {
             return false;
         }
@@ -188,14 +188,14 @@ public sealed partial class SharedMemoryStore
         return map;
     }
 
-    /// <summary>Deletes the kept files of <paramref name="directory"/> (it needs the room), or all of them when null.</summary>
-    private void DropKept(string? directory = null)
+    /// <summary>Deletes the kept files of <paramref name="directory"/> (it needs the room).</summary>
+    private void DropKept(string directory)
     {
         lock (_gate)
         {
             for (int i = _kept.Count - 1; i >= 0; i--)
             {
-                if (directory is null || _kept[i].Directory == directory)
+                if (_kept[i].Directory == directory)
                 {
                     DropKeptLocked(i);
                 }
