@@ -140,6 +140,20 @@ internal sealed class BandwidthColdRig : IAsyncDisposable
         throw new TimeoutException($"the scale controller did not come to one ready instance within {timeout.TotalSeconds:0} s ({last}){Environment.NewLine}{OutputTail}");
     }
 
+    /// <summary>The controller's instances and the reason of its last decision, as one line (for the benchmark's log).</summary>
+    public async Task<string> StatusLineAsync(CancellationToken cancellationToken)
+    {
+        try
+        {
+            ColdStatus status = (await _status.GetFromJsonAsync<ColdStatus>("scale/status", cancellationToken))!;
+            return $"{status.Current.ToString(Invariant)} instance(s) ({string.Join(", ", status.Instances.Select(i => $"{i.Id} {i.State}"))}): {status.Reason}";
+        }
+        catch (Exception e) when (e is HttpRequestException or System.Text.Json.JsonException || (e is TaskCanceledException && !cancellationToken.IsCancellationRequested))
+        {
+            return $"no status ({e.Message})";
+        }
+    }
+
     /// <summary>Stops the controller with SIGTERM (it drains and stops its instances and removes its namespaces).</summary>
     public async ValueTask DisposeAsync()
     {

@@ -33,10 +33,11 @@ internal static class BandwidthReport
         ? string.Create(Invariant, $"{size / 1_000_000} MB")
         : string.Create(Invariant, $"{size / 1000} KB");
 
-    /// <summary>A profile as one line: BW_BS, storage latency, BW_Inst, peer latency, T_Load.</summary>
+    /// <summary>A profile as one line: BW_BS, storage latency, BW_Inst, peer latency, T_Load, and a measured inbound limit if any.</summary>
     public static string Profile(HostTransferProfile p) =>
         $"BW_BS {Rate(p.StorageBytesPerSecond)}, storage latency {Ms(p.StorageLatencySeconds)}, " +
-        $"BW_Inst {Rate(p.PeerBytesPerSecond)}, peer latency {Ms(p.PeerLatencySeconds)}, T_Load {(p.InstanceLoadSeconds is { } t ? t.ToString("0.00 s", Invariant) : "not measured")}";
+        $"BW_Inst {Rate(p.PeerBytesPerSecond)}, peer latency {Ms(p.PeerLatencySeconds)}, T_Load {(p.InstanceLoadSeconds is { } t ? t.ToString("0.00 s", Invariant) : "not measured")}" +
+        (p.InboundBytesPerSecond is { } inbound ? $", inbound limit {Rate(inbound)} (a scaled load fell short)" : "");
 
     /// <summary>
     /// The planner's reason for a read that was not split (the host reports a reason only for scaled loads), recomputed
@@ -48,7 +49,8 @@ internal static class BandwidthReport
             p.StorageLatencySeconds is { } s ? TimeSpan.FromSeconds(s) : null,
             p.PeerBytesPerSecond,
             p.PeerLatencySeconds is { } l ? TimeSpan.FromSeconds(l) : null,
-            p.InstanceLoadSeconds is { } t ? TimeSpan.FromSeconds(t) : null)).Reason;
+            p.InstanceLoadSeconds is { } t ? TimeSpan.FromSeconds(t) : null,
+            p.InboundBytesPerSecond)).Reason;
 
     /// <summary>The median rows: one per size, mode and forced N, with the n of the median sample.</summary>
     public static IReadOnlyList<BandwidthRow> Medians(IEnumerable<BandwidthSample> samples) =>

@@ -171,8 +171,11 @@ internal sealed class BandwidthRig : IAsyncDisposable
         HostCacheRead read = (await response.Content.ReadFromJsonAsync<HostCacheRead>(cancellationToken))!;
         return read.Source == "lm"
             ? read
-            : throw new InvalidOperationException($"{http.BaseAddress}: {key} was expected to be a fresh miss but was a {read.Source}: {body}");
+            : throw new NotFreshMissException($"{http.BaseAddress}: {key} was expected to be a fresh miss but was a {read.Source}: {body}");
     }
+
+    /// <summary>A timed read that was not the fresh local miss it had to be (another instance owned the key by then).</summary>
+    public sealed class NotFreshMissException(string message) : InvalidOperationException(message);
 
     /// <summary><c>POST /admin/host/scale/status</c>: the measured transfer profile of the instance at <paramref name="http"/>.</summary>
     public static async Task<HostTransferProfile> ProfileAsync(HttpClient http, int workerCount, CancellationToken cancellationToken)

@@ -63,6 +63,11 @@ public static class BandwidthPlanner
         string why = chosen == fastest
             ? $"the fastest {bound}"
             : $"the fewest within {StopChange * 100:0}% of the fastest {bound} (N={fastest}: {Seconds(best)})";
+        if (profile.InboundBytesPerSecond is { } inbound)
+        {
+            why += string.Create(System.Globalization.CultureInfo.InvariantCulture, $"; split loads held to the {inbound / 1e6:0} MB/s a recent one carried into this instance");
+        }
+
         return new BandwidthPlan(chosen, evaluated[chosen - 1], evaluated, $"N={chosen}: {Seconds(evaluated[chosen - 1])} vs {Seconds(evaluated[0])} alone; {why}");
     }
 

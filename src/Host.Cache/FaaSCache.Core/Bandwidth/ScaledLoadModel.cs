@@ -10,7 +10,9 @@ namespace FaaSCache.Bandwidth;
 /// helper); the requester reads its own share meanwhile at BW_BS. No helper gets less than 1 MiB, so an object under
 /// 2 MiB is never split. The paper's T_DR = T_Load + (S/N)/BW_BS + (S - S/N)/BW_Inst adds the two links one after the
 /// other and charges T_Load before any byte moves; the cachelet overlaps both, so that formula stops adding instances
-/// while they still pay (fig12-replay measured the difference: 15-25% slower at 40-800 MB).
+/// while they still pay (fig12-replay measured the difference: 15-25% slower at 40-800 MB). Neither formula knows whether the
+/// requester's storage and peer bytes share one inbound link; once a split load has shown that they do
+/// (<see cref="TransferProfile.InboundBytesPerSecond"/>), no split load is predicted faster than that link.
 /// </summary>
 public static class ScaledLoadModel
 {
@@ -84,6 +86,12 @@ public static class ScaledLoadModel
         if (cold > 0)
         {
             done = Math.Max(done, helperStart + join + (coldShare / helperRate));
+        }
+
+        // What a split load was measured to carry into this instance bounds it, whatever the two links promise apart.
+        if (profile.InboundBytesPerSecond is > 0 and { } inbound)
+        {
+            done = Math.Max(done, storageFirstByte + (s / inbound));
         }
 
         return done;

@@ -9,12 +9,18 @@ namespace FaaSCache.Bandwidth;
 /// <param name="PeerBytesPerSecond">BW_Inst: the rate of a transfer from another instance to this one.</param>
 /// <param name="PeerLatency">Time to the first byte of a peer transfer.</param>
 /// <param name="InstanceLoad">T_Load: from asking the scale controller for an instance to its joining the app.</param>
+/// <param name="InboundBytesPerSecond">
+/// What a scaled load into this instance carried when it fell well short of its prediction (the requester's storage and
+/// peer bytes came in over one link that BW_BS and BW_Inst, measured apart, do not show): the planner predicts no split
+/// load faster than this. Null while no recent scaled load fell short (<see cref="TransferProfiler"/>).
+/// </param>
 public sealed record TransferProfile(
     double? StorageBytesPerSecond,
     TimeSpan? StorageLatency,
     double? PeerBytesPerSecond,
     TimeSpan? PeerLatency,
-    TimeSpan? InstanceLoad)
+    TimeSpan? InstanceLoad,
+    double? InboundBytesPerSecond = null)
 {
     /// <summary>Gets a profile with nothing measured.</summary>
     public static TransferProfile Unmeasured { get; } = new(null, null, null, null, null);

@@ -5,7 +5,11 @@ namespace FaaSCache.Bandwidth;
 /// T_Load, BW_BS and BW_Inst"): every storage download and every peer transfer of at least
 /// <see cref="MinBandwidthSampleBytes"/> is a bandwidth sample, every one a latency sample; the scale controller reports
 /// T_Load, which it measures. Recent samples weigh more (an exponentially weighted mean), so the profile follows
-/// changes in the network without jumping at one slow transfer. Thread-safe.
+/// changes in the network without jumping at one slow transfer. A scaled load that took well over its prediction
+/// (<see cref="ShortfallTolerance"/>) measures what this instance's inbound link carries when storage and peer bytes
+/// arrive together (<see cref="TransferProfile.InboundBytesPerSecond"/>); a load that carried more raises it, and it is
+/// forgotten <see cref="InboundLifetime"/> after the last load that measured it, so the planner tries splitting again
+/// (one load per lifetime pays for that) when the network may have changed. Thread-safe.
 /// </summary>
 public sealed class TransferProfiler
 {
@@ -14,6 +18,12 @@ public sealed class TransferProfiler
 
     /// <summary>The weight of a new sample in the running means.</summary>
     public const double SampleWeight = 0.3;
+
+    /// <summary>How far over its prediction a planned scaled load may run before it counts as a measured inbound limit.</summary>
+    public const double ShortfallTolerance = 0.25;
+
+    /// <summary>How long a measured inbound limit holds after the last scaled load that measured it.</summary>
+    public static readonly TimeSpan InboundLifetime = TimeSpan.FromMinutes(10);
 
     private readonly Lock _gate = new();
     private readonly TimeProvider _time;
@@ -24,6 +34,8 @@ public sealed class TransferProfiler
     private double? _instanceLoad;
     private DateTimeOffset _lastStorageSample;
     private DateTimeOffset _lastPeerSample;
+    private double? _inboundRate;
+    private DateTimeOffset _inboundAt;
 
     /// <summary>Initializes a new instance of the <see cref="TransferProfiler"/> class.</summary>
     public TransferProfiler(TimeProvider? time = null) => _time = time ?? TimeProvider.System;
@@ -64,7 +76,8 @@ public sealed class TransferProfiler
                     Span(_storageLatency),
                     _peerRate,
                     Span(_peerLatency),
-                    Span(_instanceLoad));
+                    Span(_instanceLoad),
+                    _inboundRate is not null && _time.GetUtcNow() - _inboundAt < InboundLifetime ? _inboundRate : null);
             }
         }
     }
@@ -98,6 +111,37 @@ public sealed class TransferProfiler
         lock (_gate)
         {
             _instanceLoad = load.TotalSeconds;
+        }
+    }
+
+    /// <summary>
+    /// Records a finished scaled load of <paramref name="bytes"/> over <paramref name="instances"/> instances (the requester
+    /// included) that took <paramref name="elapsed"/> from its request, against the planner's
+    /// <paramref name="predictedSeconds"/> for that many instances (zero when N was forced: such a load can only raise a
+    /// measured limit, never set one).
+    /// </summary>
+    public void RecordScaledLoad(long bytes, int instances, TimeSpan elapsed, double predictedSeconds)
+    {
+        if (instances < 2 || bytes < MinBandwidthSampleBytes || elapsed <= TimeSpan.Zero)
+        {
+            return;
+        }
+
+        double rate = bytes / elapsed.TotalSeconds;
+        lock (_gate)
+        {
+            DateTimeOffset now = _time.GetUtcNow();
+            double? current = _inboundRate is not null && now - _inboundAt < InboundLifetime ? _inboundRate : null;
+            if (current is { } limit && rate > limit)
+            {
+                _inboundRate = rate;
+                _inboundAt = now;
+            }
+            else if (predictedSeconds > 0 && elapsed.TotalSeconds > predictedSeconds * (1 + ShortfallTolerance))
+            {
+                _inboundRate = Mean(current, rate);
+                _inboundAt = now;
+            }
         }
     }
 

@@ -47,6 +47,9 @@ public sealed partial class Cachelet
         // for the same CPUs, so its rate is not one instance's BW_BS (the benchmark saw it fall to a third, and each
         // split then lowered the next sample further).
         _bandwidth!.Profiler.RecordStorage(0, latency, TimeSpan.Zero);
+        // The whole load against what the planner predicted for the instances that took part: a split that fell well short
+        // measured a limit the two links' rates do not show (a forced N has no prediction and can only raise that limit).
+        _bandwidth.Profiler.RecordScaledLoad(length, load.Used, latency + elapsed, load.Used <= plan.Evaluated.Count ? plan.Evaluated[load.Used - 1] : 0);
         // Counted where the bytes came from: a helper's range taken back came from storage, not from a peer.
         Metrics.Fetched(load.OwnBytes + load.TakenBackBytes);
         Metrics.FromPeer(load.PeerBytes);

@@ -108,6 +108,6 @@ public static class ScaleEndpoints
             votes.InstanceId,
             votes.InFlight,
             [.. votes.Voters.Select(v => new HostVoterStatus(v.Voter, (int)v.Vote, v.TargetWorkerCount, v.Reason, v.Metrics))],
-            new HostTransferProfile(p.StorageBytesPerSecond, p.StorageLatency?.TotalSeconds, p.PeerBytesPerSecond, p.PeerLatency?.TotalSeconds, p.InstanceLoad?.TotalSeconds));
+            new HostTransferProfile(p.StorageBytesPerSecond, p.StorageLatency?.TotalSeconds, p.PeerBytesPerSecond, p.PeerLatency?.TotalSeconds, p.InstanceLoad?.TotalSeconds, p.InboundBytesPerSecond));
     }
 }

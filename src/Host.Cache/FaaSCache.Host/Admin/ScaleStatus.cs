@@ -29,7 +29,7 @@ public sealed record HostTargetScalerResult(int TargetWorkerCount);
 public sealed record HostVoterStatus(string Voter, int Vote, int? TargetWorkerCount, string Reason, IReadOnlyDictionary<string, double> Metrics);
 
 /// <summary>The measured transfer profile (null: not measured yet).</summary>
-public sealed record HostTransferProfile(double? StorageBytesPerSecond, double? StorageLatencySeconds, double? PeerBytesPerSecond, double? PeerLatencySeconds, double? InstanceLoadSeconds);
+public sealed record HostTransferProfile(double? StorageBytesPerSecond, double? StorageLatencySeconds, double? PeerBytesPerSecond, double? PeerLatencySeconds, double? InstanceLoadSeconds, double? InboundBytesPerSecond = null);
 
 /// <summary>The answer of <c>POST /admin/cache/read</c>: one read through the cache, timed on the host.</summary>
 /// <param name="Key">The key.</param>
