@@ -146,7 +146,10 @@ internal sealed class BandwidthColdRig : IAsyncDisposable
         try
         {
             ColdStatus status = (await _status.GetFromJsonAsync<ColdStatus>("scale/status", cancellationToken))!;
-            return $"{status.Current.ToString(Invariant)} instance(s) ({string.Join(", ", status.Instances.Select(i => $"{i.Id} {i.State}"))}): {status.Reason}";
+            IEnumerable<string> changes = (status.Decisions ?? []).Where(d => d.From != d.To).TakeLast(4)
+                .Select(d => $"{d.At:HH:mm:ss} {d.Trigger} {d.From.ToString(Invariant)}->{d.To.ToString(Invariant)} ({d.Reason})");
+            return $"{status.Current.ToString(Invariant)} instance(s) ({string.Join(", ", status.Instances.Select(i => $"{i.Id} {i.State}"))}): {status.Reason}; " +
+                $"its last changes: {string.Join(" | ", changes)}";
         }
         catch (Exception e) when (e is HttpRequestException or System.Text.Json.JsonException || (e is TaskCanceledException && !cancellationToken.IsCancellationRequested))
         {
@@ -212,7 +215,10 @@ internal sealed class BandwidthColdRig : IAsyncDisposable
 internal sealed record ColdInstance(string Id, HttpClient Http, double InstanceLoadSeconds);
 
 /// <summary>The part of the controller's <c>GET /scale/status</c> the benchmark reads.</summary>
-internal sealed record ColdStatus(int Current, string Reason, double? InstanceLoadSeconds, IReadOnlyList<ColdInstanceStatus> Instances);
+internal sealed record ColdStatus(int Current, string Reason, double? InstanceLoadSeconds, IReadOnlyList<ColdInstanceStatus> Instances, IReadOnlyList<ColdDecision>? Decisions = null);
+
+/// <summary>One decision in the controller's history.</summary>
+internal sealed record ColdDecision(DateTimeOffset At, string Trigger, int From, int To, string Reason);
 
 /// <summary>One instance in the controller's status.</summary>
 internal sealed record ColdInstanceStatus(string Id, string State, Uri? HttpEndpoint);
