@@ -178,6 +178,27 @@ public sealed class VoterTests
         Assert.Equal(ScaleVote.ScaleIn, (await voter.VoteAsync(5)).Vote);
     }
 
+    [Fact]
+    public async Task The_bandwidth_voter_holds_the_instances_of_a_scaled_load_while_it_runs_however_long()
+    {
+        var time = new FakeTimeProvider();
+        var scaler = new BandwidthScaler(new TransferProfiler(time), time: time);
+        var voter = new BandwidthScaleMonitor(scaler, App, time);
+        Assert.Equal(ScaleVote.ScaleIn, (await voter.VoteAsync(2)).Vote);
+
+        using (scaler.Running(planned: 2))
+        {
+            time.Advance(BandwidthScaleMonitor.HoldWindow * 2);
+            VoterResult holding = await voter.VoteAsync(2);
+            Assert.Equal(ScaleVote.None, holding.Vote);
+            Assert.Contains("1 scaled load(s) running or in the last 60 s", holding.Reason, StringComparison.Ordinal);
+            Assert.Equal((ScaleVote.ScaleOut, (int?)2), ((await voter.VoteAsync(1)).Vote, (await voter.VoteAsync(1)).TargetWorkerCount));
+        }
+
+        // It ended without a record (it failed): nothing holds the instances any more.
+        Assert.Equal(ScaleVote.ScaleIn, (await voter.VoteAsync(2)).Vote);
+    }
+
     [Theory]
     [InlineData(new[] { ScaleVote.ScaleOut, ScaleVote.ScaleIn, ScaleVote.ScaleIn }, 3, ScaleVote.ScaleOut)]
     [InlineData(new[] { ScaleVote.None, ScaleVote.ScaleIn, ScaleVote.ScaleIn }, 3, ScaleVote.None)]

@@ -169,6 +169,27 @@ public sealed class ScaledLoadTests
         Assert.Contains("held to the", next.Reason, StringComparison.Ordinal);
     }
 
+    [Fact]
+    public async Task A_scaled_load_counts_as_running_on_its_requester_while_its_helpers_load_their_ranges()
+    {
+        // What the bandwidth voter holds instances by: the load is running from its start, not only recorded at its end.
+        await using var cluster = new Cluster();
+        string key = cluster.KeyOwnedBy("a");
+        cluster.Storage.Put(key, CacheletHarness.RandomBytes(16_000_000), recordChecksum: true);
+        var seen = new System.Collections.Concurrent.ConcurrentBag<int[]>();
+        cluster.Peers.BeforeRangeLoad = _ => seen.Add([.. cluster.Scaler("a").RunningPlans()]);
+
+        using (cluster.Scaler("a").Force(4))
+        {
+            (await cluster["a"].ReadAsync(key)).Dispose();
+        }
+
+        Assert.NotEmpty(seen);
+        Assert.All(seen, plans => Assert.Equal([4], plans));
+        Assert.Empty(cluster.Scaler("a").RunningPlans());
+        Assert.Single(cluster.Scaler("a").Recent(TimeSpan.FromMinutes(1)));
+    }
+
     /// <summary>Four cachelets, each with its own bandwidth scaler, on one in-memory account.</summary>
     private sealed class Cluster : IAsyncDisposable
     {

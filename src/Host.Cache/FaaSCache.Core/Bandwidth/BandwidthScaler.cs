@@ -13,6 +13,7 @@ public sealed class BandwidthScaler
     private readonly AsyncLocal<int?> _forced = new();
     private readonly Lock _gate = new();
     private readonly Queue<ScaledLoadRecord> _recent = new();
+    private readonly List<RunningLoad> _running = [];
     private readonly TimeProvider _time;
 
     /// <summary>Initializes a new instance of the <see cref="BandwidthScaler"/> class.</summary>
@@ -65,6 +66,31 @@ public sealed class BandwidthScaler
         return new Restore(this, previous);
     }
 
+    /// <summary>
+    /// Marks a scaled load planned over <paramref name="planned"/> instances as running until the
+    /// result is disposed: the bandwidth voter holds its instances while it runs, not only after it finished (a helper
+    /// started for it must not be scaled in halfway, its range taken back, and started again once the load is recorded).
+    /// </summary>
+    public IDisposable Running(int planned)
+    {
+        var load = new RunningLoad(this, planned);
+        lock (_gate)
+        {
+            _running.Add(load);
+        }
+
+        return load;
+    }
+
+    /// <summary>The N planned by each scaled load running now.</summary>
+    public IReadOnlyList<int> RunningPlans()
+    {
+        lock (_gate)
+        {
+            return [.. _running.Select(r => r.Planned)];
+        }
+    }
+
     /// <summary>Records a finished scaled load.</summary>
     public void Record(ScaledLoadRecord load)
     {
@@ -85,6 +111,19 @@ public sealed class BandwidthScaler
         lock (_gate)
         {
             return [.. _recent.Where(r => r.At >= since)];
+        }
+    }
+
+    private sealed class RunningLoad(BandwidthScaler owner, int planned) : IDisposable
+    {
+        public int Planned { get; } = planned;
+
+        public void Dispose()
+        {
+            lock (owner._gate)
+            {
+                owner._running.Remove(this);
+            }
         }
     }
 

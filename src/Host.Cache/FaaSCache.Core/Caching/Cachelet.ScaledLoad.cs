@@ -26,6 +26,7 @@ public sealed partial class Cachelet
 
     private async Task<Received> ReceiveScaledAsync(string key, string etag, long length, Stream content, bool cache, TimeSpan latency, BandwidthPlan plan, CancellationToken cancellationToken)
     {
+        using IDisposable running = _bandwidth!.Running(plan.Instances);
         Filled<(ScaledLoad Load, TimeSpan Elapsed)> filled = (await FillNewMapAsync(length, cache ? Reserve.Evicting : Reserve.None, async map =>
         {
             Task prefault = map.PrefaultAsync();

@@ -7,7 +7,7 @@ namespace FaaSCache.Scaling.Voters;
 /// <summary>The bandwidth voter's metrics.</summary>
 public sealed class BandwidthScaleMetrics : ScaleMetrics
 {
-    /// <summary>Gets or sets the scaled loads within the hold window.</summary>
+    /// <summary>Gets or sets the scaled loads running or finished within the hold window.</summary>
     public int RecentLoads { get; set; }
 
     /// <summary>Gets or sets the largest N planned by a load within the hold window (0 when none).</summary>
@@ -27,8 +27,9 @@ public sealed class BandwidthScaleMetrics : ScaleMetrics
 /// §4, bandwidth scaling, the voting half: scale-out for a large miss is urgent and goes to the controller unasked the
 /// moment the planner wants more instances (see the cachelet's scaled loads); here, when asked, the voter holds the
 /// instances such loads used while they keep coming (none, with the largest planned N as its target), votes out if a
-/// recent load wanted more instances than run, and votes in once no scaled load happened for
-/// <see cref="HoldWindow"/> ("as the number of object accesses becomes small").
+/// recent load wanted more instances than run, and votes in once no scaled load ran for <see cref="HoldWindow"/>
+/// ("as the number of object accesses becomes small"). A load still running counts as recent: the instances it asked for
+/// are held while it runs (before, a 6 s load's helper was scaled in halfway and another started once it was recorded).
 /// </summary>
 public sealed class BandwidthScaleMonitor : IScaleMonitor<BandwidthScaleMetrics>, ITargetScaler, IFaaSCacheVoter
 {
@@ -63,13 +64,14 @@ public sealed class BandwidthScaleMonitor : IScaleMonitor<BandwidthScaleMetrics>
     /// <inheritdoc />
     public Task<BandwidthScaleMetrics> GetMetricsAsync()
     {
-        IReadOnlyList<ScaledLoadRecord> recent = _scaler.Recent(HoldWindow);
+        // Loads running now count as recent: their instances are held from the start, not only once they finished.
+        int[] planned = [.. _scaler.Recent(HoldWindow).Select(r => r.Planned), .. _scaler.RunningPlans()];
         TransferProfile p = _scaler.Profiler.Current;
         return Task.FromResult(new BandwidthScaleMetrics
         {
             Timestamp = _time.GetUtcNow().UtcDateTime,
-            RecentLoads = recent.Count,
-            LargestPlanned = recent.Count == 0 ? 0 : recent.Max(r => r.Planned),
+            RecentLoads = planned.Length,
+            LargestPlanned = planned.Length == 0 ? 0 : planned.Max(),
             StorageMBps = (p.StorageBytesPerSecond ?? 0) / 1e6,
             PeerMBps = (p.PeerBytesPerSecond ?? 0) / 1e6,
             InstanceLoadSeconds = p.InstanceLoad?.TotalSeconds ?? 0,
@@ -128,7 +130,7 @@ public sealed class BandwidthScaleMonitor : IScaleMonitor<BandwidthScaleMetrics>
             return (ScaleVote.None, "no metrics sampled yet");
         }
 
-        string window = string.Create(CultureInfo.InvariantCulture, $"{m.RecentLoads} scaled load(s) in the last {HoldWindow.TotalSeconds:0} s");
+        string window = string.Create(CultureInfo.InvariantCulture, $"{m.RecentLoads} scaled load(s) running or in the last {HoldWindow.TotalSeconds:0} s");
         ScaleVote vote = Vote(m.RecentLoads, m.LargestPlanned, workerCount);
         return (vote, vote switch
         {
