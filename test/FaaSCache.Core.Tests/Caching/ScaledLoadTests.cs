@@ -127,12 +127,7 @@ public sealed class ScaledLoadTests
     public async Task The_planner_splits_a_miss_by_itself_once_slow_storage_and_fast_peers_are_measured()
     {
         await using var cluster = new Cluster();
-        string key = cluster.KeyOwnedBy("a");
-        byte[] content = CacheletHarness.RandomBytes(16_000_000);
-        cluster.Storage.Put(key, content, recordChecksum: true);
-        TransferProfiler profiler = cluster.Scaler("a").Profiler;
-        profiler.RecordStorage(90_000_000, TimeSpan.FromMilliseconds(5), TimeSpan.FromSeconds(1));
-        profiler.RecordPeer(1_000_000_000, TimeSpan.FromMilliseconds(1), TimeSpan.FromSeconds(1));
+        (string key, byte[] content, _) = cluster.MissOnA(storageBytesPerSecond: 90_000_000, TimeSpan.FromMilliseconds(5), peerBytesPerSecond: 1_000_000_000, TimeSpan.FromMilliseconds(1));
 
         using ObjectLease lease = await cluster["a"].ReadAsync(key);
 
@@ -148,12 +143,7 @@ public sealed class ScaledLoadTests
         // Links measured as absurdly fast (10 GB/s storage, 1 TB/s peers): 16 MB is predicted at 0.4 ms over 4 instances,
         // which no real load through four cachelets meets, so the load measures what it carried instead.
         await using var cluster = new Cluster();
-        string key = cluster.KeyOwnedBy("a");
-        byte[] content = CacheletHarness.RandomBytes(16_000_000);
-        cluster.Storage.Put(key, content, recordChecksum: true);
-        TransferProfiler profiler = cluster.Scaler("a").Profiler;
-        profiler.RecordStorage(10_000_000_000, TimeSpan.Zero, TimeSpan.FromSeconds(1));
-        profiler.RecordPeer(1_000_000_000_000, TimeSpan.Zero, TimeSpan.FromSeconds(1));
+        (string key, byte[] content, TransferProfiler profiler) = cluster.MissOnA(storageBytesPerSecond: 10_000_000_000, TimeSpan.Zero, peerBytesPerSecond: 1_000_000_000_000, TimeSpan.Zero);
 
         using (ObjectLease lease = await cluster["a"].ReadAsync(key))
         {
@@ -216,6 +206,18 @@ public sealed class ScaledLoadTests
         public Cachelet this[string id] => _members[id].Cachelet;
 
         public BandwidthScaler Scaler(string id) => _members[id].Scaler;
+
+        /// <summary>A 16 MB blob owned by "a", and "a"'s profile with both links measured (one 1-second sample each).</summary>
+        public (string Key, byte[] Content, TransferProfiler Profiler) MissOnA(long storageBytesPerSecond, TimeSpan storageFirstByte, long peerBytesPerSecond, TimeSpan peerFirstByte)
+        {
+            string key = KeyOwnedBy("a");
+            byte[] content = CacheletHarness.RandomBytes(16_000_000);
+            Storage.Put(key, content, recordChecksum: true);
+            TransferProfiler profiler = Scaler("a").Profiler;
+            profiler.RecordStorage(storageBytesPerSecond, storageFirstByte, TimeSpan.FromSeconds(1));
+            profiler.RecordPeer(peerBytesPerSecond, peerFirstByte, TimeSpan.FromSeconds(1));
+            return (key, content, profiler);
+        }
 
         public string KeyOwnedBy(string member)
         {
