@@ -77,7 +77,7 @@ public sealed class TransferProfiler
                     _peerRate,
                     Span(_peerLatency),
                     Span(_instanceLoad),
-                    _inboundRate is not null && _time.GetUtcNow() - _inboundAt < InboundLifetime ? _inboundRate : null);
+                    InboundLocked(_time.GetUtcNow()));
             }
         }
     }
@@ -131,7 +131,7 @@ public sealed class TransferProfiler
         lock (_gate)
         {
             DateTimeOffset now = _time.GetUtcNow();
-            double? current = _inboundRate is not null && now - _inboundAt < InboundLifetime ? _inboundRate : null;
+            double? current = InboundLocked(now);
             if (current is { } limit && rate > limit)
             {
                 _inboundRate = rate;
@@ -144,6 +144,9 @@ public sealed class TransferProfiler
             }
         }
     }
+
+    /// <summary>The measured inbound limit, unless it was last measured <see cref="InboundLifetime"/> or more before <paramref name="now"/>.</summary>
+    private double? InboundLocked(DateTimeOffset now) => now - _inboundAt < InboundLifetime ? _inboundRate : null;
 
     private void Record(ref double? rate, ref double? latency, ref DateTimeOffset last, long bytes, TimeSpan firstByte, TimeSpan transfer)
     {

@@ -224,19 +224,9 @@ public sealed partial class Cachelet
         string version = NextLocalVersion(mode == PersistMode.Async ? "pending" : "local");
         // Held from the create-only check to the insert, and by every write of the key, so that no write lands in between.
         IDisposable held;
-        bool exists;
         try
         {
             held = await _keyWrites.LockAsync(key, cancellationToken).ConfigureAwait(false);
-            try
-            {
-                exists = createOnly && await ExistsForCreateAsync(key, mode, cancellationToken).ConfigureAwait(false);
-            }
-            catch
-            {
-                held.Dispose();
-                throw;
-            }
         }
         catch
         {
@@ -246,10 +236,17 @@ public sealed partial class Cachelet
 
         using (held)
         {
-            if (exists)
+            try
+            {
+                if (createOnly && await ExistsForCreateAsync(key, mode, cancellationToken).ConfigureAwait(false))
+                {
+                    throw AlreadyExists(key);
+                }
+            }
+            catch
             {
                 _shm.Delete(map);
-                throw AlreadyExists(key);
+                throw;
             }
 
             if (TryInsertWritten(key, version, map, dirty: mode == PersistMode.Async, access))

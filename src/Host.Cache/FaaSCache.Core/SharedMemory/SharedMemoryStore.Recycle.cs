@@ -26,7 +26,6 @@ public sealed partial class SharedMemoryStore
     internal static readonly TimeSpan RecycleMaxIdle = TimeSpan.FromSeconds(10);
 
     private readonly List<KeptFile> _kept = [];
-    private long _keptBytes;
     private long _recycledCreates;
     private Timer? _keptExpiry;
 
@@ -40,7 +39,7 @@ public sealed partial class SharedMemoryStore
         {
             lock (_gate)
             {
-                return _keptBytes;
+                return _kept.Sum(k => k.Length);
             }
         }
     }
@@ -75,7 +74,7 @@ public sealed partial class SharedMemoryStore
             }
 
             // The oldest kept files make room for a newer one.
-            while (_keptBytes + length > RecycleMaxBytes && _kept.Count > 0)
+            while (_kept.Count > 0 && _kept.Sum(k => k.Length) + length > RecycleMaxBytes)
             {
                 DropKeptLocked(0);
             }
@@ -94,7 +93,6 @@ public sealed partial class SharedMemoryStore
             // Off the live set (the map is gone) but still journaled '+', so a crash's sweep deletes the kept file too.
             _live.Remove(map.Name);
             _kept.Add(new KeptFile(directory, map.Name, length, Environment.TickCount64));
-            _keptBytes += length;
             _keptExpiry ??= new Timer(_ => ExpireKept(), null, RecycleMaxIdle, RecycleMaxIdle);
             return true;
         }
@@ -156,7 +154,6 @@ public sealed partial class SharedMemoryStore
 
             taken = _kept[best];
             _kept.RemoveAt(best);
-            _keptBytes -= taken.Length;
         }
 
         string keptPath = Path.Combine(RecycleFolder(directory), taken.Name);
@@ -208,16 +205,7 @@ public sealed partial class SharedMemoryStore
     {
         lock (_gate)
         {
-            long sum = 0;
-            foreach (KeptFile k in _kept)
-            {
-                if (k.Directory == directory)
-                {
-                    sum += k.Length;
-                }
-            }
-
-            return sum;
+            return _kept.Where(k => k.Directory == directory).Sum(k => k.Length);
         }
     }
 
@@ -241,7 +229,6 @@ public sealed partial class SharedMemoryStore
     {
         KeptFile k = _kept[index];
         _kept.RemoveAt(index);
-        _keptBytes -= k.Length;
         SharedMemoryMap.TryDeleteFile(Path.Combine(RecycleFolder(k.Directory), k.Name));
         if (!_disposed)
         {

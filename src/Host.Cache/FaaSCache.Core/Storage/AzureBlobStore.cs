@@ -152,6 +152,25 @@ public sealed class AzureBlobStore : IBlobStore
 
     /// <inheritdoc />
     public async Task<string> UploadAsync(string key, Stream content, string? writeId, CancellationToken cancellationToken = default)
+        => (await UploadStreamAsync(key, content, writeId, createOnly: false, cancellationToken).ConfigureAwait(false))!;
+
+    /// <inheritdoc />
+    public Task<string?> UploadIfAbsentAsync(string key, Stream content, CancellationToken cancellationToken = default)
+        => UploadStreamAsync(key, content, writeId: null, createOnly: true, cancellationToken);
+
+    /// <inheritdoc />
+    public async Task<bool> TryCreateAsync(string key, ReadOnlyMemory<byte> content, CancellationToken cancellationToken = default)
+    {
+        BlobClient blob = GetBlob(key);
+        var options = new BlobUploadOptions { Conditions = new BlobRequestConditions { IfNoneMatch = ETag.All } };
+        return await UploadCreatingContainerAsync("create", key, blob, token => blob.UploadAsync(new BinaryData(content), options, token), createOnly: true, cancellationToken).ConfigureAwait(false) is not null;
+    }
+
+    /// <summary>
+    /// Uploads <paramref name="content"/> from its position with its whole-object XxHash3 (and <paramref name="writeId"/>)
+    /// as metadata; with <paramref name="createOnly"/> only if the blob does not exist (null when it does).
+    /// </summary>
+    private async Task<string?> UploadStreamAsync(string key, Stream content, string? writeId, bool createOnly, CancellationToken cancellationToken)
     {
         BlobClient blob = GetBlob(key);
         long start = content.Position;
@@ -164,88 +183,50 @@ public sealed class AzureBlobStore : IBlobStore
             metadata[IBlobStore.WriteIdMetadata] = writeId;
         }
 
-        content.Position = start;
-        var options = new BlobUploadOptions { Metadata = metadata };
-        return await RunAsync("upload", key,
-            async token =>
+        var options = new BlobUploadOptions
+        {
+            Metadata = metadata,
+            Conditions = createOnly ? new BlobRequestConditions { IfNoneMatch = ETag.All } : null,
+        };
+        return await UploadCreatingContainerAsync(
+            createOnly ? "create-only upload" : "upload",
+            key,
+            blob,
+            token =>
             {
                 content.Position = start;
-                try
-                {
-                    return (await blob.UploadAsync(content, options, token).ConfigureAwait(false)).Value.ETag.ToString();
-                }
-                catch (RequestFailedException e) when (e.ErrorCode == BlobErrorCode.ContainerNotFound)
-                {
-                    // Output bindings create their container, as the Functions blob extension does.
-                    await _service.GetBlobContainerClient(blob.BlobContainerName).CreateIfNotExistsAsync(cancellationToken: token).ConfigureAwait(false);
-                    content.Position = start;
-                    return (await blob.UploadAsync(content, options, token).ConfigureAwait(false)).Value.ETag.ToString();
-                }
+                return blob.UploadAsync(content, options, token);
             },
+            createOnly,
             cancellationToken).ConfigureAwait(false);
     }
 
-    /// <inheritdoc />
-    public async Task<string?> UploadIfAbsentAsync(string key, Stream content, CancellationToken cancellationToken = default)
-    {
-        BlobClient blob = GetBlob(key);
-        long start = content.Position;
-        var metadata = new Dictionary<string, string>(StringComparer.Ordinal)
-        {
-            [IBlobStore.XxHash3Metadata] = await BlobChecksum.ComputeAsync(content, cancellationToken).ConfigureAwait(false),
-        };
-        var options = new BlobUploadOptions { Metadata = metadata, Conditions = new BlobRequestConditions { IfNoneMatch = ETag.All } };
-        return await RunAsync<string?>("create-only upload", key,
+    /// <summary>
+    /// One upload (<paramref name="upload"/>, which may run more than once) that creates a missing container first, as the
+    /// Functions blob extension's output bindings do; returns the new ETag, or null when <paramref name="createOnly"/> and
+    /// the blob exists.
+    /// </summary>
+    private async Task<string?> UploadCreatingContainerAsync(string operation, string key, BlobClient blob, Func<CancellationToken, Task<Response<BlobContentInfo>>> upload, bool createOnly, CancellationToken cancellationToken)
+        => await RunAsync<string?>(operation, key,
             async token =>
             {
                 for (int attempt = 0; ; attempt++)
                 {
-                    content.Position = start;
                     try
                     {
-                        return (await blob.UploadAsync(content, options, token).ConfigureAwait(false)).Value.ETag.ToString();
+                        return (await upload(token).ConfigureAwait(false)).Value.ETag.ToString();
                     }
-                    catch (RequestFailedException e) when (e.Status is 409 or 412 && e.ErrorCode != BlobErrorCode.ContainerNotFound)
+                    catch (RequestFailedException e) when (createOnly && e.Status is 409 or 412 && e.ErrorCode != BlobErrorCode.ContainerNotFound)
                     {
                         return null;
                     }
                     catch (RequestFailedException e) when (e.ErrorCode == BlobErrorCode.ContainerNotFound && attempt == 0)
                     {
-                        // Output bindings create their container, as the Functions blob extension does.
                         await _service.GetBlobContainerClient(blob.BlobContainerName).CreateIfNotExistsAsync(cancellationToken: token).ConfigureAwait(false);
                     }
                 }
             },
             cancellationToken).ConfigureAwait(false);
-    }
-
-    /// <inheritdoc />
-    public async Task<bool> TryCreateAsync(string key, ReadOnlyMemory<byte> content, CancellationToken cancellationToken = default)
-    {
-        BlobClient blob = GetBlob(key);
-        var options = new BlobUploadOptions { Conditions = new BlobRequestConditions { IfNoneMatch = ETag.All } };
-        return await RunAsync("create", key,
-            async token =>
-            {
-                for (int attempt = 0; ; attempt++)
-                {
-                    try
-                    {
-                        await blob.UploadAsync(new BinaryData(content), options, token).ConfigureAwait(false);
-                        return true;
-                    }
-                    catch (RequestFailedException e) when (e.Status is 409 or 412 && e.ErrorCode != BlobErrorCode.ContainerNotFound)
-                    {
-                        return false;
-                    }
-                    catch (RequestFailedException e) when (e.ErrorCode == BlobErrorCode.ContainerNotFound && attempt == 0)
-                    {
-                        await _service.GetBlobContainerClient(blob.BlobContainerName).CreateIfNotExistsAsync(cancellationToken: token).ConfigureAwait(false);
-                    }
-                }
-            },
-            cancellationToken).ConfigureAwait(false);
-    }
 
     /// <inheritdoc />
     public async Task<string?> GetVersionAsync(string key, CancellationToken cancellationToken = default)

@@ -95,6 +95,20 @@ public sealed class InMemoryBlobStore : IBlobStore
         Fault?.Invoke("upload", key);
         using var buffer = new MemoryStream();
         await content.CopyToAsync(buffer, cancellationToken).ConfigureAwait(false);
+        byte[] bytes = buffer.ToArray();
+        return PutIfAbsent(key, bytes, BlobChecksum.Of(bytes));
+    }
+
+    /// <inheritdoc />
+    public Task<bool> TryCreateAsync(string key, ReadOnlyMemory<byte> content, CancellationToken cancellationToken = default)
+    {
+        Fault?.Invoke("create", key);
+        return Task.FromResult(PutIfAbsent(key, content.ToArray(), checksum: null) is not null);
+    }
+
+    /// <summary>Stores <paramref name="bytes"/> as <paramref name="key"/> unless it exists; its new ETag, or null.</summary>
+    private string? PutIfAbsent(string key, byte[] bytes, ulong? checksum)
+    {
         BlobKey parsed = BlobKey.Parse(key);
         lock (_gate)
         {
@@ -104,28 +118,9 @@ public sealed class InMemoryBlobStore : IBlobStore
                 return null;
             }
 
-            byte[] bytes = buffer.ToArray();
             string etag = NextETagLocked();
-            container[parsed.BlobName] = new Blob(bytes, etag, null, BlobChecksum.Of(bytes));
+            container[parsed.BlobName] = new Blob(bytes, etag, null, checksum);
             return etag;
-        }
-    }
-
-    /// <inheritdoc />
-    public Task<bool> TryCreateAsync(string key, ReadOnlyMemory<byte> content, CancellationToken cancellationToken = default)
-    {
-        Fault?.Invoke("create", key);
-        BlobKey parsed = BlobKey.Parse(key);
-        lock (_gate)
-        {
-            Dictionary<string, Blob> container = ContainerLocked(parsed.Container, create: true)!;
-            if (container.ContainsKey(parsed.BlobName))
-            {
-                return Task.FromResult(false);
-            }
-
-            container[parsed.BlobName] = new Blob(content.ToArray(), NextETagLocked(), null, null);
-            return Task.FromResult(true);
         }
     }
 
