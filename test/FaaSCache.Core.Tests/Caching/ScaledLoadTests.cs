@@ -153,7 +153,8 @@ public sealed class ScaledLoadTests
         ScaledLoadRecord record = Assert.Single(cluster.Scaler("a").Recent(TimeSpan.FromMinutes(1)));
         Assert.Equal(4, record.Used);
         double inbound = Assert.NotNull(profiler.Current.InboundBytesPerSecond);
-        Assert.Equal(content.Length / record.Elapsed.TotalSeconds, inbound, tolerance: inbound * 0.5);
+        // What it carried from the request on: the first byte's wait counts too, so never more than over the fill alone.
+        Assert.InRange(inbound, 1, content.Length / record.Elapsed.TotalSeconds);
         BandwidthPlan next = cluster.Scaler("a").Plan(content.Length, 4);
         Assert.All(next.Evaluated.Skip(1), t => Assert.True(t >= content.Length / inbound, $"{t} s is faster than the measured limit"));
         Assert.Contains("held to the", next.Reason, StringComparison.Ordinal);
