@@ -46,6 +46,9 @@ public sealed class StorageRequestAuthenticatorTests
 
     private static readonly StorageRequestAuthenticator Authenticator = new(Account, Key);
 
+    // The worked examples are dated 2026-11-21 10:00 GMT: a Shared Key request is verified within 15 minutes of its date.
+    private static readonly StorageRequestAuthenticator AtExampleTime = new(Account, Key, BeforeExampleExpiry);
+
     // ---- The reference's worked examples -------------------------------------------------------------------
 
     [Fact]
@@ -65,7 +68,7 @@ public sealed class StorageRequestAuthenticatorTests
         HttpRequest request = ExampleGet();
         request.Headers.Authorization = $"SharedKey {Account}:PCv4IkGUSzW0EOpHwD8ocGZnuoDmg2D8CwqwgcDm9n0=";
 
-        Assert.Equal(AuthOutcome.Verified, Authenticator.Authenticate(request, BlobOperation.Read, "mycontainer", "hello.txt"));
+        Assert.Equal(AuthOutcome.Verified, AtExampleTime.Authenticate(request, BlobOperation.Read, "mycontainer", "hello.txt"));
     }
 
     [Fact]
@@ -80,7 +83,7 @@ public sealed class StorageRequestAuthenticatorTests
             "PUT\n\n\n11\n\n\n\n\n\n*\n\n\nx-ms-blob-type:BlockBlob\nx-ms-date:Sat, 21 Nov 2026 10:00:00 GMT\nx-ms-version:2026-10-06\n" +
             "/devstoreaccount1/devstoreaccount1/mycontainer/hello.txt",
             Authenticator.StringToSignForSharedKey(request));
-        Assert.Equal(AuthOutcome.Verified, Authenticator.Authenticate(request, BlobOperation.Write, "mycontainer", "hello.txt"));
+        Assert.Equal(AuthOutcome.Verified, AtExampleTime.Authenticate(request, BlobOperation.Write, "mycontainer", "hello.txt"));
     }
 
     [Fact]
@@ -92,7 +95,7 @@ public sealed class StorageRequestAuthenticatorTests
 
         Assert.EndsWith("/devstoreaccount1/devstoreaccount1/mycontainer/big.bin\nblockid:AAAA\ncomp:block",
             Authenticator.StringToSignForSharedKey(request), StringComparison.Ordinal);
-        Assert.Equal(AuthOutcome.Verified, Authenticator.Authenticate(request, BlobOperation.Write, "mycontainer", "big.bin"));
+        Assert.Equal(AuthOutcome.Verified, AtExampleTime.Authenticate(request, BlobOperation.Write, "mycontainer", "big.bin"));
     }
 
     [Fact]
@@ -242,12 +245,13 @@ public sealed class StorageRequestAuthenticatorTests
     }
 
     [Theory]
-    [InlineData(BlobOperation.Write, "writing a blob needs w or c")]
+    [InlineData(BlobOperation.Create, "Put Blob needs w, or c for a blob that does not exist yet")]
+    [InlineData(BlobOperation.Write, "Put Block and Put Block List need w")]
     [InlineData(BlobOperation.Delete, "deleting a blob needs d")]
     public void A_read_only_sas_is_refused_for_writes_and_deletes(BlobOperation operation, string named)
     {
         var authenticator = new StorageRequestAuthenticator(Account, Key, BeforeExampleExpiry);
-        HttpRequest request = NewRequest(operation == BlobOperation.Write ? "PUT" : "DELETE", $"/devstoreaccount1/mycontainer/hello.txt?{ExampleServiceSasQuery}");
+        HttpRequest request = NewRequest(operation == BlobOperation.Delete ? "DELETE" : "PUT", $"/devstoreaccount1/mycontainer/hello.txt?{ExampleServiceSasQuery}");
 
         AuthOutcome outcome = authenticator.Authenticate(request, operation, "mycontainer", "hello.txt");
 
@@ -257,17 +261,16 @@ public sealed class StorageRequestAuthenticatorTests
         Assert.Contains("sp=r", outcome.Message, StringComparison.Ordinal);
     }
 
-    [Theory]
-    [InlineData(true, AuthDecision.Verified)]
-    [InlineData(null, AuthDecision.Verified)]
-    [InlineData(false, AuthDecision.Refused)]
-    public void A_create_only_sas_writes_new_blobs_only(bool? isNewBlob, AuthDecision expected)
+    [Fact]
+    public void A_create_only_sas_lets_put_blob_create_only_and_refuses_put_block()
     {
         Uri sas = SasUri(new BlobSasBuilder(BlobSasPermissions.Create, DateTimeOffset.UtcNow.AddHours(1)) { BlobContainerName = "c", BlobName = "b.txt" });
 
-        AuthOutcome outcome = Authenticator.Authenticate(NewRequest("PUT", sas.PathAndQuery), BlobOperation.Write, "c", "b.txt", isNewBlob);
+        AuthOutcome putBlob = Authenticator.Authenticate(NewRequest("PUT", sas.PathAndQuery), BlobOperation.Create, "c", "b.txt");
+        AuthOutcome putBlock = Authenticator.Authenticate(NewRequest("PUT", sas.PathAndQuery), BlobOperation.Write, "c", "b.txt");
 
-        Assert.Equal(expected, outcome.Decision);
+        Assert.Equal(AuthOutcome.VerifiedCreateOnly, putBlob);
+        Assert.Equal("AuthorizationPermissionMismatch", putBlock.ErrorCode);
     }
 
     [Fact]
@@ -372,7 +375,7 @@ public sealed class StorageRequestAuthenticatorTests
         foreach (string signed in new[] { stringToSign, emptyDateLine })
         {
             request.Headers.Authorization = $"SharedKey {Account}:{Authenticator.Sign(signed)}";
-            Assert.Equal(AuthOutcome.Verified, Authenticator.Authenticate(request, BlobOperation.Read, "mycontainer", "hello.txt"));
+            Assert.Equal(AuthOutcome.Verified, AtExampleTime.Authenticate(request, BlobOperation.Read, "mycontainer", "hello.txt"));
         }
     }
 
@@ -618,6 +621,53 @@ public sealed class StorageRequestAuthenticatorTests
         catch (FormatException)
         {
         }
+    }
+
+    [Theory]
+    [InlineData(-16 * 60, "too old")]
+    [InlineData(-3 * 24 * 3600, "too old")]
+    [InlineData(365 * 24 * 3600, "too far in the future")]
+    [InlineData(16 * 60, "too far in the future")]
+    public void A_shared_key_request_dated_outside_storages_15_minute_window_is_refused(int dateMinusNowSeconds, string why)
+    {
+        HttpRequest request = ExampleGet();
+        request.Headers.Authorization = $"SharedKey {Account}:PCv4IkGUSzW0EOpHwD8ocGZnuoDmg2D8CwqwgcDm9n0=";
+        var authenticator = new StorageRequestAuthenticator(Account, Key, new FixedTime(BeforeExampleExpiry.GetUtcNow().AddSeconds(-dateMinusNowSeconds)));
+
+        AuthOutcome outcome = authenticator.Authenticate(request, BlobOperation.Read, "mycontainer", "hello.txt");
+
+        Assert.Equal(AuthDecision.Refused, outcome.Decision);
+        Assert.Equal(403, outcome.Status);
+        Assert.Equal("AuthenticationFailed", outcome.ErrorCode);
+        Assert.Contains(why, outcome.Message, StringComparison.Ordinal);
+        Assert.Contains("Request date header " + why, outcome.Detail, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void A_shared_key_request_within_the_window_is_verified_and_one_without_any_date_is_refused()
+    {
+        HttpRequest request = ExampleGet();
+        request.Headers.Authorization = $"SharedKey {Account}:PCv4IkGUSzW0EOpHwD8ocGZnuoDmg2D8CwqwgcDm9n0=";
+        var fourteenMinutesLater = new StorageRequestAuthenticator(Account, Key, new FixedTime(BeforeExampleExpiry.GetUtcNow().AddMinutes(14)));
+        Assert.Equal(AuthOutcome.Verified, fourteenMinutesLater.Authenticate(request, BlobOperation.Read, "mycontainer", "hello.txt"));
+
+        HttpRequest undated = NewRequest("GET", "/devstoreaccount1/mycontainer/hello.txt", ("x-ms-version", "2026-10-06"));
+        undated.Headers.Authorization = $"SharedKey {Account}:{AtExampleTime.Sign(AtExampleTime.StringToSignForSharedKey(undated))}";
+        AuthOutcome outcome = AtExampleTime.Authenticate(undated, BlobOperation.Read, "mycontainer", "hello.txt");
+
+        Assert.Equal("AuthenticationFailed", outcome.ErrorCode);
+        Assert.Contains("neither an x-ms-date nor a Date header", outcome.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void A_sas_on_an_operation_the_endpoint_forwards_goes_to_storage_unchecked_and_a_junk_shared_key_does_not()
+    {
+        HttpRequest sas = NewRequest("GET", $"/devstoreaccount1/mycontainer?restype=container&comp=list&{ExampleServiceSasQuery}");
+        HttpRequest junk = NewRequest("GET", "/devstoreaccount1/mycontainer?restype=container&comp=list", ("x-ms-date", ExampleDate));
+        junk.Headers.Authorization = "SharedKey devstoreaccount1:eQ==";
+
+        Assert.Equal(AuthDecision.Forward, AtExampleTime.Authenticate(sas, BlobOperation.Other, "mycontainer", "").Decision);
+        Assert.Equal("AuthenticationFailed", AtExampleTime.Authenticate(junk, BlobOperation.Other, "mycontainer", "").ErrorCode);
     }
 
     private sealed class FixedTime(DateTimeOffset now) : TimeProvider

@@ -31,8 +31,51 @@ public readonly record struct BlobKey
             throw new ArgumentException($"Key '{key}': container name '{container}' must be 3 to 63 lowercase letters, digits or '-'.", nameof(key));
         }
 
-        return new BlobKey(container, key[(slash + 1)..]);
+        string blobName = key[(slash + 1)..];
+        if (WhyInvalidBlobName(blobName) is { } why)
+        {
+            throw new ArgumentException($"Key '{key}': blob name '{blobName}' {why}.", nameof(key));
+        }
+
+        return new BlobKey(container, blobName);
     }
+
+    /// <summary>
+    /// Why <paramref name="blobName"/> cannot name a blob here, or null: 1 to 1,024 characters, and no segment (between
+    /// '/' or '') that is empty, '.' or '..'. HTTP clients and System.Uri fold such segments into the path, so
+    /// <c>shared/../secret/x</c> would reach another container's blob under a SAS for <c>shared</c>.
+    /// </summary>
+    public static string? WhyInvalidBlobName(string blobName)
+    {
+        ArgumentNullException.ThrowIfNull(blobName);
+        if (blobName.Length is 0 or > MaxBlobNameLength)
+        {
+            return $"must be 1 to {MaxBlobNameLength} characters long (it has {blobName.Length})";
+        }
+
+        ReadOnlySpan<char> rest = blobName;
+        while (true)
+        {
+            int end = rest.IndexOfAny('/', '\\');
+            ReadOnlySpan<char> segment = end < 0 ? rest : rest[..end];
+            if (segment.Length == 0 || segment is "." || segment is "..")
+            {
+                return segment.Length == 0
+                    ? "has an empty path segment (a leading, trailing or doubled '/'), which storage's URLs cannot carry"
+                    : $"has a '{segment.ToString()}' path segment, which HTTP clients resolve to another path";
+            }
+
+            if (end < 0)
+            {
+                return null;
+            }
+
+            rest = rest[(end + 1)..];
+        }
+    }
+
+    /// <summary>The longest blob name storage takes.</summary>
+    public const int MaxBlobNameLength = 1024;
 
     /// <inheritdoc />
     public override string ToString() => Container + "/" + BlobName;

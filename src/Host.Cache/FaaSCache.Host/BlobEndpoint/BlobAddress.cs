@@ -33,6 +33,29 @@ public sealed record BlobAddress(string Account, string Container, string Blob, 
         return new BlobAddress(account, container, blob, rawPath, rawQuery);
     }
 
+    /// <summary>
+    /// Why the names this request addresses cannot be acted on, or null: a container name storage would refuse, or a
+    /// blob name with an empty, '.' or '..' segment (raw or percent-encoded; see <see cref="FaaSCache.Storage.BlobKey.WhyInvalidBlobName"/>).
+    /// </summary>
+    public string? WhyInvalidName()
+    {
+        if (Container.Length > 0 && Container is not ("$root" or "$logs" or "$web")
+            && (Container.Length is < 3 or > 63 || Container.Any(c => !(char.IsAsciiLetterLower(c) || char.IsAsciiDigit(c) || c == '-'))
+                || Container[0] == '-' || Container[^1] == '-' || Container.Contains("--", StringComparison.Ordinal)))
+        {
+            return $"the container name '{StorageRequestAuthenticator.Shorten(Container)}' is not 3 to 63 lowercase letters, digits and single '-' (not first or last)";
+        }
+
+        // A path that goes on past the container ('/acct/c/') names a blob, even an empty one.
+        bool namesBlob = Blob.Length > 0 || RawPath.TrimStart('/').Split('/', 3).Length > 2;
+        if (namesBlob && FaaSCache.Storage.BlobKey.WhyInvalidBlobName(Blob) is { } why)
+        {
+            return $"the blob name '{StorageRequestAuthenticator.Shorten(Blob)}' {why}";
+        }
+
+        return null;
+    }
+
     /// <summary>Percent-decodes <c>%xx</c> only: a literal <c>+</c> stays a plus (block ids and blob names are not form-encoded).</summary>
     public static string Decode(string value)
     {

@@ -42,7 +42,7 @@ public sealed partial class BlobEndpointHandler
         {
             Observe(early);
             // Storage's own 404 (BlobNotFound or ContainerNotFound, with or without a body as the method wants).
-            await _forwarder.ForwardAsync(context, address).ConfigureAwait(false);
+            await _forwarder.ForwardAsync(context, address, resign: true).ConfigureAwait(false);
             return;
         }
 

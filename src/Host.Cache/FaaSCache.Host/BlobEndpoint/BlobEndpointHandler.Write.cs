@@ -14,6 +14,12 @@ public sealed partial class BlobEndpointHandler
     /// <summary>The largest single Put Blob or Put Block body taken in memory; larger ones go to storage as sent.</summary>
     public const long MaxBufferedBody = 512L * 1024 * 1024;
 
+    /// <summary>Storage's limit on a Put Blob body (5,000 MiB since version 2019-12-12); larger ones get its 413.</summary>
+    public const long MaxPutBlobBytes = 5000L * 1024 * 1024;
+
+    /// <summary>Storage's limit on a Put Block body (4,000 MiB since version 2019-12-12).</summary>
+    public const long MaxPutBlockBytes = 4000L * 1024 * 1024;
+
     private const long MaxBlockListBytes = 8L * 1024 * 1024;
 
     private static readonly string[] KeptHeaderPrefixes = ["x-ms-meta-", "x-ms-tags", "x-ms-access-tier", "x-ms-immutability", "x-ms-legal-hold", "x-ms-encryption-scope", "x-ms-blob-content-encoding", "x-ms-blob-content-language", "x-ms-blob-content-disposition", "x-ms-blob-cache-control"];
@@ -21,9 +27,15 @@ public sealed partial class BlobEndpointHandler
     private async Task PutBlobAsync(HttpContext context, BlobAddress address)
     {
         HttpRequest request = context.Request;
+        if (request.ContentLength > MaxPutBlobBytes)
+        {
+            await TooLargeAsync(context, request.ContentLength.Value, MaxPutBlobBytes).ConfigureAwait(false);
+            return;
+        }
+
         if (!CacheKeepsWhatIsWritten(request) || request.ContentLength > MaxBufferedBody)
         {
-            await ForwardWriteAwareAsync(context, address, writes: true).ConfigureAwait(false);
+            await ForwardWriteAwareAsync(context, address, writes: true, resign: true).ConfigureAwait(false);
             return;
         }
 
@@ -53,6 +65,19 @@ public sealed partial class BlobEndpointHandler
         {
             await StorageErrors.WriteAsync(context, 400, "InvalidQueryParameterValue", $"Value for one of the query parameters specified in the request URI is invalid: blockid '{id}' {why}.",
                 [new("QueryParameterName", "blockid"), new("QueryParameterValue", id)]).ConfigureAwait(false);
+            return;
+        }
+
+        if (context.Request.ContentLength > MaxPutBlockBytes)
+        {
+            await TooLargeAsync(context, context.Request.ContentLength.Value, MaxPutBlockBytes).ConfigureAwait(false);
+            return;
+        }
+
+        if (context.Request.ContentLength > MaxBufferedBody)
+        {
+            // Too large to stage here: staged in storage as sent; a list naming it is then resolved by storage.
+            await ForwardWriteAwareAsync(context, address, writes: false, resign: true).ConfigureAwait(false);
             return;
         }
 
@@ -191,15 +216,19 @@ public sealed partial class BlobEndpointHandler
 
         // The body was read to parse it: the same bytes go on.
         context.Request.Body = new MemoryStream(xml, writable: false);
-        await ForwardWriteAwareAsync(context, address, writes: true).ConfigureAwait(false);
+        await ForwardWriteAwareAsync(context, address, writes: true, resign: true).ConfigureAwait(false);
         if (context.Response.StatusCode is >= 200 and < 300)
         {
             _blocks.Clear(address.Key);
         }
     }
 
+    private static Task TooLargeAsync(HttpContext context, long length, long limit)
+        => StorageErrors.WriteAsync(context, 413, "RequestBodyTooLarge",
+            $"The request body is too large ({length} bytes) and exceeds the maximum permissible limit ({limit} bytes).", [new("MaxLimit", limit.ToString(CultureInfo.InvariantCulture))]);
+
     private Task DeleteAsync(HttpContext context, BlobAddress address)
-        => ForwardWriteAwareAsync(context, address, writes: true);
+        => ForwardWriteAwareAsync(context, address, writes: true, resign: true);
 
     /// <summary>
     /// The write path: owner, persistence under the preset, blob triggers once. A create-only write (<c>If-None-Match: *</c>)
@@ -207,13 +236,22 @@ public sealed partial class BlobEndpointHandler
     /// </summary>
     private async Task WriteThroughCacheAsync(HttpContext context, BlobAddress address, byte[] content, byte[]? contentMd5, byte[] answerMd5)
     {
-        bool createOnly = context.Request.Headers.IfNoneMatch.ToString().Trim() == "*";
+        // A SAS granting c without w may create the blob, not replace it: storage's 403 when it exists (decided
+        // atomically with the write, across instances, as an If-None-Match: * write is).
+        bool sasCreateOnly = context.Items[CreateOnlyItem] is true;
+        bool createOnly = sasCreateOnly || context.Request.Headers.IfNoneMatch.ToString().Trim() == "*";
         WriteReceipt receipt;
         try
         {
             receipt = createOnly
                 ? await _cache.CreateAsync(address.Key, content, context.RequestAborted).ConfigureAwait(false)
                 : await _cache.WriteAsync(address.Key, content, context.RequestAborted).ConfigureAwait(false);
+        }
+        catch (BlobAlreadyExistsException) when (sasCreateOnly)
+        {
+            await StorageErrors.WriteAsync(context, 403, "AuthorizationPermissionMismatch",
+                "This request is not authorized to perform this operation using this permission: the blob exists, and replacing it needs w (the SAS grants c, which creates new blobs only).").ConfigureAwait(false);
+            return;
         }
         catch (BlobAlreadyExistsException)
         {

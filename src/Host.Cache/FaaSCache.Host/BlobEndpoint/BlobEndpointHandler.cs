@@ -90,33 +90,43 @@ public sealed partial class BlobEndpointHandler
 
     private const string OperationItem = "faascache.sdk.operation";
 
+    // Set when a SAS grants c and not w: the Put Blob may create the blob but not replace it.
+    private const string CreateOnlyItem = "faascache.sdk.create-only";
+
     private async Task ServeAsync(HttpContext context, BlobAddress address, ServedOperation? op)
     {
         HttpRequest request = context.Request;
-        if (op is null || _authenticator is null
-            || !string.Equals(address.Account, _authenticator.AccountName, StringComparison.Ordinal)
-            || _cache.IsExcluded(address.Key))
+        if (_authenticator is null)
         {
-            if (ChangesCachedBlob(request, address))
-            {
-                // Not served here, but a write of a blob the cache may hold (metadata, properties, an append, a copy...).
-                context.Items[OperationItem] = "forward-write";
-                await ForwardWriteAwareAsync(context, address, writes: true).ConfigureAwait(false);
-                return;
-            }
-
-            await _forwarder.ForwardAsync(context, address).ConfigureAwait(false);
+            // No key to verify with: nothing is served or re-signed here; storage answers every request as sent.
+            await _forwarder.ForwardAsync(context, address, resign: false).ConfigureAwait(false);
             return;
         }
 
-        AuthOutcome auth = _authenticator.Authenticate(request, op == ServedOperation.Read ? BlobOperation.Read : op == ServedOperation.Delete ? BlobOperation.Delete : BlobOperation.Write, address.Container, address.Blob);
-        if (auth.Decision == AuthDecision.Forward)
+        if (!string.Equals(address.Account, _authenticator.AccountName, StringComparison.Ordinal))
         {
-            // Bearer tokens, user-delegation SAS and anonymous requests: storage makes the check, so storage answers.
-            await ForwardWriteAwareAsync(context, address, writes: op != ServedOperation.Read).ConfigureAwait(false);
+            // Only the app's own account is behind this endpoint (account names are case-sensitive, as in Azurite).
+            await StorageErrors.WriteAsync(context, 404, "ResourceNotFound",
+                $"The specified resource does not exist. This endpoint serves account '{_authenticator.AccountName}' only, not '{StorageRequestAuthenticator.Shorten(address.Account)}'.").ConfigureAwait(false);
             return;
         }
 
+        if (address.WhyInvalidName() is { } invalid)
+        {
+            await StorageErrors.WriteAsync(context, 400, "InvalidResourceName", $"The specified resource name contains invalid characters: {invalid}.").ConfigureAwait(false);
+            return;
+        }
+
+        // Every request is checked before anything is done with it: served here or re-signed for storage only once it
+        // verified as storage would verify it; what only storage can check goes on exactly as it came.
+        AuthOutcome auth = _authenticator.Authenticate(request, op switch
+        {
+            ServedOperation.Read => BlobOperation.Read,
+            ServedOperation.PutBlob => BlobOperation.Create,
+            ServedOperation.PutBlock or ServedOperation.PutBlockList => BlobOperation.Write,
+            ServedOperation.Delete => BlobOperation.Delete,
+            _ => BlobOperation.Other,
+        }, address.Container, address.Blob);
         if (auth.Decision == AuthDecision.Refused)
         {
             await StorageErrors.WriteAsync(context, auth.Status, auth.ErrorCode ?? "AuthenticationFailed", auth.Message ?? "Server failed to authenticate the request.",
@@ -124,6 +134,21 @@ public sealed partial class BlobEndpointHandler
             return;
         }
 
+        bool verified = auth.Decision == AuthDecision.Verified;
+        if (op is null || !verified || _cache.IsExcluded(address.Key))
+        {
+            // Not served here (or storage must decide): forwarded; a write that storage takes drops the cached copies.
+            bool writes = op is null ? ChangesCachedBlob(request, address) : op is not (ServedOperation.Read or ServedOperation.PutBlock) && !_cache.IsExcluded(address.Key);
+            if (op is null && writes)
+            {
+                context.Items[OperationItem] = "forward-write";
+            }
+
+            await ForwardWriteAwareAsync(context, address, writes, resign: verified).ConfigureAwait(false);
+            return;
+        }
+
+        context.Items[CreateOnlyItem] = auth.CreateOnly;
         string version = request.Headers["x-ms-version"].ToString();
         if (!BlobHeaders.IsSupportedVersion(version))
         {
@@ -230,18 +255,18 @@ public sealed partial class BlobEndpointHandler
     /// copy of another version is dropped (storage's new ETag, none after a delete), and this instance's properties,
     /// before storage's answer goes back: once the SDK has it, no instance serves the old copy.
     /// </summary>
-    private async Task ForwardWriteAwareAsync(HttpContext context, BlobAddress address, bool writes)
+    private async Task ForwardWriteAwareAsync(HttpContext context, BlobAddress address, bool writes, bool resign)
     {
         if (!writes)
         {
-            await _forwarder.ForwardAsync(context, address).ConfigureAwait(false);
+            await _forwarder.ForwardAsync(context, address, resign: resign).ConfigureAwait(false);
             return;
         }
 
         // A pending asynchronous write of this key must not land after storage took this one.
         await _cache.FlushAsync(context.RequestAborted).ConfigureAwait(false);
         bool delete = HttpMethods.IsDelete(context.Request.Method);
-        await _forwarder.ForwardAsync(context, address, (status, etag) =>
+        await _forwarder.ForwardAsync(context, address, resign, (status, etag) =>
             status is >= 200 and < 300 ? StorageTookWriteAsync(address, delete || string.IsNullOrEmpty(etag) ? null : etag) : Task.CompletedTask).ConfigureAwait(false);
     }
 
@@ -270,9 +295,7 @@ public sealed partial class BlobEndpointHandler
     /// </summary>
     private bool ChangesCachedBlob(HttpRequest request, BlobAddress address)
     {
-        if (!address.IsBlob || _authenticator is null
-            || !string.Equals(address.Account, _authenticator.AccountName, StringComparison.Ordinal)
-            || _cache.IsExcluded(address.Key))
+        if (!address.IsBlob || _cache.IsExcluded(address.Key))
         {
             return false;
         }
@@ -290,6 +313,10 @@ public sealed partial class BlobEndpointHandler
         return address.Query("comp")?.ToUpperInvariant() is not ("BLOCK" or "LEASE" or "TIER" or "TAGS" or "SNAPSHOT" or "IMMUTABILITYPOLICIES" or "LEGALHOLD");
     }
 
+    /// <summary>
+    /// Reads a body of the length it announces, never allocating more than what has arrived (at least 1 MiB, at most
+    /// twice what arrived): a client that announces 512 MiB and sends a byte costs a megabyte, not 512.
+    /// </summary>
     private static async Task<byte[]?> ReadBodyAsync(HttpContext context, long maxBytes)
     {
         HttpRequest request = context.Request;
@@ -305,10 +332,18 @@ public sealed partial class BlobEndpointHandler
             return null;
         }
 
-        byte[] body = GC.AllocateUninitializedArray<byte>((int)length);
+        const int FirstBuffer = 1 << 20;
+        byte[] body = GC.AllocateUninitializedArray<byte>((int)Math.Min(length, FirstBuffer));
         int read = 0;
-        while (read < body.Length)
+        while (read < length)
         {
+            if (read == body.Length)
+            {
+                byte[] larger = GC.AllocateUninitializedArray<byte>((int)Math.Min(length, (long)body.Length * 2));
+                body.AsSpan(0, read).CopyTo(larger);
+                body = larger;
+            }
+
             int n = await request.Body.ReadAsync(body.AsMemory(read), context.RequestAborted).ConfigureAwait(false);
             if (n == 0)
             {

@@ -42,13 +42,16 @@ public sealed class StorageForwarder : IDisposable
 
     /// <summary>
     /// Forwards the request; the response (status, headers, body) is storage's. Returns the status.
-    /// <paramref name="beforeAnswer"/>, when given, runs once storage answered and before any of its answer goes back to
-    /// the client, with storage's status and <c>ETag</c> header (null without one).
+    /// <paramref name="resign"/> says the request was verified here with the account key, so a Shared Key request may be
+    /// signed again for storage's path; otherwise it goes exactly as it came and storage checks the caller's own
+    /// credentials. <paramref name="beforeAnswer"/>, when given, runs once storage answered and before any of its answer
+    /// goes back to the client, with storage's status and <c>ETag</c> header (null without one).
     /// </summary>
-    public async Task<int> ForwardAsync(HttpContext context, BlobAddress address, Func<int, string?, Task>? beforeAnswer = null)
+    public async Task<int> ForwardAsync(HttpContext context, BlobAddress address, bool resign, Func<int, string?, Task>? beforeAnswer = null)
     {
         ArgumentNullException.ThrowIfNull(context);
         context.Items[typeof(BlobAddress)] = address;
+        context.Items[ResignItem] = resign;
         context.Items[typeof(Func<int, string?, Task>)] = beforeAnswer;
         ForwarderError error = await _forwarder.SendAsync(
             context,
@@ -68,6 +71,8 @@ public sealed class StorageForwarder : IDisposable
     /// <inheritdoc />
     public void Dispose() => _client.Dispose();
 
+    private const string ResignItem = "faascache.sdk.resign";
+
     /// <summary>The target: storage's path prefix + the path after the account segment, encoding untouched.</summary>
     private string TargetPathAndQuery(BlobAddress address)
     {
@@ -86,7 +91,8 @@ public sealed class StorageForwarder : IDisposable
             string target = owner.TargetPathAndQuery(address);
             proxyRequest.RequestUri = new Uri(destinationPrefix + target);
             string auth = httpContext.Request.Headers.Authorization.ToString();
-            if (authenticator is not null && auth.StartsWith("SharedKey ", StringComparison.Ordinal)
+            // Only a request this endpoint verified with the key is ever signed with it: anything else keeps its own.
+            if (authenticator is not null && httpContext.Items[ResignItem] is true && auth.StartsWith("SharedKey ", StringComparison.Ordinal)
                 && !string.Equals(target, address.RawPath + address.RawQuery, StringComparison.Ordinal))
             {
                 // The signature covers the path: storage at another path needs the request signed for that path.

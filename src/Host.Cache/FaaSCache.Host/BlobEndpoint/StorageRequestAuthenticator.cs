@@ -8,17 +8,26 @@ using Microsoft.AspNetCore.Http.Features;
 
 namespace FaaSCache.Host.BlobEndpoint;
 
-/// <summary>What a blob request does, in the terms a SAS permission is granted in.</summary>
+/// <summary>What a blob request does, in the terms a SAS permission is granted in (storage's table, as Azurite applies it).</summary>
 public enum BlobOperation
 {
     /// <summary>Get Blob or Get Blob Properties (GET or HEAD of a blob): needs <c>r</c>.</summary>
     Read,
 
-    /// <summary>Put Blob, Put Block or Put Block List: needs <c>w</c>, or <c>c</c> while the blob does not exist yet.</summary>
+    /// <summary>Put Blob: needs <c>w</c>, or <c>c</c> while the blob does not exist yet (<see cref="AuthOutcome.CreateOnly"/>).</summary>
+    Create,
+
+    /// <summary>Put Block or Put Block List: needs <c>w</c> (<c>c</c> is not enough).</summary>
     Write,
 
     /// <summary>Delete Blob: needs <c>d</c>.</summary>
     Delete,
+
+    /// <summary>
+    /// Anything the endpoint forwards instead of serving (listings, containers, metadata, leases, ...): a Shared Key is
+    /// verified here all the same, but a SAS goes on unchanged and storage applies its permissions.
+    /// </summary>
+    Other,
 }
 
 /// <summary>What the endpoint does with a request after <see cref="StorageRequestAuthenticator.Authenticate"/>.</summary>
@@ -44,10 +53,14 @@ public enum AuthDecision
 /// <param name="ErrorCode">The storage error code of a refusal, e.g. <c>AuthenticationFailed</c>.</param>
 /// <param name="Message">What was wrong (a refusal) or why storage must decide (a forward).</param>
 /// <param name="Detail">The <c>AuthenticationErrorDetail</c> element of a failed signature: the string the server signed.</param>
-public sealed record AuthOutcome(AuthDecision Decision, int Status = 200, string? ErrorCode = null, string? Message = null, string? Detail = null)
+/// <param name="CreateOnly">Verified by a SAS that grants <c>c</c> but not <c>w</c>: a Put Blob may create the blob, never replace it.</param>
+public sealed record AuthOutcome(AuthDecision Decision, int Status = 200, string? ErrorCode = null, string? Message = null, string? Detail = null, bool CreateOnly = false)
 {
     /// <summary>The request may be served here.</summary>
     public static AuthOutcome Verified { get; } = new(AuthDecision.Verified);
+
+    /// <summary>The request may create the blob but not replace it (a SAS with <c>c</c> and no <c>w</c>).</summary>
+    public static AuthOutcome VerifiedCreateOnly { get; } = new(AuthDecision.Verified, CreateOnly: true);
 
     /// <summary>Storage must decide; no reason given.</summary>
     public static AuthOutcome Forward { get; } = new(AuthDecision.Forward);
@@ -77,6 +90,9 @@ public sealed class StorageRequestAuthenticator
     public const string OldestVerifiedSasVersion = "2020-12-06";
 
     private const string AuthenticationFailed = "AuthenticationFailed";
+
+    /// <summary>How far a Shared Key request's date may be from the clock (storage's window).</summary>
+    public static readonly TimeSpan MaxRequestAge = TimeSpan.FromMinutes(15);
     private const string ServerFailedToAuthenticate =
         "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.";
 
@@ -122,8 +138,7 @@ public sealed class StorageRequestAuthenticator
     /// <param name="operation">What the request does, for the SAS permission check.</param>
     /// <param name="container">The container name, decoded.</param>
     /// <param name="blob">The blob name, decoded (slashes kept).</param>
-    /// <param name="isNewBlob">Whether the blob does not exist yet (a SAS <c>c</c> permission covers only new blobs); null when unknown, which lets <c>c</c> through as storage would for a new blob.</param>
-    public AuthOutcome Authenticate(HttpRequest request, BlobOperation operation, string container, string blob, bool? isNewBlob = null)
+    public AuthOutcome Authenticate(HttpRequest request, BlobOperation operation, string container, string blob)
     {
         var authorization = request.Headers.Authorization;
         if (authorization.Count > 1)
@@ -145,7 +160,13 @@ public sealed class StorageRequestAuthenticator
             return AuthOutcome.ForwardBecause("No Authorization header and no SAS signature: storage decides on anonymous access.");
         }
 
-        return AuthenticateSas(request, query, operation, container, blob, isNewBlob);
+        if (operation == BlobOperation.Other)
+        {
+            // Sent on as it came (never re-signed): the signature covers the request, so storage checks it.
+            return AuthOutcome.ForwardBecause("SAS on an operation the endpoint forwards: storage checks its signature and permissions.");
+        }
+
+        return AuthenticateSas(request, query, operation, container, blob);
     }
 
     /// <summary>
@@ -210,7 +231,7 @@ public sealed class StorageRequestAuthenticator
         string serverStringToSign = StringToSignForSharedKey(request);
         if (SignatureMatches(serverStringToSign, provided))
         {
-            return AuthOutcome.Verified;
+            return CheckRequestDate(request);
         }
 
         // The SDKs sort x-ms-* headers in the service's en-US order, which differs from ordinal only for odd
@@ -228,12 +249,45 @@ public sealed class StorageRequestAuthenticator
             string candidate = BuildSharedKeyStringToSign(request, sdkOrder, dateFromHeader);
             if (tried.Add(candidate) && SignatureMatches(candidate, provided))
             {
-                return AuthOutcome.Verified;
+                return CheckRequestDate(request);
             }
         }
 
         return AuthOutcome.Refuse(AuthenticationFailed, ServerFailedToAuthenticate,
             $"The MAC signature found in the HTTP request '{signature}' is not the same as any computed signature. Server used following string to sign: '{serverStringToSign}'.");
+    }
+
+    /// <summary>
+    /// Storage refuses a Shared Key request whose date (<c>x-ms-date</c>, else <c>Date</c>) is more than 15 minutes from
+    /// its clock, so that a captured request cannot be replayed for ever; a request with neither header is refused too.
+    /// </summary>
+    private AuthOutcome CheckRequestDate(HttpRequest request)
+    {
+        string raw = request.Headers.TryGetValue("x-ms-date", out var xmsDate) && xmsDate.ToString().Length > 0 ? xmsDate.ToString() : request.Headers.Date.ToString();
+        if (raw.Length == 0)
+        {
+            return AuthOutcome.Refuse(AuthenticationFailed, $"{ServerFailedToAuthenticate} The request has neither an x-ms-date nor a Date header; storage requires one with Shared Key.",
+                "The Date header in the request is missing.");
+        }
+
+        if (!DateTimeOffset.TryParseExact(raw, "r", CultureInfo.InvariantCulture, DateTimeStyles.AssumeUniversal | DateTimeStyles.AdjustToUniversal, out DateTimeOffset sent)
+            && !DateTimeOffset.TryParse(raw, CultureInfo.InvariantCulture, DateTimeStyles.AssumeUniversal | DateTimeStyles.AdjustToUniversal, out sent))
+        {
+            return AuthOutcome.Refuse(AuthenticationFailed, $"{ServerFailedToAuthenticate} The request date '{Shorten(raw)}' is not an RFC 1123 date (e.g. 'Sun, 29 Nov 2026 06:49:56 GMT').",
+                $"The request date '{Shorten(raw)}' is not valid.");
+        }
+
+        DateTimeOffset now = _time.GetUtcNow();
+        TimeSpan age = now - sent;
+        if (age > MaxRequestAge || age < -MaxRequestAge)
+        {
+            string which = age > TimeSpan.Zero ? "too old" : "too far in the future";
+            return AuthOutcome.Refuse(AuthenticationFailed,
+                $"{ServerFailedToAuthenticate} The request date {raw} is {which}: storage takes Shared Key requests within {MaxRequestAge.TotalMinutes:0} minutes of its clock, and the time here is {now.UtcDateTime.ToString("R", CultureInfo.InvariantCulture)}.",
+                $"Request date header {which}: '{raw}'");
+        }
+
+        return AuthOutcome.Verified;
     }
 
     private string BuildSharedKeyStringToSign(HttpRequest request, bool sdkHeaderOrder, bool dateLineFromHeader)
@@ -285,7 +339,7 @@ public sealed class StorageRequestAuthenticator
 
     // ---- SAS -----------------------------------------------------------------------------------------------
 
-    private AuthOutcome AuthenticateSas(HttpRequest request, Dictionary<string, string> query, BlobOperation operation, string container, string blob, bool? isNewBlob)
+    private AuthOutcome AuthenticateSas(HttpRequest request, Dictionary<string, string> query, BlobOperation operation, string container, string blob)
     {
         string Field(string name) => query.TryGetValue(name, out string? v) ? v : "";
 
@@ -328,7 +382,7 @@ public sealed class StorageRequestAuthenticator
             return AuthOutcome.ForwardBecause("SAS with response header overrides (rscc/rscd/rsce/rscl/rsct): storage applies them.");
         }
 
-        if (operation == BlobOperation.Write && Field("ses").Length > 0)
+        if (operation is BlobOperation.Create or BlobOperation.Write && Field("ses").Length > 0)
         {
             return AuthOutcome.ForwardBecause($"SAS with encryption scope ses={Field("ses")}: storage encrypts the write with it.");
         }
@@ -349,10 +403,10 @@ public sealed class StorageRequestAuthenticator
                 $"Signature did not match. String to sign used was {stringToSign}");
         }
 
-        return CheckSasValidity(request, query, operation, isNewBlob, accountSas);
+        return CheckSasValidity(request, query, operation, accountSas);
     }
 
-    private AuthOutcome CheckSasValidity(HttpRequest request, Dictionary<string, string> query, BlobOperation operation, bool? isNewBlob, bool accountSas)
+    private AuthOutcome CheckSasValidity(HttpRequest request, Dictionary<string, string> query, BlobOperation operation, bool accountSas)
     {
         string Field(string name) => query.TryGetValue(name, out string? v) ? v : "";
 
@@ -427,13 +481,20 @@ public sealed class StorageRequestAuthenticator
             }
         }
 
+        // Storage's table (any one of the letters grants the operation): r reads; w writes anything; c creates a blob
+        // that does not exist yet (Put Blob only: Put Block and Put Block List need w); d deletes.
         string permissions = Field("sp");
+        bool Has(char letter) => permissions.Contains(letter, StringComparison.Ordinal);
+        if (operation == BlobOperation.Create && !Has('w') && Has('c'))
+        {
+            return AuthOutcome.VerifiedCreateOnly;
+        }
+
         bool allowed = operation switch
         {
-            BlobOperation.Read => permissions.Contains('r', StringComparison.Ordinal),
-            BlobOperation.Write => permissions.Contains('w', StringComparison.Ordinal)
-                || (isNewBlob != false && permissions.Contains('c', StringComparison.Ordinal)),
-            BlobOperation.Delete => permissions.Contains('d', StringComparison.Ordinal),
+            BlobOperation.Read => Has('r'),
+            BlobOperation.Create or BlobOperation.Write => Has('w'),
+            BlobOperation.Delete => Has('d'),
             _ => false,
         };
         if (!allowed)
@@ -441,8 +502,8 @@ public sealed class StorageRequestAuthenticator
             string needed = operation switch
             {
                 BlobOperation.Read => "reading a blob needs r",
-                BlobOperation.Write when isNewBlob == false => "writing an existing blob needs w (c creates new blobs only)",
-                BlobOperation.Write => "writing a blob needs w or c",
+                BlobOperation.Create => "Put Blob needs w, or c for a blob that does not exist yet",
+                BlobOperation.Write => "Put Block and Put Block List need w (c is not enough)",
                 _ => "deleting a blob needs d",
             };
             return AuthOutcome.Refuse("AuthorizationPermissionMismatch",
@@ -562,7 +623,7 @@ public sealed class StorageRequestAuthenticator
         address.AddressFamily == AddressFamily.InterNetworkV6 && address.IsIPv4MappedToIPv6 ? address.MapToIPv4() : address;
 
     // Echoed values are the client's own, but keep a hostile header from filling the log.
-    private static string Shorten(string value) => value.Length <= 120 ? value : value[..120] + "…";
+    internal static string Shorten(string value) => value.Length <= 120 ? value : value[..120] + "…";
 
     /// <summary>
     /// The order in which the SDKs sort x-ms-* header names: the service's en-US collation with symbols ignored

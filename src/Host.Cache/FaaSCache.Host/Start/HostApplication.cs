@@ -16,6 +16,7 @@ using FaaSCache.Prewarm;
 using FaaSCache.Scaling;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
+using FaaSCache.Security.Logging;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using OpenTelemetry.Metrics;
@@ -41,6 +42,12 @@ public static class HostApplication
         });
         builder.Logging.AddFilter("Microsoft.AspNetCore", LogLevel.Warning);
         builder.Logging.AddFilter("Grpc", LogLevel.Warning);
+        builder.Logging.AddFilter("Yarp", LogLevel.Warning);
+        // No secret in any log line, whichever category writes it: the account keys of the app's connection strings now,
+        // the function keys once the key store has them.
+        var redactor = new SecretRedactor();
+        redactor.Add(app.Settings.Values.Append(app.StorageConnection).Select(v => StorageConnectionString.TryParse(v)?.AccountKey));
+        builder.Logging.AddSecretRedaction(redactor);
         AddAppConfiguration(builder.Configuration, app, settings);
         // The Blob REST API on loopback, so that SDK calls and SDK-type bindings read and write through the cache.
         SdkEndpointAddress? sdk = BlobEndpointHosting.Plan(settings.CacheEnabled, builder.Configuration, app.StorageConnection, settings.SdkPort);
