@@ -174,7 +174,7 @@ cmd_start() {
         mkdir -p "$shm_base/$id"
         FUNCTIONS_UNIX_SHARED_MEMORY_DIRECTORIES="$shm_base/$id" DOTNET_CLI_TELEMETRY_OPTOUT=1 \
             dotnet "$dll" start --script-root "$script_root" --port "$port" --instance-id "$id" --app-name "$app_name" \
-            --cache "$cache" </dev/null >"$cluster_dir/$id.log" 2>&1 &
+            --cache "$cache" --auth off </dev/null >"$cluster_dir/$id.log" 2>&1 &
         ids+=("$id"); pids+=("$!"); ports+=("$port"); peers+=(""); roots+=("$shm_base/$id"); logs+=("$cluster_dir/$id.log")
         say "started $id: pid $!, http://127.0.0.1:$port/, log $cluster_dir/$id.log"
     done

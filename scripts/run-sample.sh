@@ -182,8 +182,8 @@ FAASCACHE_TOOL_DLL="$tool" bash "$seed"
 
 port="$(free_port)" || die "no free port for the host"
 base="http://127.0.0.1:$port"
-say "starting the host: dotnet FaaSCache.Host.dll start --script-root samples/$sample --port $port --cache $cache --blob-poll-interval 1"
-dotnet "$dll" start --script-root "$app" --port "$port" --cache "$cache" --instance-id "$instance" --blob-poll-interval 1 \
+say "starting the host: dotnet FaaSCache.Host.dll start --script-root samples/$sample --port $port --cache $cache --blob-poll-interval 1 --auth off"
+dotnet "$dll" start --script-root "$app" --port "$port" --cache "$cache" --instance-id "$instance" --blob-poll-interval 1 --auth off \
     >"$work/host.log" 2>&1 &
 host_pid=$!
 

@@ -133,7 +133,7 @@ listen=()
 status_view=(--status-view)
 [ -t 1 ] || status_view=()  # not a terminal: log lines instead of the table
 dotnet "$controller_dll" --script-root "$app" --host-dll "$host_dll" --port "$port" --grpc-port "$grpc_port" \
-    --shm-root "$shm_root" "${listen[@]}" "${status_view[@]}" "$@" &
+    --shm-root "$shm_root" --auth off "${listen[@]}" "${status_view[@]}" "$@" &
 controller_pid=$!
 wait "$controller_pid" || true
 controller_pid=""

@@ -75,7 +75,7 @@ internal sealed class BandwidthColdRig : IAsyncDisposable
             "--scale-out-cooldown", "0", "--scale-in-cooldown", "1", "--idle-to-zero", "2",
             "--host-dll", FaaSCacheHostProcess.FindHostDll(), "--listen-address", "0.0.0.0",
             "--port", port.ToString(Invariant), "--grpc-port", grpcPort.ToString(Invariant), "--shm-root", shm.Path,
-            "--netns", "--link-rate", linkRate.ToString(Invariant), "--netns-prefix", Prefix])
+            "--netns", "--link-rate", linkRate.ToString(Invariant), "--netns-prefix", Prefix, "--auth", "off"])
         {
             start.ArgumentList.Add(arg);
         }

@@ -36,6 +36,7 @@ internal static class ComputeScalingBenchmark
             Port = 0,
             GrpcPort = 0,
             SharedMemoryRoot = shm.Path,
+            EnforceKeys = false,
             MaxInstances = context.Quick ? 3 : 4,
             PollInterval = TimeSpan.FromSeconds(1),
             ScaleInCooldown = TimeSpan.FromSeconds(10),

@@ -148,6 +148,7 @@ internal static class MemoryDaemonBenchmark
             Port = 0,
             GrpcPort = 0,
             SharedMemoryRoot = shm.Path,
+            EnforceKeys = false,
             MinInstances = 1,
             MaxInstances = 2,
             PollInterval = TimeSpan.FromSeconds(1),

@@ -42,6 +42,15 @@ public sealed class HostSettings
     /// <summary>Gets the SDK endpoint's loopback port (a free one when 0).</summary>
     public int SdkPort { get; init; }
 
+    /// <summary>
+    /// Gets a value indicating whether function keys and the master key are enforced (<c>authLevel</c>, <c>/admin</c>);
+    /// off only for local development, as Core Tools' <c>func start</c> without <c>--enableAuth</c>.
+    /// </summary>
+    public bool EnforceKeys { get; init; } = true;
+
+    /// <summary>Gets the loopback port of FunctionRpc, for this host's language workers only (a free one when 0).</summary>
+    public int WorkerPort { get; init; }
+
     /// <summary>Gets how often blob-trigger containers are polled for writes made by others.</summary>
     public TimeSpan BlobPollInterval { get; init; } = TimeSpan.FromSeconds(2);
 }

@@ -26,8 +26,46 @@ public static class StartAppCommand
         Command start = StartCommandLine.Create((_, _) => Task.FromResult(0));
         start.Description = "Runs a function app from its folder as Core Tools' `func start` does, with blob bindings served through the cache. "
             + "A C# isolated project folder (*.csproj) is built first (dotnet build -c Release) and run from its build output.";
-        start.SetAction((result, cancellationToken) => RunAsync(StartArguments(result), cancellationToken));
+        start.Options.Add(EnableAuth);
+        start.SetAction((result, cancellationToken) => RunAsync(LocalDevelopment(StartArguments(result), result.GetValue(EnableAuth)), cancellationToken));
         return start;
+    }
+
+    // As Core Tools' func start: keys are not checked unless asked for (--enable-auth, or the host's own --auth on).
+    private static readonly Option<bool> EnableAuth = new("--enable-auth")
+    {
+        Description = "Check function keys and the master key as a deployed host does (func start --enableAuth); without it, as func start, no key is checked.",
+    };
+
+    /// <summary>
+    /// The host's arguments from <paramref name="arguments"/>: <c>--enable-auth</c> (and its value, if given) taken out,
+    /// and <c>--auth on</c> with it, else <c>--auth off</c>, unless <c>--auth</c> is given.
+    /// </summary>
+    public static string[] LocalDevelopment(IReadOnlyList<string> arguments, bool enable)
+    {
+        ArgumentNullException.ThrowIfNull(arguments);
+        var result = new List<string>(arguments.Count + 2);
+        for (int i = 0; i < arguments.Count; i++)
+        {
+            if (arguments[i] == EnableAuth.Name)
+            {
+                if (i + 1 < arguments.Count && arguments[i + 1] is "true" or "false" or "True" or "False")
+                {
+                    i++;
+                }
+
+                continue;
+            }
+
+            result.Add(arguments[i]);
+        }
+
+        if (!result.Contains("--auth", StringComparer.Ordinal))
+        {
+            result.AddRange(["--auth", enable ? "on" : "off"]);
+        }
+
+        return [.. result];
     }
 
     /// <summary>

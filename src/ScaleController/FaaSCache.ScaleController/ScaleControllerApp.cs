@@ -10,6 +10,9 @@ using FaaSCache.ScaleController.Instances;
 using FaaSCache.ScaleController.KeepAlive;
 using FaaSCache.ScaleController.Options;
 using FaaSCache.ScaleController.Status;
+using FaaSCache.Security.Keys;
+using FaaSCache.Security.Logging;
+using FaaSCache.Security.Ports;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Http;
@@ -50,8 +53,24 @@ public static class ScaleControllerApp
             k.Listen(options.ListenAddress, options.Port, l => l.Protocols = HttpProtocols.Http1);
             k.Listen(options.ListenAddress, options.GrpcPort, l => l.Protocols = HttpProtocols.Http2);
         });
+        builder.Logging.AddFilter("Yarp", LogLevel.Warning);
+        var redactor = new SecretRedactor();
+        redactor.Add([ConnectionKey(options.StorageConnection)]);
+        builder.Logging.AddSecretRedaction(redactor);
+        // Each port carries its own services only, by the connection's local port (never the Host header).
+        PortRoles roles = new PortRoles().Add(options.Port, ListenerRole.Http).Add(options.GrpcPort, ListenerRole.ScaleGrpc);
+        var keys = new KeyAuthorizer(
+            KeyStores.Create(Environment.GetEnvironmentVariable, options.ScriptRoot.Length > 0 ? options.ScriptRoot : Directory.GetCurrentDirectory()),
+            options.EnforceKeys);
+        if (keys.Enforced)
+        {
+            HostKeys hostKeys = keys.Store.GetHostKeys();
+            redactor.Add([hostKeys.MasterKey, .. hostKeys.FunctionKeys.Values, .. hostKeys.SystemKeys.Values]);
+        }
+
         IServiceCollection services = builder.Services;
         services.AddSingleton(options);
+        services.AddSingleton(keys);
         services.AddSingleton(clock);
         bool launch = options.Instances == InstanceSourceMode.Launch;
         if (launch)
@@ -102,15 +121,17 @@ public static class ScaleControllerApp
 
         WebApplication app = builder.Build();
         app.UseRouting();
+        app.UsePortRoles(roles);
+        app.UseAdminKeys(keys, ["/scale"], []);
         if (launch)
         {
             app.Services.GetRequiredService<FrontDoorRoutes>(); // subscribes the routes to the pool before anything starts
             app.UseMiddleware<HoldForInstanceMiddleware>();
         }
 
-        app.MapGet("/scale/status", (ScaleStatusSource status) => status.Read()).RequireHost($"*:{options.Port}");
-        app.MapGrpcService<ScaleControllerService>().RequireHost($"*:{options.GrpcPort}");
-        app.MapFaaSCacheKeda().RequireHost($"*:{options.GrpcPort}");
+        app.MapGet("/scale/status", (ScaleStatusSource status) => status.Read());
+        app.MapGrpcService<ScaleControllerService>().ServedOn(ListenerRole.ScaleGrpc);
+        app.MapFaaSCacheKeda().ServedOn(ListenerRole.ScaleGrpc);
         if (launch)
         {
             MapFrontDoor(app, options);
@@ -121,11 +142,15 @@ public static class ScaleControllerApp
             app.Map("/api/{**rest}", () => Results.Problem(
                 $"This controller runs with --instances membership: it only decides the instance count of '{options.AppName}' (for KEDA) and routes no requests; send /api/* to the app's host Service.",
                 statusCode: StatusCodes.Status501NotImplemented,
-                title: "No front door in membership mode")).RequireHost($"*:{options.Port}");
+                title: "No front door in membership mode"));
         }
 
         return app;
     }
+
+    // The account key of a connection string (AccountKey=...), to keep it out of every log line.
+    private static string? ConnectionKey(string connection) =>
+        connection.Split(';').Select(p => p.Trim()).FirstOrDefault(p => p.StartsWith("AccountKey=", StringComparison.OrdinalIgnoreCase))?["AccountKey=".Length..];
 
     // The idle rule: fixed (idleToZero) or the hybrid histogram, whose keeper loads its state before the poll loop starts.
     private static void AddKeepAlive(IServiceCollection services, ScaleControllerOptions options, TimeProvider clock)
@@ -147,7 +172,7 @@ public static class ScaleControllerApp
     private static void AddLauncher(IServiceCollection services, ScaleControllerOptions options, TimeProvider clock)
     {
         services.AddSingleton<IInstanceNetwork>(options.NetworkNamespaces ? new NamespaceNetwork(options) : new SharedNetwork(options.ListenAddress, options.StorageConnection));
-        services.AddSingleton<IInstanceLauncher>(sp => new HostProcessLauncher(options, sp.GetRequiredService<IInstanceNetwork>(), sp.GetRequiredService<ILogger<HostProcessLauncher>>(), clock));
+        services.AddSingleton<IInstanceLauncher>(sp => new HostProcessLauncher(options, sp.GetRequiredService<IInstanceNetwork>(), sp.GetRequiredService<ILogger<HostProcessLauncher>>(), clock, sp.GetRequiredService<KeyAuthorizer>()));
         services.AddSingleton<InstancePool>();
         services.AddSingleton<IInstanceSource>(sp => sp.GetRequiredService<InstancePool>());
         services.AddSingleton<InstanceRequestTracker>();
@@ -167,6 +192,6 @@ public static class ScaleControllerApp
         {
             proxy.UseLoadBalancing();
             proxy.Use((context, next) => tracker.InvokeAsync(context, () => next()));
-        }).RequireHost($"*:{options.Port}");
+        });
     }
 }

@@ -15,6 +15,9 @@ namespace FaaSCache.Host.Admin;
 /// <summary>Read-only admin endpoints: host status with cache counters, and the recent invocations.</summary>
 public static class AdminEndpoints
 {
+    /// <summary>The Functions host's anonymous liveness path: 200, no body, no key.</summary>
+    public const string PingPath = "/admin/host/ping";
+
     /// <summary>Maps <c>/admin/host/status</c>, <c>/admin/invocations</c> and <c>POST /admin/cache/remove?key=container/blob</c>.</summary>
     public static void Map(WebApplication web)
     {
@@ -47,6 +50,7 @@ public static class AdminEndpoints
                 Memory: settings.CacheEnabled ? memoryDaemon?.Status() : null,
                 Prewarm: settings.CacheEnabled ? loadDaemon?.Status() : null));
         });
+        web.MapMethods(PingPath, [HttpMethods.Get, HttpMethods.Post], () => Results.Ok());
         web.MapGet("/admin/invocations", (InvocationLog log, string? function) => Results.Json(log.Recent(function)));
 
         // Drops one key from this instance's cache (the next read is a miss): for benchmarks and operators.

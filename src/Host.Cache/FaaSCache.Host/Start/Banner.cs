@@ -21,7 +21,8 @@ public static class Banner
     /// <param name="http">The HTTP address.</param>
     /// <param name="grpc">The workers' gRPC address.</param>
     /// <param name="sdk">The SDK endpoint, when it runs.</param>
-    public static string Describe(FunctionApp app, HostSettings settings, SharedMemoryStore shm, IBlobStore storage, FaaSCacheOptions o, MembershipDaemon? membership, Uri http, Uri grpc, Uri? sdk = null)
+    /// <param name="keys">Where the keys come from, null when they are not enforced.</param>
+    public static string Describe(FunctionApp app, HostSettings settings, SharedMemoryStore shm, IBlobStore storage, FaaSCacheOptions o, MembershipDaemon? membership, Uri http, Uri grpc, Uri? sdk = null, string? keys = null)
     {
         var inv = CultureInfo.InvariantCulture;
         var text = new StringBuilder();
@@ -40,6 +41,9 @@ public static class Banner
             ? string.Create(inv, $"  Peers          {settings.PeerEndpoint} (app '{settings.AppName}', {membership?.Members.Count ?? 0} member(s) now, ring of {o.Membership.VirtualNodes} virtual nodes each)")
             : "  Peers          none (membership off: this instance owns every key)");
         text.AppendLine(inv, $"  Admin          {http}admin/host/status, {http}admin/invocations, {http}metrics (Prometheus)");
+        text.AppendLine(keys is null
+            ? "  Keys           not enforced: local development (as func start); --auth on (faascache start --enable-auth) enforces authLevel and the master key"
+            : string.Create(inv, $"  Keys           enforced: authLevel per HTTP trigger (x-functions-key or ?code=), the master key for /admin and /metrics; keys from {keys}"));
         text.AppendLine("  Functions:");
         foreach (FunctionDefinition f in app.Functions)
         {

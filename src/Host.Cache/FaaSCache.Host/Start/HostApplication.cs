@@ -16,7 +16,9 @@ using FaaSCache.Prewarm;
 using FaaSCache.Scaling;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
+using FaaSCache.Security.Keys;
 using FaaSCache.Security.Logging;
+using FaaSCache.Security.Ports;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using OpenTelemetry.Metrics;
@@ -51,12 +53,25 @@ public static class HostApplication
         AddAppConfiguration(builder.Configuration, app, settings);
         // The Blob REST API on loopback, so that SDK calls and SDK-type bindings read and write through the cache.
         SdkEndpointAddress? sdk = BlobEndpointHosting.Plan(settings.CacheEnabled, builder.Configuration, app.StorageConnection, settings.SdkPort);
+        // Each port carries its own services only, told apart by the connection's local port (docs/security.md).
+        int workerPort = settings.WorkerPort == 0 ? Hosting.FreePorts.Get() : settings.WorkerPort;
+        PortRoles roles = new PortRoles().Add(settings.Port, ListenerRole.Http).Add(workerPort, ListenerRole.Worker);
+        if (settings.Membership)
+        {
+            roles.Add(settings.PeerPort, ListenerRole.Peers);
+        }
+
+        if (sdk is not null)
+        {
+            roles.Add(sdk.Port, ListenerRole.BlobEndpoint);
+        }
+
         builder.WebHost.ConfigureKestrel(k =>
         {
             k.Limits.MaxRequestBodySize = null;
             k.Listen(settings.ListenAddress, settings.Port, l => l.Protocols = HttpProtocols.Http1);
             // FunctionRpc: HTTP/2 cleartext on a port of its own, for the workers only.
-            k.Listen(IPAddress.Loopback, 0, l => l.Protocols = HttpProtocols.Http2);
+            k.Listen(IPAddress.Loopback, workerPort, l => l.Protocols = HttpProtocols.Http2);
             if (settings.Membership)
             {
                 k.ListenForPeers(new IPEndPoint(settings.PeerAddress, settings.PeerPort));
@@ -94,6 +109,15 @@ public static class HostApplication
         services.AddOpenTelemetry().WithMetrics(m => m.AddMeter(Diagnostics.CacheletMetrics.MeterName).AddPrometheusExporter());
         services.AddSingleton(app);
         services.AddSingleton(settings);
+        services.AddSingleton(roles);
+        KeyAuthorizer keys = new(KeyStores.Create(name => app.Settings.TryGetValue(name, out string? value) ? value : null, app.RootDirectory), settings.EnforceKeys);
+        services.AddSingleton(keys);
+        if (keys.Enforced)
+        {
+            // Made (files) or checked (a mounted Secret) at start, as the Functions host does; a bad store stops start-up.
+            HostKeys hostKeys = keys.Store.GetHostKeys();
+            redactor.Add([hostKeys.MasterKey, .. hostKeys.FunctionKeys.Values, .. hostKeys.SystemKeys.Values]);
+        }
         services.AddSingleton<WorkerRegistry>();
         services.AddSingleton<IWorkerProcesses, WorkerProcesses>();
         services.AddSingleton<InvocationLog>();
@@ -131,22 +155,26 @@ public static class HostApplication
         services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(15));
 
         WebApplication web = builder.Build();
+        web.UseRouting();
+        web.UsePortRoles(roles);
         if (sdk is not null)
         {
             web.MapSdkEndpoint(sdk);
         }
 
-        web.MapGrpcService<FunctionRpcService>();
+        // The master key for /admin and /metrics (the Functions host's admin level); ping stays open for probes.
+        web.UseAdminKeys(keys, ["/admin", "/metrics"], [AdminEndpoints.PingPath]);
+        web.MapGrpcService<FunctionRpcService>().ServedOn(ListenerRole.Worker);
         if (settings.Membership)
         {
-            web.MapFaaSCachePeers().RequireHost($"*:{settings.PeerPort}");
-            web.MapFaaSCacheScaleVotes().RequireHost($"*:{settings.PeerPort}");
+            web.MapFaaSCachePeers().ServedOn(ListenerRole.Peers);
+            web.MapFaaSCacheScaleVotes().ServedOn(ListenerRole.Peers);
         }
 
-        HttpTriggerEndpoints.Map(web, app, web.Services.GetRequiredService<FunctionInvoker>(), web.Services.GetRequiredService<ILoggerFactory>());
+        HttpTriggerEndpoints.Map(web, app, web.Services.GetRequiredService<FunctionInvoker>(), keys, web.Services.GetRequiredService<ILoggerFactory>());
         AdminEndpoints.Map(web);
         ScaleEndpoints.Map(web);
-        web.MapPrometheusScrapingEndpoint("/metrics").RequireHost($"*:{settings.Port}");
+        web.MapPrometheusScrapingEndpoint("/metrics");
         return web;
     }
 

@@ -2,6 +2,7 @@ using FaaSCache.Host.AppModel;
 using FaaSCache.Host.Workers;
 using FaaSCache.Membership;
 using FaaSCache.Options;
+using FaaSCache.Security.Keys;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
 using Microsoft.AspNetCore.Hosting.Server;
@@ -27,7 +28,18 @@ public static class StartCommand
             return 1;
         }
 
-        await using WebApplication web = HostApplication.Build(app, settings);
+        WebApplication built;
+        try
+        {
+            built = HostApplication.Build(app, settings);
+        }
+        catch (KeyStoreException e)
+        {
+            await Console.Error.WriteLineAsync($"FaaSCache host: cannot start the app: {e.Message}");
+            return 1;
+        }
+
+        await using WebApplication web = built;
         try
         {
             await web.StartAsync();
@@ -77,7 +89,8 @@ public static class StartCommand
             services.GetService<MembershipDaemon>(),
             httpUri,
             grpcUri,
-            services.GetService<FaaSCache.Host.BlobEndpoint.SdkEndpointAddress>()?.BlobEndpoint));
+            services.GetService<FaaSCache.Host.BlobEndpoint.SdkEndpointAddress>()?.BlobEndpoint,
+            services.GetRequiredService<KeyAuthorizer>() is { Enforced: true } keys ? keys.Store.Description : null));
 
         // On Ctrl+C / SIGTERM: workers end first (WorkerHostedService), then the server, then the
         // cachelet's lifetime disposes it: async writes flushed, maps removed.

@@ -109,12 +109,17 @@ public static class StartCommandLine
         },
     };
 
+    /// <summary>The option that turns key checks off for local development (<c>faascache start</c> passes <c>--auth off</c>).</summary>
+    public static readonly Option<string> Auth = OnOff(
+        "--auth",
+        "on (the default): HTTP triggers need the key their authLevel asks for and /admin the master key, from the app's key store (AzureWebJobsSecretStorageType: files in FUNCTIONS_SECRETS_PATH or <app>/.faascache/secrets, or kubernetes); off: no key is checked (local development, as func start).");
+
     /// <summary>Creates the <c>start</c> command; its action runs the host with the parsed <see cref="HostSettings"/>.</summary>
     public static Command Create(Func<HostSettings, CancellationToken, Task<int>> run)
     {
         var command = new Command("start", "Runs a function app as Core Tools' `func start` does, with blob bindings served through the cache.")
         {
-            ScriptRoot, Port, Cache, InstanceId, WorkersDir, BlobPollInterval, AppName, Membership, PeerPort, PeerAddress, ListenAddress, ScaleController,
+            ScriptRoot, Port, Cache, InstanceId, WorkersDir, BlobPollInterval, AppName, Membership, PeerPort, PeerAddress, ListenAddress, ScaleController, Auth,
         };
         command.SetAction((result, cancellationToken) => run(ToSettings(result), cancellationToken));
         return command;
@@ -153,6 +158,8 @@ public static class StartCommandLine
             BlobPollInterval = result.GetValue(BlobPollInterval),
             ListenAddress = result.GetValue(ListenAddress) ?? IPAddress.Loopback,
             ScaleController = result.GetValue(ScaleController),
+            EnforceKeys = result.GetValue(Auth) != "off",
+            WorkerPort = FreePorts.Get(),
         };
     }
 

@@ -3,6 +3,7 @@ using FaaSCache.Host.AppModel;
 using FaaSCache.Host.Bindings;
 using FaaSCache.Host.Invocation;
 using FaaSCache.Host.Workers;
+using FaaSCache.Security.Keys;
 using Microsoft.AspNetCore.Routing.Patterns;
 
 namespace FaaSCache.Host.Triggers;
@@ -17,17 +18,27 @@ public static class HttpTriggerEndpoints
     private const int MaxErrorLength = 4000;
 
     /// <summary>Adds the data source of the HTTP-triggered functions' endpoints; it fills once the app is indexed.</summary>
-    public static void Map(IEndpointRouteBuilder web, FunctionApp app, FunctionInvoker invoker, ILoggerFactory loggers)
+    public static void Map(IEndpointRouteBuilder web, FunctionApp app, FunctionInvoker invoker, KeyAuthorizer keys, ILoggerFactory loggers)
     {
         var source = new FunctionEndpointDataSource();
         web.DataSources.Add(source);
-        app.OnIndexed(functions => source.Publish(functions.Where(f => f.Trigger.IsHttpTrigger).Select(f => Endpoint(app, f, invoker, loggers.CreateLogger($"Function.{f.Name}")))));
+        app.OnIndexed(functions => source.Publish(functions.Where(f => f.Trigger.IsHttpTrigger).Select(f => Endpoint(app, f, invoker, keys, loggers.CreateLogger($"Function.{f.Name}")))));
     }
 
-    private static RouteEndpoint Endpoint(FunctionApp app, FunctionDefinition function, FunctionInvoker invoker, ILogger logger)
+    private static RouteEndpoint Endpoint(FunctionApp app, FunctionDefinition function, FunctionInvoker invoker, KeyAuthorizer keys, ILogger logger)
     {
         string pattern = "/" + string.Join('/', new[] { app.RoutePrefix, function.Route }.Where(p => p.Length > 0));
-        var builder = new RouteEndpointBuilder(c => HandleAsync(c, function, invoker, logger), RoutePatternFactory.Parse(pattern), order: 0) { DisplayName = function.Name };
+        string? levelText = function.Trigger.Property("authLevel");
+        AuthLevel? level = AuthLevels.Parse(levelText);
+        if (level is null)
+        {
+            logger.LogError("Function '{Function}': authLevel '{Value}' is not one of {Allowed}; every request to it is refused", function.Name, levelText, AuthLevels.Allowed);
+        }
+
+        RequestDelegate handle = level is { } known
+            ? c => AuthorizedAsync(c, known, function, invoker, keys, logger)
+            : c => WriteErrorAsync(c, $"Function '{function.Name}': authLevel '{levelText}' is not one of {AuthLevels.Allowed}.");
+        var builder = new RouteEndpointBuilder(handle, RoutePatternFactory.Parse(pattern), order: 0) { DisplayName = function.Name };
         if (function.Methods.Count > 0)
         {
             builder.Metadata.Add(new HttpMethodMetadata(function.Methods));
@@ -35,6 +46,18 @@ public static class HttpTriggerEndpoints
 
         builder.Metadata.Add(new EndpointNameMetadata(function.Name));
         return (RouteEndpoint)builder.Build();
+    }
+
+    // As the Functions host: a missing or wrong key is 401 with no body, whatever the level.
+    private static Task AuthorizedAsync(HttpContext context, AuthLevel level, FunctionDefinition function, FunctionInvoker invoker, KeyAuthorizer keys, ILogger logger)
+    {
+        if (keys.CheckFunction(context.Request, level, function.Name) != KeyCheck.Allowed)
+        {
+            context.Response.StatusCode = StatusCodes.Status401Unauthorized;
+            return Task.CompletedTask;
+        }
+
+        return HandleAsync(context, function, invoker, logger);
     }
 
     private static async Task HandleAsync(HttpContext context, FunctionDefinition function, FunctionInvoker invoker, ILogger logger)

@@ -1,5 +1,4 @@
-using Microsoft.AspNetCore.Hosting.Server;
-using Microsoft.AspNetCore.Hosting.Server.Features;
+using FaaSCache.Security.Ports;
 
 namespace FaaSCache.Host.Workers;
 
@@ -8,7 +7,7 @@ namespace FaaSCache.Host.Workers;
 /// as the host begins to stop (<see cref="StoppingAsync"/>, before the web server closes), so each worker
 /// gets WorkerTerminate on a live stream.
 /// </summary>
-public sealed class WorkerHostedService(IReadOnlyDictionary<string, LanguageWorkerManager> workers, IServer server, HostSettings settings) : IHostedLifecycleService
+public sealed class WorkerHostedService(IReadOnlyDictionary<string, LanguageWorkerManager> workers, PortRoles roles) : IHostedLifecycleService
 {
     /// <summary>Gets the FunctionRpc endpoint the workers were given.</summary>
     public Uri? GrpcUri { get; private set; }
@@ -22,8 +21,7 @@ public sealed class WorkerHostedService(IReadOnlyDictionary<string, LanguageWork
     /// <inheritdoc />
     public Task StartedAsync(CancellationToken cancellationToken)
     {
-        var addresses = server.Features.Get<IServerAddressesFeature>()!.Addresses.Select(a => new Uri(a)).ToList();
-        GrpcUri = addresses.First(a => a.Port != settings.Port || addresses.Count == 1);
+        GrpcUri = new Uri($"http://127.0.0.1:{roles.PortOf(ListenerRole.Worker)}");
         foreach (LanguageWorkerManager manager in workers.Values)
         {
             manager.Start(GrpcUri);

@@ -39,12 +39,18 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
     private readonly Task _exited;
     private int _disposed;
 
-    private FaaSCacheHostProcess(Process process, int port, System.Net.IPAddress? address = null)
+    private FaaSCacheHostProcess(Process process, int port, System.Net.IPAddress? address = null, string? masterKey = null)
     {
         _process = process;
         Port = port;
+        MasterKey = masterKey;
         BaseUri = new Uri($"http://{address ?? System.Net.IPAddress.Loopback}:{port.ToString(CultureInfo.InvariantCulture)}/");
         Http = new HttpClient { BaseAddress = BaseUri, Timeout = TimeSpan.FromSeconds(120) };
+        if (masterKey is not null)
+        {
+            // The harness's own calls (status, invocations) carry the master key; a test sends requests without it itself.
+            Http.DefaultRequestHeaders.Add("x-functions-key", masterKey);
+        }
         process.OutputDataReceived += (_, e) => Append(e.Data);
         process.ErrorDataReceived += (_, e) => Append(e.Data);
         process.Start();
@@ -54,6 +60,9 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
         process.BeginErrorReadLine();
         _exited = process.WaitForExitAsync();
     }
+
+    /// <summary>Gets the master key the host enforces (<c>--auth on</c>), which <see cref="Http"/> sends; null when keys are off.</summary>
+    public string? MasterKey { get; }
 
     /// <summary>Gets the HTTP port (<c>--port</c>).</summary>
     public int Port { get; }
@@ -308,6 +317,19 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
             start.ArgumentList.Add(value);
         }
 
+        string? masterKey = null;
+        if (!args.TryGetValue("--auth", out string? auth))
+        {
+            // As func start does for local development: tests that check keys pass --auth on.
+            start.ArgumentList.Add("--auth");
+            start.ArgumentList.Add("off");
+        }
+        else if (auth == "on")
+        {
+            string secrets = environment is not null && environment.TryGetValue("FUNCTIONS_SECRETS_PATH", out string? path) ? path : Path.Combine(appDirectory, ".faascache", "secrets");
+            masterKey = HostKeyFiles.EnsureMasterKey(secrets);
+        }
+
         start.Environment["AzureWebJobsStorage"] = storageConnection;
         start.Environment["FUNCTIONS_UNIX_SHARED_MEMORY_DIRECTORIES"] = shmRoot;
         start.Environment["DOTNET_CLI_TELEMETRY_OPTOUT"] = "1";
@@ -316,7 +338,7 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
             start.Environment[name] = value;
         }
 
-        return new FaaSCacheHostProcess(new Process { StartInfo = network?.Wrap(start) ?? start, EnableRaisingEvents = true }, port, network?.Address);
+        return new FaaSCacheHostProcess(new Process { StartInfo = network?.Wrap(start) ?? start, EnableRaisingEvents = true }, port, network?.Address, masterKey);
     }
 
     private void ThrowIfExited(string doing)

@@ -4,6 +4,7 @@ using System.Net;
 using FaaSCache.Diagnostics;
 using FaaSCache.Hosting;
 using FaaSCache.ScaleController.Options;
+using FaaSCache.Security.Keys;
 using Microsoft.Extensions.Logging;
 
 namespace FaaSCache.ScaleController.Instances;
@@ -14,7 +15,7 @@ namespace FaaSCache.ScaleController.Instances;
 /// urgent votes. Ready means <c>GET /admin/host/status</c> answers with every worker running (the tests' rule); the time
 /// from launch to ready is the instance's T_Load (§4).
 /// </summary>
-public sealed class HostProcessLauncher(ScaleControllerOptions options, IInstanceNetwork network, ILogger<HostProcessLauncher> logger, TimeProvider time) : IInstanceLauncher
+public sealed class HostProcessLauncher(ScaleControllerOptions options, IInstanceNetwork network, ILogger<HostProcessLauncher> logger, TimeProvider time, KeyAuthorizer keys) : IInstanceLauncher
 {
     /// <summary>The prefix of every instance's shared-memory folder under the root (the run script removes leftovers by it).</summary>
     public const string ShmPrefix = "faascache-scale-";
@@ -43,7 +44,7 @@ public sealed class HostProcessLauncher(ScaleControllerOptions options, IInstanc
         foreach (string arg in (string[])[
             options.HostDll, "start", "--script-root", options.ScriptRoot, "--port", Invariant(port), "--app-name", options.AppName,
             "--instance-id", instanceId, "--membership", "on", "--peer-port", Invariant(peerPort), "--listen-address", address,
-            "--peer-address", address, "--scale-controller", controllerGrpc])
+            "--peer-address", address, "--scale-controller", controllerGrpc, "--auth", options.EnforceKeys ? "on" : "off"])
         {
             start.ArgumentList.Add(arg);
         }
@@ -91,6 +92,12 @@ public sealed class HostProcessLauncher(ScaleControllerOptions options, IInstanc
     private async Task WaitReadyAsync(HostProcessInstance instance, CancellationToken cancellationToken)
     {
         using var http = new HttpClient(new SocketsHttpHandler { UseProxy = false }) { BaseAddress = instance.HttpEndpoint, Timeout = TimeSpan.FromSeconds(5) };
+        if (keys.Enforced)
+        {
+            // The instances read the same key store (the app's): its master key opens their admin routes.
+            http.DefaultRequestHeaders.Add(KeyAuthorizer.KeyHeader, keys.Store.GetHostKeys().MasterKey);
+        }
+
         try
         {
             await HostReadiness.WaitAsync(

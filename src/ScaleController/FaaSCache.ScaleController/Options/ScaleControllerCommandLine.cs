@@ -87,6 +87,13 @@ public static class ScaleControllerCommandLine
     private static readonly Option<bool> Netns = new("--netns") { Description = "Run each instance in its own network namespace behind a shaped link (needs root, --listen-address 0.0.0.0, storage on 0.0.0.0)." };
     private static readonly Option<long?> LinkRate = new("--link-rate") { Description = "With --netns: each link's rate in bytes/s, both ways (e.g. 90000000 for the paper's 90 MB/s). Default: unshaped." };
     private static readonly Option<string> NetnsPrefix = new("--netns-prefix") { Description = "With --netns: the namespaces' name prefix.", DefaultValueFactory = _ => "fcscale" };
+    private static readonly Option<string> Auth = new("--auth")
+    {
+        Description = "on (the default): /scale/status needs the app's master key and launched instances enforce their keys (AzureWebJobsSecretStorageType: files in FUNCTIONS_SECRETS_PATH or <app>/.faascache/secrets, or kubernetes); off: no key is checked (local development).",
+        HelpName = "on|off",
+        DefaultValueFactory = _ => "on",
+    };
+
     private static readonly Option<bool> StatusView = new("--status-view") { Description = "Show a live status table (refreshed every second) instead of log lines." };
 
     /// <summary>Creates the root command; its action runs the controller with the parsed options.</summary>
@@ -96,8 +103,15 @@ public static class ScaleControllerCommandLine
         var root = new RootCommand("FaaSCache scale controller: runs a function app's FaaSCache host instances behind a front door and scales them by their votes (Faa$T §4); with --instances membership it only decides, for KEDA.")
         {
             Instances, ScriptRoot, AppName, Storage, MinInstances, MaxInstances, PollInterval, ScaleOutCooldown, ScaleInCooldown, IdleToZero, KeepAlive, HistogramBin, HistogramMinSamples, HoldTimeout,
-            DrainTimeout, StartTimeout, StopTimeout, HostDll, ListenAddress, Port, GrpcPort, ShmRoot, Netns, LinkRate, NetnsPrefix, StatusView,
+            DrainTimeout, StartTimeout, StopTimeout, HostDll, ListenAddress, Port, GrpcPort, ShmRoot, Netns, LinkRate, NetnsPrefix, StatusView, Auth,
         };
+        root.Validators.Add(r =>
+        {
+            if (r.GetValue(Auth) is not ("on" or "off"))
+            {
+                r.AddError($"--auth '{r.GetValue(Auth)}' must be on or off");
+            }
+        });
         // The histogram's settings would do nothing under the fixed keep-alive: say so rather than ignore them.
         root.Validators.Add(r =>
         {
@@ -150,6 +164,7 @@ public static class ScaleControllerCommandLine
             NetworkNamespaces = r.GetValue(Netns),
             LinkRateBytesPerSecond = r.GetValue(LinkRate),
             NamespacePrefix = r.GetValue(NetnsPrefix)!,
+            EnforceKeys = r.GetValue(Auth) != "off",
         };
     }
 

@@ -88,4 +88,11 @@ public sealed class ScaleControllerOptions
 
     /// <summary>Gets or sets the size of the decision history kept for the status.</summary>
     public int HistorySize { get; set; } = 200;
+
+    /// <summary>
+    /// Gets or sets a value indicating whether keys are enforced: <c>/scale/status</c> needs the app's master key, and
+    /// launched instances run with <c>--auth on</c> (the controller sends the master key to their admin routes); off for
+    /// local development only.
+    /// </summary>
+    public bool EnforceKeys { get; set; } = true;
 }
