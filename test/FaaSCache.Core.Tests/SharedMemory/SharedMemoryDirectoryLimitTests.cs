@@ -1,5 +1,3 @@
-using Microsoft.Extensions.Logging;
-
 namespace FaaSCache.Core.Tests.SharedMemory;
 
 /// <summary>Part 5: the shared-memory directories' own limits, on small tmpfs mounts the tests make (needs root).</summary>
@@ -138,23 +136,5 @@ public sealed class SharedMemoryDirectoryLimitTests
         }
 
         return storage;
-    }
-
-    private sealed class LineLogger : ILogger
-    {
-        public List<string> Warnings { get; } = [];
-
-        public IDisposable? BeginScope<TState>(TState state)
-            where TState : notnull => null;
-
-        public bool IsEnabled(LogLevel logLevel) => true;
-
-        public void Log<TState>(LogLevel logLevel, EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter)
-        {
-            if (logLevel == LogLevel.Warning)
-            {
-                Warnings.Add(formatter(state, exception));
-            }
-        }
     }
 }

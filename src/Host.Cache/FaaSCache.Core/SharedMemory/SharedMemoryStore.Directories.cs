@@ -28,7 +28,10 @@ public sealed partial class SharedMemoryStore
     public long SpilledMaps => Interlocked.Read(ref _spilled);
 
     /// <summary>Gets the private folder for maps that fit in no shared-memory directory.</summary>
-    public string SpillDirectory => Path.Combine(Path.GetTempPath(), "faascache-spill", InstanceId);
+    public string SpillDirectory => Path.Combine(SpillParent, InstanceId);
+
+    /// <summary>Gets the folder of every instance's spill folder (in the world-writable temporary folder: checked as ours).</summary>
+    private static string SpillParent => Path.Combine(Path.GetTempPath(), "faascache-spill");
 
     /// <summary>The bytes free in the file system of <paramref name="mapDirectory"/> (statfs), or 0 when it cannot be read.</summary>
     public static long FreeBytes(string mapDirectory)
@@ -85,7 +88,8 @@ public sealed partial class SharedMemoryStore
         }
 
         string spill = SpillDirectory;
-        Directory.CreateDirectory(spill);
+        PrivateFolder.Ensure(SpillParent);
+        PrivateFolder.Ensure(spill);
         if (Interlocked.Increment(ref _spilled) == 1)
         {
             _logger.LogWarning(
@@ -148,7 +152,11 @@ public sealed partial class SharedMemoryStore
         return Path.GetDirectoryName(_mapDirectories[0])!;
     }
 
-    /// <summary>Why <paramref name="root"/> cannot hold maps (it is missing, or a file cannot be created in it), or null.</summary>
+    /// <summary>
+    /// Why <paramref name="root"/> cannot hold maps (it is missing, or a file cannot be created in it), or null. Its map or
+    /// journal folder made by someone else (another owner, a symlink, group- or other-writable) is not a reason to skip
+    /// the root quietly: that throws <see cref="SharedMemoryException"/> naming the folder.
+    /// </summary>
     private static string? Probe(string root)
     {
         if (!Directory.Exists(root))
@@ -159,7 +167,8 @@ public sealed partial class SharedMemoryStore
         string probe = Path.Combine(root, MapFolderName, $".probe-{Environment.ProcessId}-{Guid.NewGuid():N}");
         try
         {
-            Directory.CreateDirectory(Path.Combine(root, MapFolderName));
+            PrivateFolder.CheckIfPresent(Path.Combine(root, JournalFolderName));
+            PrivateFolder.Ensure(Path.Combine(root, MapFolderName));
             File.WriteAllBytes(probe, []);
             File.Delete(probe);
             return null;

@@ -110,9 +110,18 @@ public sealed partial class SharedMemoryStore
             var names = new Dictionary<string, bool>(StringComparer.Ordinal);
             foreach (string line in lines)
             {
-                if (line.Length > 1 && line[0] is '+' or '?')
+                if (line.Length > 0 && line[0] is '+' or '?')
                 {
-                    names[line[1..]] = line[0] == '+';
+                    if (IsBareFileName(line[1..]))
+                    {
+                        names[line[1..]] = line[0] == '+';
+                    }
+                    else
+                    {
+                        _logger.LogWarning(
+                            "Ignored line '{Line}' of shared-memory journal {Journal}: a map name must be a bare file name (not empty, '.' or '..'; no '/', '\\' or NUL); nothing was deleted for it",
+                            line.Replace("\0", "\\0", StringComparison.Ordinal), journal);
+                    }
                 }
                 else if (line.Length > 1 && line[0] == '-')
                 {
@@ -123,7 +132,7 @@ public sealed partial class SharedMemoryStore
             foreach ((string name, bool own) in names)
             {
                 // A name may be a kept file now, in its folder's recycle folder.
-                foreach (string path in MapDirectories.Append(SpillDirectory).Concat(MapDirectories.Select(RecycleFolder)).Select(d => Path.Combine(d, name)).Where(File.Exists))
+                foreach (string path in MapDirectories.Append(SpillDirectory).Concat(MapDirectories.Select(RecycleFolder)).Select(d => InFolder(d, name)).Where(File.Exists))
                 {
                     if (own || SharedMemoryMap.HeldByNobody(path, name))
                     {
@@ -142,6 +151,19 @@ public sealed partial class SharedMemoryStore
         }
 
         return removed;
+    }
+
+    /// <summary>True when <paramref name="name"/> names a file directly inside a folder, never one elsewhere.</summary>
+    internal static bool IsBareFileName(string name) =>
+        name.Length > 0 && name is not ("." or "..") && name.IndexOfAny(['/', '\\', '\0']) < 0;
+
+    /// <summary><paramref name="name"/> (a bare file name) in <paramref name="folder"/>; throws if it would resolve anywhere else.</summary>
+    private static string InFolder(string folder, string name)
+    {
+        string path = Path.GetFullPath(Path.Combine(folder, name));
+        return string.Equals(Path.GetDirectoryName(path), Path.GetFullPath(folder).TrimEnd('/'), StringComparison.Ordinal)
+            ? path
+            : throw new SharedMemoryException($"Journal name '{name}' resolves to '{path}', outside shared-memory folder '{folder}'; nothing is deleted outside it.");
     }
 
     private static bool OwnerIsAlive(string[] lines)

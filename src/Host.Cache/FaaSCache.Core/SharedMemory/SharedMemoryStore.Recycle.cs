@@ -1,3 +1,5 @@
+using Microsoft.Extensions.Logging;
+
 namespace FaaSCache.SharedMemory;
 
 /// <summary>
@@ -82,11 +84,17 @@ public sealed partial class SharedMemoryStore
             try
             {
                 string folder = RecycleFolder(directory);
-                Directory.CreateDirectory(folder);
+                PrivateFolder.Ensure(folder);
                 File.Move(map.FilePath, Path.Combine(folder, map.Name));
             }
             catch (Exception e) when (e is IOException or UnauthorizedAccessException)
             {
+                return false;
+            }
+            catch (SharedMemoryException e)
+            {
+                // Only this user can write in the map folder, so this is a folder made by hand: say so, delete as usual.
+                _logger.LogWarning("A deleted map's file is not kept: {Reason}", e.Message);
                 return false;
             }
 

@@ -47,8 +47,13 @@ public sealed partial class SharedMemoryStore : IDisposable
         string root = OpenDirectories(rootDirectories ?? DirectoriesFromEnvironment());
         MapDirectory = Path.Combine(root, MapFolderName);
         JournalDirectory = Path.Combine(root, JournalFolderName);
-        Directory.CreateDirectory(MapDirectory);
-        Directory.CreateDirectory(JournalDirectory);
+        // Every folder the sweep deletes in must be ours alone before any journal is believed (issue 31, row 7).
+        PrivateFolder.Ensure(JournalDirectory);
+        foreach (string folder in _mapDirectories.Select(RecycleFolder).Append(SpillParent).Append(SpillDirectory))
+        {
+            PrivateFolder.CheckIfPresent(folder);
+        }
+
         SweptAtStartup = SweepStaleMaps();
         _journal = OpenJournal();
         StartPoolRefill();

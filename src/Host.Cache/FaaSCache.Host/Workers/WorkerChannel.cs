@@ -31,6 +31,7 @@ public sealed class WorkerChannel
     private int _closesUnanswered;
     private int _indexed;
     private int _initialized;
+    private int _streamClaimed;
     private string _requestId = string.Empty;
 
     /// <summary>
@@ -80,9 +81,20 @@ public sealed class WorkerChannel
     /// <summary>Gets the number of invocations in flight.</summary>
     public int InFlight => _inflight.Count;
 
-    /// <summary>Runs the stream until the worker closes it; called by the gRPC service.</summary>
+    /// <summary>
+    /// Claims this channel for one stream, atomically: true for the first caller only, so a second EventStream with the
+    /// same worker id (another local user who read it from the worker's command line) can never attach.
+    /// </summary>
+    public bool TryClaimStream() => Interlocked.CompareExchange(ref _streamClaimed, 1, 0) == 0;
+
+    /// <summary>Runs the stream until the worker closes it; called by the gRPC service once <see cref="TryClaimStream"/> succeeded.</summary>
     public async Task RunAsync(string requestId, IAsyncStreamReader<StreamingMessage> input, IServerStreamWriter<StreamingMessage> output, CancellationToken cancellationToken)
     {
+        if (Volatile.Read(ref _streamClaimed) == 0)
+        {
+            throw new InvalidOperationException($"The stream of worker {WorkerId} was not claimed (call TryClaimStream first): a channel runs one stream only.");
+        }
+
         _requestId = requestId;
         IsConnected = true;
         Task writer = PumpAsync(output, cancellationToken);
