@@ -16,7 +16,7 @@ internal static partial class SecurityApp
         .WithHostJson("""
             {
               "version": "2.0",
-              "logging": { "logLevel": { "default": "Debug" } },
+              "logging": { "logLevel": { "default": "Debug", "Yarp": "Debug" } },
               "extensions": { "faasCache": { "consistency": "strong", "persist": "sync" } }
             }
             """)

@@ -30,8 +30,11 @@ public sealed partial class SharedMemoryStore
     /// <summary>Gets the private folder for maps that fit in no shared-memory directory.</summary>
     public string SpillDirectory => Path.Combine(SpillParent, InstanceId);
 
-    /// <summary>Gets the folder of every instance's spill folder (in the world-writable temporary folder: checked as ours).</summary>
-    private static string SpillParent => Path.Combine(Path.GetTempPath(), "faascache-spill");
+    /// <summary>
+    /// Gets the folder of this user's instances' spill folders: in the world-writable temporary folder, so one per user
+    /// (another user's would be refused as not ours) and checked as ours.
+    /// </summary>
+    private static string SpillParent => Path.Combine(Path.GetTempPath(), "faascache-spill-" + PrivateFolder.EffectiveUserId.ToString(System.Globalization.CultureInfo.InvariantCulture));
 
     /// <summary>The bytes free in the file system of <paramref name="mapDirectory"/> (statfs), or 0 when it cannot be read.</summary>
     public static long FreeBytes(string mapDirectory)

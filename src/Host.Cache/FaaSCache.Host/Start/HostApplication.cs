@@ -42,9 +42,6 @@ public static class HostApplication
             o.SingleLine = true;
             o.TimestampFormat = "HH:mm:ss.fff ";
         });
-        builder.Logging.AddFilter("Microsoft.AspNetCore", LogLevel.Warning);
-        builder.Logging.AddFilter("Grpc", LogLevel.Warning);
-        builder.Logging.AddFilter("Yarp", LogLevel.Warning);
         // No secret in any log line, whichever category writes it: the account keys of the app's connection strings now,
         // the function keys once the key store has them.
         var redactor = new SecretRedactor();
@@ -186,6 +183,13 @@ public static class HostApplication
     private static void AddAppConfiguration(ConfigurationManager configuration, FunctionApp app, HostSettings settings)
     {
         configuration.Sources.Clear();
+        // Quiet frameworks by default; host.json's logging.logLevel (as the Functions host reads it) may say otherwise.
+        configuration.AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            ["logging:logLevel:Microsoft.AspNetCore"] = "Warning",
+            ["logging:logLevel:Grpc"] = "Warning",
+            ["logging:logLevel:Yarp"] = "Warning",
+        });
         configuration.AddJsonFile(Path.Combine(app.RootDirectory, "host.json"), optional: false, reloadOnChange: false);
         configuration.AddInMemoryCollection(app.Settings.Select(s => new KeyValuePair<string, string?>(s.Key, s.Value)));
         configuration.AddInMemoryCollection(new Dictionary<string, string?>
