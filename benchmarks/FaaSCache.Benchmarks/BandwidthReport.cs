@@ -37,7 +37,8 @@ internal static class BandwidthReport
     public static string Profile(HostTransferProfile p) =>
         $"BW_BS {Rate(p.StorageBytesPerSecond)}, storage latency {Ms(p.StorageLatencySeconds)}, " +
         $"BW_Inst {Rate(p.PeerBytesPerSecond)}, peer latency {Ms(p.PeerLatencySeconds)}, T_Load {(p.InstanceLoadSeconds is { } t ? t.ToString("0.00 s", Invariant) : "not measured")}" +
-        (p.InboundBytesPerSecond is { } inbound ? $", inbound limit {Rate(inbound)} (a scaled load fell short)" : "");
+        (p.InboundBytesPerSecond is { } inbound ? $", inbound limit {Rate(inbound)} ({p.InboundSource ?? "a scaled load fell short"})" : "") +
+        (p.InboundSuspicion is { } suspect ? $", suspected (one slow load, not yet confirmed: {suspect})" : "");
 
     /// <summary>
     /// The planner's reason for a read that was not split (the host reports a reason only for scaled loads), recomputed
@@ -50,7 +51,8 @@ internal static class BandwidthReport
             p.PeerBytesPerSecond,
             p.PeerLatencySeconds is { } l ? TimeSpan.FromSeconds(l) : null,
             p.InstanceLoadSeconds is { } t ? TimeSpan.FromSeconds(t) : null,
-            p.InboundBytesPerSecond)).Reason;
+            p.InboundBytesPerSecond,
+            p.InboundSource)).Reason;
 
     /// <summary>The median rows: one per size, mode and forced N, with the n of the median sample.</summary>
     public static IReadOnlyList<BandwidthRow> Medians(IEnumerable<BandwidthSample> samples) =>

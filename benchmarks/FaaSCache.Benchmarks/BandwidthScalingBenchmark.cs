@@ -145,6 +145,12 @@ internal static class BandwidthScalingBenchmark
                         $"{BandwidthReport.SizeLabel(size),7} {mode.Label,-14} {read.Seconds,8:0.000} s  n={read.Instances.ToString(Invariant)}" +
                         $"  {size / read.Seconds / 1e6,6:0} MB/s{(read.TakenBack > 0 ? $"  {read.TakenBack.ToString(Invariant)} range(s) taken back" : string.Empty)}" +
                         $"{(mode.Forced is null ? "  planner: " + (read.Reason ?? BandwidthReport.PlanReason(size, cluster.Instances.Count, BandwidthScaler.DEFAULT_MAX_INSTANCES, before)) : string.Empty)}");
+                    // Where the load's time went (issue 36): each range's instance, bytes, ask, first byte and end.
+                    foreach (ScaledLoadRange range in read.Ranges ?? [])
+                    {
+                        output.WriteLine(string.Create(Invariant,
+                            $"          {range.Instance,-20} {range.Bytes / 1e6,7:0.0} MB at {range.Offset / 1e6,7:0.0}  asked {range.StartMs,7:0} ms  first byte {range.FirstByteMs,7:0} ms  done {range.EndMs,7:0} ms  {range.MegabytesPerSecond,5:0} MB/s"));
+                    }
                 }
             }
         }

@@ -184,7 +184,7 @@ internal static class MemoryDaemonBenchmark
             output.WriteLine(string.Create(Invariant,
                 $"{mode}: {instances} instance(s) after the earlier session (earlier allocation {(earlierOk ? "ok" : "failed")}; scale decisions: {(decisions.Length > 0 ? decisions : "none")}); " +
                 $"first sum {firstSum:0} ms ({cached.BytesCached / MiB} MiB cached here); allocation {(ok ? "ok" : "FAILED")} {allocation}; " +
-                $"daemon evicted {between.Memory?.ObjectsEvicted ?? 0} object(s) in all; last snapshot {between.Prewarm?.LastSnapshot ?? "none"}; second sum {second:0} ms: local hits {after.LocalHits - before.LocalHits}, " +
+                $"{DaemonReport(between.Memory)}; last snapshot {between.Prewarm?.LastSnapshot ?? "none"}; second sum {second:0} ms: local hits {after.LocalHits - before.LocalHits}, " +
                 $"local misses {after.LocalMisses - before.LocalMisses}, remote hits {after.RemoteHits - before.RemoteHits}, remote misses {after.RemoteMisses - before.RemoteMisses}"));
             foreach (ManagedInstance other in pool.Ready().Where(i => i.Id != first.Id))
             {
@@ -202,6 +202,25 @@ internal static class MemoryDaemonBenchmark
             await controller.StopAsync(CancellationToken.None);
             await controller.DisposeAsync();
         }
+    }
+
+    // What the daemon did, and how soon after usage crossed its threshold (issue 36: it must make room in time).
+    private static string DaemonReport(FaaSCache.Memory.MemoryDaemonStatus? m)
+    {
+        if (m is null)
+        {
+            return "no Memory Daemon status";
+        }
+
+        string all = string.Create(Invariant, $"daemon evicted {m.ObjectsEvicted} object(s), {m.BytesEvicted / MiB} MiB, and deleted {m.KeptBytesReleased / MiB} MiB of kept files in all");
+        if (m.LastCrossing is not { } c)
+        {
+            return all + " (usage never crossed its threshold)";
+        }
+
+        string unseen = c.UnseenMs is { } u ? string.Create(Invariant, $"within {u:0} ms of the crossing (the sample before was below)") : "at its first sample";
+        return all + string.Create(Invariant,
+            $"; last crossing seen {unseen}, room made {c.ReactionMs:0} ms after: {c.Objects} object(s), {c.Bytes / MiB} MiB, kept files {c.KeptBytesReleased / MiB} MiB");
     }
 
     private static async Task<(bool Ok, string Json)> AllocateAsync(HttpClient http, CancellationToken cancellation)

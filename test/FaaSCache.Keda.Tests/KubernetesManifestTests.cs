@@ -177,11 +177,17 @@ public sealed partial class KubernetesManifestTests
     }
 
     [Fact]
-    public void The_host_is_ready_when_its_status_answers_and_reads_storage_from_a_secret()
+    public void The_host_is_ready_when_its_keyless_ping_answers_and_reads_storage_and_its_keys_from_secrets()
     {
         V1Container host = HostContainer();
+        V1PodSpec pod = _manifests.Single<V1Deployment>(HostDeployment).Spec.Template.Spec;
 
-        Assert.Equal(("/admin/host/status", "http"), (host.ReadinessProbe.HttpGet.Path, host.ReadinessProbe.HttpGet.Port.Value));
+        // The admin routes need the master key (docs/security.md); the ping is the Functions host's open probe.
+        Assert.Equal(("/admin/host/ping", "http"), (host.ReadinessProbe.HttpGet.Path, host.ReadinessProbe.HttpGet.Port.Value));
+        Assert.Equal("kubernetes", host.Env.Single(e => e.Name == "AzureWebJobsSecretStorageType").Value);
+        V1VolumeMount keys = host.VolumeMounts.Single(m => m.MountPath == "/run/secrets/functions-keys");
+        Assert.Equal("faascache-keys", pod.Volumes.Single(v => v.Name == keys.Name).Secret.SecretName);
+        Assert.DoesNotContain(host.Args, a => a == "--auth");
         V1SecretKeySelector secret = host.Env.Single(e => e.Name == "AzureWebJobsStorage").ValueFrom.SecretKeyRef;
         Assert.Equal(("faascache-storage", "AzureWebJobsStorage"), (secret.Name, secret.Key));
         V1SecretKeySelector controllerSecret = Assert.Single(_manifests.Single<V1Deployment>(ControllerDeployment).Spec.Template.Spec.Containers)

@@ -111,6 +111,32 @@ public sealed class MemoryDaemonTests
         }
     }
 
+    [Fact]
+    public async Task Evicting_for_memory_gives_the_pages_back_and_files_kept_for_reuse_count_as_cache_memory_and_go_first()
+    {
+        await using CacheletHarness h = await CreateAsync();
+        string[] keys = await FillAsync(h, 4);
+        // A removed object's file is kept for the next large map (SharedMemoryStore recycling): its pages are still the cache's.
+        Assert.True(h.Cachelet.Remove(keys[3]));
+        long pagesBefore = FileBytes(h.Shm.Path);
+        var daemon = new MemoryDaemon(h.Cachelet, new ProcMemoryReader());
+        MemorySample measured = daemon.Measure();
+        Assert.True(measured.CachedBytes >= pagesBefore - (4 * 4096), $"the daemon counts {measured.CachedBytes} cached bytes; the shared-memory files hold {pagesBefore}");
+
+        // 2 MiB over the threshold: the kept file goes first, then one object.
+        MemoryEvictionResult result = daemon.Act(new MemorySample(Limit, MemoryLimitSource.Configured, 0, (900 * MiB) - measured.CachedBytes + (2 * MiB), 0, measured.CachedBytes));
+
+        long pagesAfter = FileBytes(h.Shm.Path);
+        Assert.True(pagesBefore - pagesAfter >= 2 * MiB, $"the files under {h.Shm.Path} went from {pagesBefore} to {pagesAfter} bytes: eviction must give at least 2 MiB back");
+        Assert.True(result.KeptBytesReleased >= MiB, $"kept bytes released: {result.KeptBytesReleased}");
+        Assert.Equal(1, result.Objects);
+        Assert.Equal(2, h.Cachelet.Count);
+    }
+
+    // What the app is charged for its shared memory: every file under the root, kept ones included (tmpfs pages).
+    private static long FileBytes(string root) =>
+        Directory.EnumerateFiles(root, "*", SearchOption.AllDirectories).Sum(f => new FileInfo(f).Length);
+
     private static async Task<MemoryEvictionResult> NextSampleAsync(FakeTimeProvider time, MemoryDaemon daemon, System.Threading.Channels.ChannelReader<MemoryEvictionResult> samples)
     {
         time.Advance(daemon.SampleInterval);

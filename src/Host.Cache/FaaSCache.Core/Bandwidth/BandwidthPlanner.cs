@@ -65,7 +65,7 @@ public static class BandwidthPlanner
             : $"the fewest within {StopChange * 100:0}% of the fastest {bound} (N={fastest}: {Seconds(best)})";
         if (profile.InboundBytesPerSecond is { } inbound)
         {
-            why += string.Create(System.Globalization.CultureInfo.InvariantCulture, $"; split loads held to the {inbound / 1e6:0} MB/s a recent one carried into this instance");
+            why += string.Create(System.Globalization.CultureInfo.InvariantCulture, $"; split loads held to the {inbound / 1e6:0} MB/s measured into this instance ({profile.InboundSource ?? "a recent load"})");
         }
 
         return new BandwidthPlan(chosen, evaluated[chosen - 1], evaluated, $"N={chosen}: {Seconds(evaluated[chosen - 1])} vs {Seconds(evaluated[0])} alone; {why}");

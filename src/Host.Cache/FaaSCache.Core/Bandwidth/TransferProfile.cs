@@ -14,13 +14,15 @@ namespace FaaSCache.Bandwidth;
 /// peer bytes came in over one link that BW_BS and BW_Inst, measured apart, do not show): the planner predicts no split
 /// load faster than this. Null while no recent scaled load fell short (<see cref="TransferProfiler"/>).
 /// </param>
+/// <param name="InboundSource">Which loads set <see cref="InboundBytesPerSecond"/>, for the plan's reason and the benchmarks.</param>
 public sealed record TransferProfile(
     double? StorageBytesPerSecond,
     TimeSpan? StorageLatency,
     double? PeerBytesPerSecond,
     TimeSpan? PeerLatency,
     TimeSpan? InstanceLoad,
-    double? InboundBytesPerSecond = null)
+    double? InboundBytesPerSecond = null,
+    string? InboundSource = null)
 {
     /// <summary>Gets a profile with nothing measured.</summary>
     public static TransferProfile Unmeasured { get; } = new(null, null, null, null, null);

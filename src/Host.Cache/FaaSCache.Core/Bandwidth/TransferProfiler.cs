@@ -5,11 +5,15 @@ namespace FaaSCache.Bandwidth;
 /// T_Load, BW_BS and BW_Inst"): every storage download and every peer transfer of at least
 /// <see cref="MinBandwidthSampleBytes"/> is a bandwidth sample, every one a latency sample; the scale controller reports
 /// T_Load, which it measures. Recent samples weigh more (an exponentially weighted mean), so the profile follows
-/// changes in the network without jumping at one slow transfer. A scaled load that took well over its prediction
-/// (<see cref="ShortfallTolerance"/>) measures what this instance's inbound link carries when storage and peer bytes
-/// arrive together (<see cref="TransferProfile.InboundBytesPerSecond"/>); a load that carried more raises it, and it is
-/// forgotten <see cref="InboundLifetime"/> after the last load that measured it, so the planner tries splitting again
-/// (one load per lifetime pays for that) when the network may have changed. Thread-safe.
+/// changes in the network without jumping at one slow transfer. Scaled loads that take well over their prediction
+/// (<see cref="ShortfallTolerance"/>) measure what this instance's inbound link carries when storage and peer bytes arrive
+/// together (<see cref="TransferProfile.InboundBytesPerSecond"/>), and never on one outlier's word: a split slower than
+/// one instance alone would have been (it did not pay at all: a link shared by storage and peers) sets the limit at once,
+/// so the split is not repeated; a split that paid but ran slow (a first use of a connection, a busy moment on two cores)
+/// is held as a suspicion that a second such load must confirm, and that a load within its prediction clears. Any scaled
+/// load that carries more than the limit or the suspicion disproves it at once. A limit is forgotten
+/// <see cref="InboundLifetime"/> after the load that set it, so the planner tries splitting again when the network may
+/// have changed. Thread-safe.
 /// </summary>
 public sealed class TransferProfiler
 {
@@ -36,6 +40,8 @@ public sealed class TransferProfiler
     private DateTimeOffset _lastPeerSample;
     private double? _inboundRate;
     private DateTimeOffset _inboundAt;
+    private string? _inboundSource;
+    private (double Rate, DateTimeOffset At, string Source)? _suspect;
 
     /// <summary>Initializes a new instance of the <see cref="TransferProfiler"/> class.</summary>
     public TransferProfiler(TimeProvider? time = null) => _time = time ?? TimeProvider.System;
@@ -77,7 +83,8 @@ public sealed class TransferProfiler
                     _peerRate,
                     Span(_peerLatency),
                     Span(_instanceLoad),
-                    InboundLocked(_time.GetUtcNow()));
+                    InboundLocked(_time.GetUtcNow()),
+                    InboundLocked(_time.GetUtcNow()) is null ? null : _inboundSource);
             }
         }
     }
@@ -117,10 +124,10 @@ public sealed class TransferProfiler
     /// <summary>
     /// Records a finished scaled load of <paramref name="bytes"/> over <paramref name="instances"/> instances (the requester
     /// included) that took <paramref name="elapsed"/> from its request, against the planner's
-    /// <paramref name="predictedSeconds"/> for that many instances (zero when N was forced: such a load can only raise a
-    /// measured limit, never set one).
+    /// <paramref name="predictedSeconds"/> for that many instances and <paramref name="singleSeconds"/> for one (zero when
+    /// N was forced: such a load can only disprove a limit, never set one).
     /// </summary>
-    public void RecordScaledLoad(long bytes, int instances, TimeSpan elapsed, double predictedSeconds)
+    public void RecordScaledLoad(long bytes, int instances, TimeSpan elapsed, double predictedSeconds, double singleSeconds = 0)
     {
         if (instances < 2 || bytes < MinBandwidthSampleBytes || elapsed <= TimeSpan.Zero)
         {
@@ -131,16 +138,57 @@ public sealed class TransferProfiler
         lock (_gate)
         {
             DateTimeOffset now = _time.GetUtcNow();
-            double? current = InboundLocked(now);
-            if (current is { } limit && rate > limit)
+            if (_suspect is { } old && now - old.At >= InboundLifetime)
             {
-                _inboundRate = rate;
-                _inboundAt = now;
+                _suspect = null;
             }
-            else if (predictedSeconds > 0 && elapsed.TotalSeconds > predictedSeconds * (1 + ShortfallTolerance))
+
+            // A load that carried more than the limit (or the suspicion) disproves it: forgotten at once.
+            if ((InboundLocked(now) is { } limit && rate > limit) || (_suspect is { } held && rate > held.Rate))
             {
-                _inboundRate = Mean(current, rate);
+                _inboundRate = null;
+                _inboundSource = null;
+                _suspect = null;
+            }
+
+            if (predictedSeconds <= 0)
+            {
+                return;
+            }
+
+            if (elapsed.TotalSeconds <= predictedSeconds * (1 + ShortfallTolerance))
+            {
+                _suspect = null; // the last slow one was the outlier
+                return;
+            }
+
+            string source = string.Create(System.Globalization.CultureInfo.InvariantCulture,
+                $"{bytes / 1e6:0} MB over {instances} instances took {elapsed.TotalSeconds:0.00} s at {now:HH:mm:ss} (predicted {predictedSeconds:0.00} s, one alone {singleSeconds:0.00} s)");
+            bool didNotPay = singleSeconds > 0 && elapsed.TotalSeconds > singleSeconds;
+            if (didNotPay || _suspect is not null)
+            {
+                // The link carried at least the faster of the two loads that measured it.
+                double measured = Math.Max(rate, _suspect?.Rate ?? 0);
+                _inboundSource = didNotPay ? $"{source}: slower than one instance" : $"{source}, confirming {_suspect!.Value.Source}";
+                _inboundRate = measured;
                 _inboundAt = now;
+                _suspect = null;
+            }
+            else
+            {
+                _suspect = (rate, now, source);
+            }
+        }
+    }
+
+    /// <summary>Gets the slow load that a second one must confirm before it limits the plans, or null.</summary>
+    public string? InboundSuspicion
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _suspect is { } s && _time.GetUtcNow() - s.At < InboundLifetime ? s.Source : null;
             }
         }
     }

@@ -50,12 +50,12 @@ public sealed partial class Cachelet
         _bandwidth!.Profiler.RecordStorage(0, latency, TimeSpan.Zero);
         // The whole load against what the planner predicted for the instances that took part: a split that fell well short
         // measured a limit the two links' rates do not show (a forced N has no prediction and can only raise that limit).
-        _bandwidth.Profiler.RecordScaledLoad(length, load.Used, latency + elapsed, load.Used <= plan.Evaluated.Count ? plan.Evaluated[load.Used - 1] : 0);
+        _bandwidth.Profiler.RecordScaledLoad(length, load.Used, latency + elapsed, load.Used <= plan.Evaluated.Count ? plan.Evaluated[load.Used - 1] : 0, plan.SingleSeconds);
         // Counted where the bytes came from: a helper's range taken back came from storage, not from a peer.
         Metrics.Fetched(load.OwnBytes + load.TakenBackBytes);
         Metrics.FromPeer(load.PeerBytes);
         Metrics.ScaledLoad(load.Used);
-        _bandwidth.Record(new ScaledLoadRecord(_time.GetUtcNow(), key, length, plan.Instances, load.Used, load.TakenBack, elapsed, load.Checksum, plan.Reason));
+        _bandwidth.Record(new ScaledLoadRecord(_time.GetUtcNow(), key, length, plan.Instances, load.Used, load.TakenBack, elapsed, load.Checksum, plan.Reason, load.Ranges));
         _logger.LogInformation(
             "Scaled load of {Key}: {Bytes} B by {Used} instance(s) (planned {Planned}) in {Seconds:0.000} s, {TakenBack} range(s) taken back, checked by {Checksum}; {Reason}",
             key, length, load.Used, plan.Instances, elapsed.TotalSeconds, load.TakenBack, load.Checksum, plan.Reason);

@@ -47,6 +47,8 @@ internal sealed class ScaledLoad
     private int _takenBack;
     private long _peerBytes;
     private long _takenBackBytes;
+    private readonly long _born = System.Diagnostics.Stopwatch.GetTimestamp();
+    private readonly List<ScaledLoadRange> _ranges = [];
 
     public ScaledLoad(IPeerClient peers, IBlobStore storage, IOwnerLocator owners, BandwidthScaler scaler, CacheletMetrics metrics, ILogger logger, string key, string etag, SharedMemoryMap map, int wanted, CancellationToken cancellationToken)
     {
@@ -90,6 +92,18 @@ internal sealed class ScaledLoad
 
     /// <summary>Gets the bytes that helpers delivered.</summary>
     public long PeerBytes => Interlocked.Read(ref _peerBytes);
+
+    /// <summary>Gets where the load's time went, range by range (the requester's share first), in ms from its start.</summary>
+    public IReadOnlyList<ScaledLoadRange> Ranges
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return [.. _ranges.OrderBy(r => r.Offset)];
+            }
+        }
+    }
 
     /// <summary>Gets the bytes of helpers' ranges that the requester fetched from storage itself.</summary>
     public long TakenBackBytes => Interlocked.Read(ref _takenBackBytes);
@@ -273,17 +287,33 @@ internal sealed class ScaledLoad
 
         OwnBytes = position;
         OwnElapsed = System.Diagnostics.Stopwatch.GetElapsedTime(started);
+        lock (_gate)
+        {
+            _ranges.Add(new ScaledLoadRange("requester", 0, position, Ms(started), Ms(started), Ms(System.Diagnostics.Stopwatch.GetTimestamp())));
+        }
     }
+
+    // Milliseconds from the load's start to a Stopwatch timestamp.
+    private double Ms(long timestamp) => System.Diagnostics.Stopwatch.GetElapsedTime(_born, timestamp).TotalMilliseconds;
 
     private async Task HelpAsync(string member, long offset, long length)
     {
         await Task.Yield();
         CancellationToken cancellationToken = _cancel.Token;
+        long asked = System.Diagnostics.Stopwatch.GetTimestamp();
+        long firstByte = 0;
         try
         {
-            await _peers.LoadRangeAsync(member, _key, _etag, offset, length, (count, version, content, token) => FillAsync(offset, length, count, version, content, token), cancellationToken)
-                .ConfigureAwait(false);
+            await _peers.LoadRangeAsync(member, _key, _etag, offset, length, (count, version, content, token) =>
+            {
+                firstByte = System.Diagnostics.Stopwatch.GetTimestamp();
+                return FillAsync(offset, length, count, version, content, token);
+            }, cancellationToken).ConfigureAwait(false);
             Interlocked.Add(ref _peerBytes, length);
+            lock (_gate)
+            {
+                _ranges.Add(new ScaledLoadRange(member, offset, length, Ms(asked), Ms(firstByte == 0 ? asked : firstByte), Ms(System.Diagnostics.Stopwatch.GetTimestamp())));
+            }
         }
         catch (PeerUnavailableException e) when (!cancellationToken.IsCancellationRequested)
         {

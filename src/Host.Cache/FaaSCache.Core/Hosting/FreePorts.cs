@@ -17,4 +17,21 @@ public static class FreePorts
         listener.Start();
         return ((IPEndPoint)listener.LocalEndpoint).Port;
     }
+
+    /// <summary>
+    /// A free port that is none of <paramref name="taken"/>: ports chosen for a server before it binds any are free
+    /// until then, so the kernel may hand the same one out twice.
+    /// </summary>
+    public static int GetOtherThan(IPAddress? address, params int[] taken)
+    {
+        ArgumentNullException.ThrowIfNull(taken);
+        for (int attempt = 0; ; attempt++)
+        {
+            int port = Get(address);
+            if (!taken.Contains(port) || attempt >= 100)
+            {
+                return port;
+            }
+        }
+    }
 }

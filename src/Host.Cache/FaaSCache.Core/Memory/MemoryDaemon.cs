@@ -26,7 +26,10 @@ public sealed partial class MemoryDaemon : BackgroundService
     private readonly MemoryLimitSource _source;
     private PeriodicTimer? _timer;
     private MemorySample _last;
-    private long _samples, _rounds, _objects, _bytes;
+    private long _samples, _rounds, _objects, _bytes, _keptReleased;
+    private DateTimeOffset? _lastSampleAt;
+    private bool _above;
+    private MemoryCrossing? _crossing;
 
     /// <summary>Initializes a new instance of the <see cref="MemoryDaemon"/> class and resolves the limit once.</summary>
     /// <param name="cache">The cachelet it evicts from.</param>
@@ -69,7 +72,7 @@ public sealed partial class MemoryDaemon : BackgroundService
         {
             return new MemoryDaemonStatus(
                 _limit, SourceName(_source), _headroom, ThresholdBytes, _last.ManagedHeapBytes, _last.HostPrivateBytes,
-                _last.WorkerPrivateBytes, _last.CachedBytes, _samples, _rounds, _objects, _bytes);
+                _last.WorkerPrivateBytes, _last.CachedBytes, _samples, _rounds, _objects, _bytes, _keptReleased, _crossing);
         }
     }
 
@@ -83,7 +86,8 @@ public sealed partial class MemoryDaemon : BackgroundService
         }
 
         long host = _reader.ReadProcess(Environment.ProcessId)?.PrivateBytes ?? Environment.WorkingSet;
-        return new MemorySample(_limit, _source, GC.GetTotalMemory(forceFullCollection: false), host, workers, _cache.BytesCached);
+        // Files kept for reuse are the cache's memory too (tmpfs pages charged to the app), and the first to go.
+        return new MemorySample(_limit, _source, GC.GetTotalMemory(forceFullCollection: false), host, workers, _cache.CacheMemoryBytes);
     }
 
     /// <summary>One sample: measure, and evict down below the threshold when usage is within the headroom.</summary>
@@ -92,23 +96,41 @@ public sealed partial class MemoryDaemon : BackgroundService
     /// <summary>Acts on one measurement (tests pass a made-up one).</summary>
     public MemoryEvictionResult Act(MemorySample sample)
     {
+        DateTimeOffset sampledAt = _time.GetUtcNow();
         long toFree = MemoryPressure.BytesToFree(sample, _headroom);
         MemoryEvictionResult result = toFree > 0 ? _cache.EvictForMemory(toFree) : default;
         lock (_gate)
         {
             _last = sample;
             _samples++;
-            if (result.Objects > 0)
+            if (result.Objects > 0 || result.KeptBytesReleased > 0)
             {
                 _rounds++;
                 _objects += result.Objects;
                 _bytes += result.Bytes;
+                _keptReleased += result.KeptBytesReleased;
             }
+
+            if (toFree > 0)
+            {
+                // A crossing starts at the first sample above the threshold after one below, and lasts while it stays above.
+                MemoryCrossing current = _above && _crossing is not null ? _crossing : new MemoryCrossing(_lastSampleAt, sampledAt, sampledAt, 0, 0, 0);
+                _crossing = current with
+                {
+                    RoomMadeAt = _time.GetUtcNow(),
+                    Objects = current.Objects + result.Objects,
+                    Bytes = current.Bytes + result.Bytes,
+                    KeptBytesReleased = current.KeptBytesReleased + result.KeptBytesReleased,
+                };
+            }
+
+            _above = toFree > 0;
+            _lastSampleAt = sampledAt;
         }
 
         if (toFree > 0)
         {
-            LogEvicted(result.Objects, result.Bytes, toFree, sample.FunctionBytes, sample.HostPrivateBytes, sample.WorkerPrivateBytes, sample.CachedBytes, sample.LimitBytes, _headroom, result.Skipped);
+            LogEvicted(result.Objects, result.Bytes, result.KeptBytesReleased, toFree, sample.FunctionBytes, sample.HostPrivateBytes, sample.WorkerPrivateBytes, sample.CachedBytes, sample.LimitBytes, _headroom, result.Skipped);
         }
 
         Sampled?.Invoke(this, result);
@@ -165,8 +187,8 @@ public sealed partial class MemoryDaemon : BackgroundService
     [LoggerMessage(Level = LogLevel.Information, Message = "Memory Daemon: limit {Limit} bytes ({Source}), headroom {Headroom}%, evicts above {Threshold} bytes, sampling every {IntervalMs} ms")]
     private partial void LogStarted(long limit, string source, int headroom, long threshold, double intervalMs);
 
-    [LoggerMessage(Level = LogLevel.Information, Message = "Memory Daemon evicted {Objects} object(s), {Bytes} bytes (wanted {Wanted}): function memory {Function} bytes (host {Host}, workers {Workers}) + cached {Cached} bytes came within {Headroom}% of the {Limit}-byte limit; {Skipped} object(s) in use or not yet persisted were kept")]
-    private partial void LogEvicted(int objects, long bytes, long wanted, long function, long host, long workers, long cached, long limit, int headroom, int skipped);
+    [LoggerMessage(Level = LogLevel.Information, Message = "Memory Daemon evicted {Objects} object(s), {Bytes} bytes, and deleted {Kept} bytes of files kept for reuse (wanted {Wanted}): function memory {Function} bytes (host {Host}, workers {Workers}) + cache memory {Cached} bytes came within {Headroom}% of the {Limit}-byte limit; {Skipped} object(s) in use or not yet persisted were kept")]
+    private partial void LogEvicted(int objects, long bytes, long kept, long wanted, long function, long host, long workers, long cached, long limit, int headroom, int skipped);
 
     [LoggerMessage(Level = LogLevel.Warning, Message = "Memory Daemon could not sample: {Error}")]
     private partial void LogSampleFailed(string error);

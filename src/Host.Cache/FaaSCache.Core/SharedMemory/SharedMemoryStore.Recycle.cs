@@ -29,6 +29,7 @@ public sealed partial class SharedMemoryStore
 
     private readonly List<KeptFile> _kept = [];
     private long _recycledCreates;
+    private long _keepSuspendedUntil;
     private Timer? _keptExpiry;
 
     /// <summary>Gets how many maps were made over a kept file so far.</summary>
@@ -55,7 +56,7 @@ public sealed partial class SharedMemoryStore
     /// </summary>
     private bool TryKeep(SharedMemoryMap map)
     {
-        if (map.ContentLength < RecycleMinContentLength || !map.IsShared)
+        if (map.ContentLength < RecycleMinContentLength || !map.IsShared || Environment.TickCount64 < Interlocked.Read(ref _keepSuspendedUntil))
         {
             return false;
         }
@@ -191,6 +192,31 @@ public sealed partial class SharedMemoryStore
         }
 
         return map;
+    }
+
+    /// <summary>
+    /// §3.4: the memory is needed (the Memory Daemon): every kept file is deleted, so its pages go back to the system, and
+    /// no deleted map's file is kept for <paramref name="suspendFor"/>, so that what is evicted next frees its pages too.
+    /// Returns the bytes deleted.
+    /// </summary>
+    internal long ReleaseKept(TimeSpan suspendFor)
+    {
+        long until = Environment.TickCount64 + (long)suspendFor.TotalMilliseconds;
+        long current;
+        while ((current = Interlocked.Read(ref _keepSuspendedUntil)) < until && Interlocked.CompareExchange(ref _keepSuspendedUntil, until, current) != current)
+        {
+        }
+
+        lock (_gate)
+        {
+            long released = _kept.Sum(k => k.Length);
+            while (_kept.Count > 0)
+            {
+                DropKeptLocked(_kept.Count - 1);
+            }
+
+            return released;
+        }
     }
 
     /// <summary>Deletes the kept files of <paramref name="directory"/> (it needs the room).</summary>

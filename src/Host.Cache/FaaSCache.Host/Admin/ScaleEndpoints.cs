@@ -33,7 +33,7 @@ public static class ScaleEndpoints
             }
 
             InstanceVotes votes = await aggregator.VoteAsync(body.WorkerCount.Value).ConfigureAwait(false);
-            return Results.Json(ToStatus(votes, aggregator, profiler.Current));
+            return Results.Json(ToStatus(votes, aggregator, profiler.Current, profiler.InboundSuspicion));
         });
 
         web.MapPost("/admin/cache/read", async (
@@ -79,11 +79,12 @@ public static class ScaleEndpoints
                 load?.Planned,
                 load?.TakenBack ?? 0,
                 load?.Checksum,
-                load?.Reason));
+                load?.Reason,
+                load?.Ranges));
         });
     }
 
-    private static HostScaleStatus ToStatus(InstanceVotes votes, ScaleVoteAggregator aggregator, TransferProfile p)
+    private static HostScaleStatus ToStatus(InstanceVotes votes, ScaleVoteAggregator aggregator, TransferProfile p, string? suspicion)
     {
         var monitors = new Dictionary<string, HostMonitorStatus>(StringComparer.Ordinal);
         var targets = new Dictionary<string, HostTargetScalerResult>(StringComparer.Ordinal);
@@ -108,6 +109,6 @@ public static class ScaleEndpoints
             votes.InstanceId,
             votes.InFlight,
             [.. votes.Voters.Select(v => new HostVoterStatus(v.Voter, (int)v.Vote, v.TargetWorkerCount, v.Reason, v.Metrics))],
-            new HostTransferProfile(p.StorageBytesPerSecond, p.StorageLatency?.TotalSeconds, p.PeerBytesPerSecond, p.PeerLatency?.TotalSeconds, p.InstanceLoad?.TotalSeconds, p.InboundBytesPerSecond));
+            new HostTransferProfile(p.StorageBytesPerSecond, p.StorageLatency?.TotalSeconds, p.PeerBytesPerSecond, p.PeerLatency?.TotalSeconds, p.InstanceLoad?.TotalSeconds, p.InboundBytesPerSecond, p.InboundSource, suspicion));
     }
 }

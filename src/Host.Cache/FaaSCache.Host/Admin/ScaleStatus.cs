@@ -29,7 +29,7 @@ public sealed record HostTargetScalerResult(int TargetWorkerCount);
 public sealed record HostVoterStatus(string Voter, int Vote, int? TargetWorkerCount, string Reason, IReadOnlyDictionary<string, double> Metrics);
 
 /// <summary>The measured transfer profile (null: not measured yet).</summary>
-public sealed record HostTransferProfile(double? StorageBytesPerSecond, double? StorageLatencySeconds, double? PeerBytesPerSecond, double? PeerLatencySeconds, double? InstanceLoadSeconds, double? InboundBytesPerSecond = null);
+public sealed record HostTransferProfile(double? StorageBytesPerSecond, double? StorageLatencySeconds, double? PeerBytesPerSecond, double? PeerLatencySeconds, double? InstanceLoadSeconds, double? InboundBytesPerSecond = null, string? InboundSource = null, string? InboundSuspicion = null);
 
 /// <summary>The answer of <c>POST /admin/cache/read</c>: one read through the cache, timed on the host.</summary>
 /// <param name="Key">The key.</param>
@@ -41,4 +41,4 @@ public sealed record HostTransferProfile(double? StorageBytesPerSecond, double? 
 /// <param name="TakenBack">Ranges the requester fetched itself because a helper failed.</param>
 /// <param name="Checksum">How an assembled object was checked (xxh3, md5, ranges), when it was a scaled load.</param>
 /// <param name="Reason">The planner's reason, when it was a scaled load.</param>
-public sealed record HostCacheRead(string Key, long Bytes, string Source, double Seconds, int Instances, int? Planned, int TakenBack, string? Checksum, string? Reason);
+public sealed record HostCacheRead(string Key, long Bytes, string Source, double Seconds, int Instances, int? Planned, int TakenBack, string? Checksum, string? Reason, IReadOnlyList<FaaSCache.Bandwidth.ScaledLoadRange>? Ranges = null);

@@ -65,11 +65,13 @@ public sealed partial class BindingTemplate
 
             if (values.TryGetValue(name, out string? value))
             {
-                // A URL collapses "." and ".." segments (and reads '\' as '/'): such a value would leave the binding's container.
-                if (value.Split('/', '\\').Any(segment => segment is "." or ".."))
+                // A URL collapses "." and ".." segments (and reads '\' as '/'), and storage's URLs carry no empty one (a
+                // leading '/' would name another container): such a value would leave the binding's container.
+                string[] segments = value.Split('/', '\\');
+                if (segments.Any(segment => segment is "." or "..") || (segments.Length > 1 && segments.Any(segment => segment.Length == 0)))
                 {
                     throw new BindingException(
-                        $"Binding '{bindingName}' path '{_template}': the value '{value}' of {{{name}}} has a '.' or '..' path segment, which would leave the binding's container.");
+                        $"Binding '{bindingName}' path '{_template}': the value '{value}' of {{{name}}} has an empty, '.' or '..' path segment, which would leave the binding's container.");
                 }
 
                 return value;

@@ -24,7 +24,7 @@ public static class BlobEndpointHosting
     /// The endpoint's address when it runs: the cache is on, host.json does not say <c>sdkEndpoint: false</c>, and the
     /// app's storage connection carries an account key (requests are verified with it before anything is served).
     /// </summary>
-    public static SdkEndpointAddress? Plan(bool cacheEnabled, IConfiguration configuration, string storageConnection, int port)
+    public static SdkEndpointAddress? Plan(bool cacheEnabled, IConfiguration configuration, string storageConnection, int port, params int[] taken)
     {
         ArgumentNullException.ThrowIfNull(configuration);
         if (!cacheEnabled || StorageConnectionString.TryParse(storageConnection) is not { AccountName: { } account, AccountKey: not null })
@@ -43,7 +43,7 @@ public static class BlobEndpointHosting
             return null;
         }
 
-        return enabled ? new SdkEndpointAddress(port == 0 ? Hosting.FreePorts.Get() : port, account) : null;
+        return enabled ? new SdkEndpointAddress(port == 0 ? Hosting.FreePorts.GetOtherThan(System.Net.IPAddress.Loopback, taken) : port, account) : null;
     }
 
     /// <summary>Listens on the endpoint's loopback port (HTTP/1.1: what the SDKs pool).</summary>

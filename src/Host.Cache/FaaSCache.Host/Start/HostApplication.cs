@@ -49,9 +49,9 @@ public static class HostApplication
         builder.Logging.AddSecretRedaction(redactor);
         AddAppConfiguration(builder.Configuration, app, settings);
         // The Blob REST API on loopback, so that SDK calls and SDK-type bindings read and write through the cache.
-        SdkEndpointAddress? sdk = BlobEndpointHosting.Plan(settings.CacheEnabled, builder.Configuration, app.StorageConnection, settings.SdkPort);
         // Each port carries its own services only, told apart by the connection's local port (docs/security.md).
-        int workerPort = settings.WorkerPort == 0 ? Hosting.FreePorts.Get() : settings.WorkerPort;
+        int workerPort = settings.WorkerPort == 0 ? Hosting.FreePorts.GetOtherThan(IPAddress.Loopback, settings.Port, settings.PeerPort) : settings.WorkerPort;
+        SdkEndpointAddress? sdk = BlobEndpointHosting.Plan(settings.CacheEnabled, builder.Configuration, app.StorageConnection, settings.SdkPort, settings.Port, settings.PeerPort, workerPort);
         PortRoles roles = new PortRoles().Add(settings.Port, ListenerRole.Http).Add(workerPort, ListenerRole.Worker);
         if (settings.Membership)
         {

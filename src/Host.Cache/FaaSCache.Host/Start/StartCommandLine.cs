@@ -144,12 +144,13 @@ public static class StartCommandLine
         int port = result.GetValue(Port);
         bool cache = result.GetValue(Cache) == "on";
         IPAddress peerAddress = result.GetValue(PeerAddress) ?? IPAddress.Loopback;
+        int peerPort = result.GetValue(PeerPort) ?? FreePorts.GetOtherThan(peerAddress, port);
         return new HostSettings
         {
             AppName = result.GetValue(AppName) ?? FunctionAppLoader.AppNameOf(root),
             Membership = result.GetValue(Membership) == "on" && cache,
             PeerAddress = peerAddress,
-            PeerPort = result.GetValue(PeerPort) ?? FreePorts.Get(peerAddress),
+            PeerPort = peerPort,
             ScriptRoot = root,
             Port = port,
             CacheEnabled = cache,
@@ -159,7 +160,7 @@ public static class StartCommandLine
             ListenAddress = result.GetValue(ListenAddress) ?? IPAddress.Loopback,
             ScaleController = result.GetValue(ScaleController),
             EnforceKeys = result.GetValue(Auth) != "off",
-            WorkerPort = FreePorts.Get(),
+            WorkerPort = FreePorts.GetOtherThan(IPAddress.Loopback, port, peerPort),
         };
     }
 

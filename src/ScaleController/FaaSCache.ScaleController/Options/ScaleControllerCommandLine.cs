@@ -92,6 +92,16 @@ public static class ScaleControllerCommandLine
         Description = "on (the default): /scale/status needs the app's master key and launched instances enforce their keys (AzureWebJobsSecretStorageType: files in FUNCTIONS_SECRETS_PATH or <app>/.faascache/secrets, or kubernetes); off: no key is checked (local development).",
         HelpName = "on|off",
         DefaultValueFactory = _ => "on",
+        Validators =
+        {
+            r =>
+            {
+                if (r.GetValueOrDefault<string>() is not ("on" or "off") and var text)
+                {
+                    r.AddError($"--auth '{text}' must be on or off");
+                }
+            },
+        },
     };
 
     private static readonly Option<bool> StatusView = new("--status-view") { Description = "Show a live status table (refreshed every second) instead of log lines." };
@@ -105,13 +115,6 @@ public static class ScaleControllerCommandLine
             Instances, ScriptRoot, AppName, Storage, MinInstances, MaxInstances, PollInterval, ScaleOutCooldown, ScaleInCooldown, IdleToZero, KeepAlive, HistogramBin, HistogramMinSamples, HoldTimeout,
             DrainTimeout, StartTimeout, StopTimeout, HostDll, ListenAddress, Port, GrpcPort, ShmRoot, Netns, LinkRate, NetnsPrefix, StatusView, Auth,
         };
-        root.Validators.Add(r =>
-        {
-            if (r.GetValue(Auth) is not ("on" or "off"))
-            {
-                r.AddError($"--auth '{r.GetValue(Auth)}' must be on or off");
-            }
-        });
         // The histogram's settings would do nothing under the fixed keep-alive: say so rather than ignore them.
         root.Validators.Add(r =>
         {
