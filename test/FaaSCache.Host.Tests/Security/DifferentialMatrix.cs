@@ -40,11 +40,13 @@ internal enum MatrixOperation
     PutBlobNew,
     PutBlobOverExisting,
     PutBlobIfNoneMatch,
+    PutBlobOverUncommitted,
     PutBlock,
     PutBlockList,
     DeleteBlob,
     DeleteMissing,
     GetMissing,
+    HeadMissing,
     ListBlobs,
     GetContainerProperties,
     SetBlobMetadata,
@@ -99,8 +101,8 @@ internal sealed record MatrixCase(
     /// <summary>The endpoint serves it through the cache (and checks a SAS itself); everything else it forwards.</summary>
     public bool EndpointServes => Operation is MatrixOperation.GetBlob or MatrixOperation.HeadBlob or MatrixOperation.RangedGet
         or MatrixOperation.PutBlobNew or MatrixOperation.PutBlobOverExisting or MatrixOperation.PutBlobIfNoneMatch
-        or MatrixOperation.PutBlock or MatrixOperation.PutBlockList or MatrixOperation.DeleteBlob or MatrixOperation.DeleteMissing
-        or MatrixOperation.GetMissing;
+        or MatrixOperation.PutBlobOverUncommitted or MatrixOperation.PutBlock or MatrixOperation.PutBlockList
+        or MatrixOperation.DeleteBlob or MatrixOperation.DeleteMissing or MatrixOperation.GetMissing or MatrixOperation.HeadMissing;
 
     public bool HasDotOrEmptySegment => Shape is NameShape.DotDotRaw or NameShape.DotRaw or NameShape.EmptySegmentRaw
         or NameShape.TrailingSlashRaw or NameShape.DotDotEncoded or NameShape.DotEncoded or NameShape.EmptySegmentEncoded;
@@ -211,9 +213,10 @@ internal sealed class DifferentialMatrix(int seed, DateTimeOffset now)
             yield return new Exchange(c, true, "put the blob", SignedWithSharedKey(Build(c, "PUT", BlobTarget(c, ""), [new("x-ms-blob-type", "BlockBlob")], Content(c, 1)), c.Account, now));
         }
 
-        if (c.CanSetUp && c.Operation == MatrixOperation.PutBlockList)
+        // Put Block List commits the two blocks put before it; a Put Blob over uncommitted blocks has one put before it.
+        if (c.CanSetUp && c.Operation is MatrixOperation.PutBlockList or MatrixOperation.PutBlobOverUncommitted)
         {
-            for (int n = 0; n < 2; n++)
+            for (int n = 0; n < (c.Operation == MatrixOperation.PutBlockList ? 2 : 1); n++)
             {
                 yield return new Exchange(c, true, $"put block {n}", SignedWithSharedKey(Build(c, "PUT", BlobTarget(c, $"comp=block&blockid={Uri.EscapeDataString(BlockId(c, n))}"), [], Content(c, 2 + n)), c.Account, now));
             }
@@ -227,9 +230,16 @@ internal sealed class DifferentialMatrix(int seed, DateTimeOffset now)
         (string Method, string Query, List<KeyValuePair<string, string>> Headers, byte[] Body) shape = c.Operation switch
         {
             MatrixOperation.GetBlob or MatrixOperation.GetMissing => ("GET", "", [], []),
-            MatrixOperation.HeadBlob => ("HEAD", "", [], []),
-            MatrixOperation.RangedGet => ("GET", "", [c.Index % 2 == 0 ? new("x-ms-range", "bytes=2-9") : new("Range", "bytes=0-3")], []),
-            MatrixOperation.PutBlobNew or MatrixOperation.PutBlobOverExisting => ("PUT", "", [new("x-ms-blob-type", "BlockBlob")], Content(c, 7)),
+            MatrixOperation.HeadBlob or MatrixOperation.HeadMissing => ("HEAD", "", [], []),
+            // Within the blob, open-ended, and past its end (416), in either header.
+            MatrixOperation.RangedGet => ("GET", "", [(c.Index % 4) switch
+            {
+                0 => new("x-ms-range", "bytes=2-9"),
+                1 => new("Range", "bytes=0-3"),
+                2 => new("Range", "bytes=3-"),
+                _ => new("x-ms-range", "bytes=5000-6000"),
+            }], []),
+            MatrixOperation.PutBlobNew or MatrixOperation.PutBlobOverExisting or MatrixOperation.PutBlobOverUncommitted => ("PUT", "", [new("x-ms-blob-type", "BlockBlob")], Content(c, 7)),
             MatrixOperation.PutBlobIfNoneMatch => ("PUT", "", [new("x-ms-blob-type", "BlockBlob"), new("If-None-Match", "*")], Content(c, 8)),
             MatrixOperation.PutBlock => ("PUT", $"comp=block&blockid={Uri.EscapeDataString(BlockId(c, 9))}", [], Content(c, 9)),
             MatrixOperation.PutBlockList => ("PUT", "comp=blocklist", [],
