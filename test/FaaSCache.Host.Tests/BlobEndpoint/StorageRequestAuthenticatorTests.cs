@@ -332,6 +332,21 @@ public sealed class StorageRequestAuthenticatorTests
         Assert.Equal("AuthenticationFailed", outcome.ErrorCode);
     }
 
+    [Theory]
+    [InlineData("sv=2026-10-06&sr=b&sp=&se=2026-11-22T00%3A00%3A00Z&sig=AAAA", "sp")]
+    [InlineData("sv=2026-10-06&sr=c&se=2026-11-22T00%3A00%3A00Z&sig=AAAA", "sp")]
+    [InlineData("sv=2026-10-06&ss=b&srt=o&sp=&se=2026-11-22T00%3A00%3A00Z&sig=AAAA", "sp")]
+    [InlineData("sv=2026-10-06&ss=b&sp=r&se=2026-11-22T00%3A00%3A00Z&sig=AAAA", "srt")]
+    public void A_sas_without_a_mandatory_field_is_refused_as_azure_refuses_it_not_as_a_permission_mismatch(string query, string field)
+    {
+        // The SDK will not sign an empty sp; signed by hand, it must still not read as "no permission" (the differential test found it).
+        AuthOutcome outcome = AtExampleTime.Authenticate(NewRequest("GET", $"/{Account}/c/b.txt?{query}"), BlobOperation.Read, "c", "b.txt");
+
+        Assert.Equal(AuthDecision.Refused, outcome.Decision);
+        Assert.Equal("AuthenticationFailed", outcome.ErrorCode);
+        Assert.Equal($"{field} is mandatory. Cannot be empty", outcome.Detail);
+    }
+
     // ---- Forwarded ------------------------------------------------------------------------------------------
 
     [Theory]

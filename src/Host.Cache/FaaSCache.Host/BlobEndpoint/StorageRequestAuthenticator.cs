@@ -100,6 +100,10 @@ public sealed class StorageRequestAuthenticator
     private static readonly string[] UserDelegationFields = ["skoid", "sktid", "skt", "ske", "sks", "skv"];
     private static readonly string[] ResponseOverrideFields = ["rscc", "rscd", "rsce", "rscl", "rsct"];
 
+    // The fields storage requires of a SAS with no stored policy (se is checked with the times).
+    private static readonly string[] ServiceSasMandatoryFields = ["sp"];
+    private static readonly string[] AccountSasMandatoryFields = ["sp", "ss", "srt"];
+
     private readonly byte[] _key;
     private readonly TimeProvider _time;
 
@@ -374,6 +378,16 @@ public sealed class StorageRequestAuthenticator
                 ? AuthOutcome.Refuse(AuthenticationFailed,
                     $"{ServerFailedToAuthenticate} The SAS has neither a signed resource (sr, service SAS) nor signed services (ss, account SAS).")
                 : AuthOutcome.ForwardBecause($"SAS for signed resource sr={resourceType} (snapshot, version or directory): storage checks it.");
+        }
+
+        // Azure refuses an empty or missing sp before the signature ("sp is mandatory. Cannot be empty"), not as a permission mismatch.
+        foreach (string field in accountSas ? AccountSasMandatoryFields : ServiceSasMandatoryFields)
+        {
+            if (Field(field).Length == 0)
+            {
+                return AuthOutcome.Refuse(AuthenticationFailed, $"{ServerFailedToAuthenticate} The SAS has no {field}, which storage requires.",
+                    $"{field} is mandatory. Cannot be empty");
+            }
         }
 
         // The cache would answer without these; storage applies them.
