@@ -127,7 +127,8 @@ public sealed class MemoryDaemonTests
         MemoryEvictionResult result = daemon.Act(new MemorySample(Limit, MemoryLimitSource.Configured, 0, (900 * MiB) - measured.CachedBytes + (2 * MiB), 0, measured.CachedBytes));
 
         long pagesAfter = FileBytes(h.Shm.Path);
-        Assert.True(pagesBefore - pagesAfter >= 2 * MiB, $"the files under {h.Shm.Path} went from {pagesBefore} to {pagesAfter} bytes: eviction must give at least 2 MiB back");
+        // (less the journal lines that say so)
+        Assert.True(pagesBefore - pagesAfter >= (2 * MiB) - 4096, $"the files under {h.Shm.Path} went from {pagesBefore} to {pagesAfter} bytes: eviction must give at least 2 MiB back");
         Assert.True(result.KeptBytesReleased >= MiB, $"kept bytes released: {result.KeptBytesReleased}");
         Assert.Equal(1, result.Objects);
         Assert.Equal(2, h.Cachelet.Count);

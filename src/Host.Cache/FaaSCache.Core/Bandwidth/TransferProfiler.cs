@@ -11,7 +11,7 @@ namespace FaaSCache.Bandwidth;
 /// one instance alone would have been (it did not pay at all: a link shared by storage and peers) sets the limit at once,
 /// so the split is not repeated; a split that paid but ran slow (a first use of a connection, a busy moment on two cores)
 /// is held as a suspicion that a second such load must confirm, and that a load within its prediction clears. Any scaled
-/// load that carries more than the limit or the suspicion disproves it at once. A limit is forgotten
+/// load that carries more than the limit disproves it at once. A limit is forgotten
 /// <see cref="InboundLifetime"/> after the load that set it, so the planner tries splitting again when the network may
 /// have changed. Thread-safe.
 /// </summary>
@@ -143,12 +143,11 @@ public sealed class TransferProfiler
                 _suspect = null;
             }
 
-            // A load that carried more than the limit (or the suspicion) disproves it: forgotten at once.
-            if ((InboundLocked(now) is { } limit && rate > limit) || (_suspect is { } held && rate > held.Rate))
+            // A load that carried more than the limit disproves it: forgotten at once (a fast one also clears a suspicion, below).
+            if (InboundLocked(now) is { } limit && rate > limit)
             {
                 _inboundRate = null;
                 _inboundSource = null;
-                _suspect = null;
             }
 
             if (predictedSeconds <= 0)
