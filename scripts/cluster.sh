@@ -156,7 +156,9 @@ cmd_start() {
     if [ -n "$consistency" ]; then
         script_root="$cluster_dir/app/$app_name"
         mkdir -p "$script_root"
-        cp -a "$app/." "$script_root/"
+        # Links resolved (-L): an app may link shared code relatively (amber-alert-v2's shared_code -> ../amber-alert/...),
+        # which would point nowhere from the copy's folder.
+        cp -aL "$app/." "$script_root/"
         dotnet "$tool" host-json set "$script_root/host.json" extensions.faasCache.consistency "$consistency" | sed 's/^/[cluster] /' \
             || die "cannot rewrite host.json of the app copy"
         say "app copy with consistency '$consistency': $script_root"

@@ -177,13 +177,14 @@ public sealed partial class KubernetesManifestTests
     }
 
     [Fact]
-    public void The_host_is_ready_when_its_keyless_ping_answers_and_reads_storage_and_its_keys_from_secrets()
+    public void The_host_is_ready_when_its_workers_have_loaded_alive_while_it_pings_and_reads_storage_and_its_keys_from_secrets()
     {
         V1Container host = HostContainer();
         V1PodSpec pod = _manifests.Single<V1Deployment>(HostDeployment).Spec.Template.Spec;
 
         // The admin routes need the master key (docs/security.md); the ping is the Functions host's open probe.
-        Assert.Equal(("/admin/host/ping", "http"), (host.ReadinessProbe.HttpGet.Path, host.ReadinessProbe.HttpGet.Port.Value));
+        Assert.Equal(("/admin/host/ready", "http"), (host.ReadinessProbe.HttpGet.Path, host.ReadinessProbe.HttpGet.Port.Value));
+        Assert.Equal(("/admin/host/ping", "http"), (host.LivenessProbe.HttpGet.Path, host.LivenessProbe.HttpGet.Port.Value));
         Assert.Equal("kubernetes", host.Env.Single(e => e.Name == "AzureWebJobsSecretStorageType").Value);
         V1VolumeMount keys = host.VolumeMounts.Single(m => m.MountPath == "/run/secrets/functions-keys");
         Assert.Equal("faascache-keys", pod.Volumes.Single(v => v.Name == keys.Name).Secret.SecretName);

@@ -51,6 +51,9 @@ public sealed class HostSettings
     /// <summary>Gets the loopback port of FunctionRpc, for this host's language workers only (a free one when 0).</summary>
     public int WorkerPort { get; init; }
 
+    /// <summary>Gets how long an HTTP request that arrives while the host is initializing waits for it (the Functions host's 30 s).</summary>
+    public TimeSpan ReadyTimeout { get; init; } = Start.HostLifecycle.DefaultReadyTimeout;
+
     /// <summary>Gets how often blob-trigger containers are polled for writes made by others.</summary>
     public TimeSpan BlobPollInterval { get; init; } = TimeSpan.FromSeconds(2);
 }

@@ -5,8 +5,9 @@ namespace FaaSCache.Diagnostics;
 
 /// <summary>
 /// The one rule for "a host is ready", shared by the scale controller, the tests and the benchmarks: <c>GET
-/// /admin/host/status</c> answers and every language worker in it is <c>running</c>. A worker the host gave up on, or a
-/// host process that exits, ends the wait at once with the reason rather than at the timeout.
+/// /admin/host/status</c> answers with the host <c>Running</c> (every worker has indexed and loaded the app's functions)
+/// and every language worker in it is <c>running</c>. A host in <c>Error</c>, a worker the host gave up on, or a host
+/// process that exits, ends the wait at once with the reason rather than at the timeout.
 /// </summary>
 public static class HostReadiness
 {
@@ -60,7 +61,12 @@ public static class HostReadiness
                     $"The host's {failed.Language} worker failed to start (after {time.GetElapsedTime(started).TotalSeconds:0.0} s): {failed.Error}");
             }
 
-            if (last is { Workers.Count: > 0 } && last.Workers.All(w => w.IsRunning))
+            if (last is { State: "Error" })
+            {
+                throw new HostNotReadyException(HostNotReadyReason.WorkerFailed, $"The host is in Error (after {time.GetElapsedTime(started).TotalSeconds:0.0} s): {last.Error}");
+            }
+
+            if (last is { State: "Running", Workers.Count: > 0 } && last.Workers.All(w => w.IsRunning))
             {
                 return last;
             }

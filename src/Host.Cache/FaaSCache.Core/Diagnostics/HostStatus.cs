@@ -10,7 +10,7 @@ namespace FaaSCache.Diagnostics;
 /// </summary>
 /// <param name="App">The app name.</param>
 /// <param name="InstanceId">This instance's id.</param>
-/// <param name="State">Running.</param>
+/// <param name="State">Initializing (the workers still indexing and loading), Running, Error or Stopping.</param>
 /// <param name="Cache">on or off.</param>
 /// <param name="Functions">The app's function names.</param>
 /// <param name="Workers">One entry per language worker.</param>
@@ -22,6 +22,7 @@ namespace FaaSCache.Diagnostics;
 /// <param name="Members">The app's instances as this one sees them (null with membership off).</param>
 /// <param name="Memory">The Memory Daemon's last sample and evictions (null with the cache off).</param>
 /// <param name="Prewarm">The Load Daemon's progress and the keys it loaded (null with the cache off).</param>
+/// <param name="Error">Why the host is in Error, or null.</param>
 public sealed record HostStatus(
     string App,
     string InstanceId,
@@ -36,7 +37,8 @@ public sealed record HostStatus(
     string? PeerEndpoint,
     IReadOnlyList<HostMemberStatus>? Members,
     MemoryDaemonStatus? Memory = null,
-    LoadDaemonStatus? Prewarm = null)
+    LoadDaemonStatus? Prewarm = null,
+    string? Error = null)
 {
     /// <summary>Gets the member ids this instance sees, in order.</summary>
     [JsonIgnore]

@@ -6,6 +6,7 @@ using FaaSCache.Memory;
 using FaaSCache.Ownership;
 using FaaSCache.Prewarm;
 using FaaSCache.Host.Invocation;
+using FaaSCache.Host.Start;
 using FaaSCache.Host.Workers;
 using FaaSCache.SharedMemory;
 using Microsoft.AspNetCore.Mvc;
@@ -18,6 +19,9 @@ public static class AdminEndpoints
     /// <summary>The Functions host's anonymous liveness path: 200, no body, no key.</summary>
     public const string PingPath = "/admin/host/ping";
 
+    /// <summary>The readiness path for probes and the front door: 200 once the host runs, 503 before (no key).</summary>
+    public const string ReadyPath = "/admin/host/ready";
+
     /// <summary>Maps <c>/admin/host/status</c>, <c>/admin/invocations</c> and <c>POST /admin/cache/remove?key=container/blob</c>.</summary>
     public static void Map(WebApplication web)
     {
@@ -26,6 +30,7 @@ public static class AdminEndpoints
             FunctionApp app,
             HostSettings settings,
             InvocationLog log,
+            HostLifecycle lifecycle,
             SharedMemoryStore shm,
             IReadOnlyDictionary<string, LanguageWorkerManager> workers,
             [FromServices] ICacheAdmin? cacheAdmin,
@@ -37,7 +42,7 @@ public static class AdminEndpoints
             return Results.Json(new HostStatus(
                 App: app.Name,
                 InstanceId: settings.InstanceId,
-                State: "Running",
+                State: lifecycle.State.ToString(),
                 Cache: settings.CacheEnabled ? "on" : "off",
                 Functions: [.. app.Functions.Select(f => f.Name)],
                 Workers: [.. workers.Values.Select(w => new HostWorkerStatus(w.Language, w.ProcessId, w.Restarts, w.State.ToString().ToLowerInvariant(), w.Failure))],
@@ -48,9 +53,13 @@ public static class AdminEndpoints
                 PeerEndpoint: membership is null ? null : settings.PeerEndpoint.ToString(),
                 Members: membership?.Members.Select(m => new HostMemberStatus(m.Id, m.Endpoint?.ToString(), m.LastHeartbeat)).ToList(),
                 Memory: settings.CacheEnabled ? memoryDaemon?.Status() : null,
-                Prewarm: settings.CacheEnabled ? loadDaemon?.Status() : null));
+                Prewarm: settings.CacheEnabled ? loadDaemon?.Status() : null,
+                Error: lifecycle.Error));
         });
         web.MapMethods(PingPath, [HttpMethods.Get, HttpMethods.Post], () => Results.Ok());
+        web.MapGet(ReadyPath, (HostLifecycle lifecycle) => Results.Json(
+            new { state = lifecycle.State.ToString(), error = lifecycle.Error },
+            statusCode: lifecycle.State == HostState.Running ? StatusCodes.Status200OK : StatusCodes.Status503ServiceUnavailable));
         web.MapGet("/admin/invocations", (InvocationLog log, string? function) => Results.Json(log.Recent(function)));
 
         // Drops one key from this instance's cache (the next read is a miss): for benchmarks and operators.

@@ -82,8 +82,7 @@ public sealed class FunctionInvoker(
             // A language whose worker cannot start fails at once, before any input is read.
             manager.ThrowIfUnavailable();
             WorkerChannel channel = await manager.GetReadyChannelAsync(cancellationToken).ConfigureAwait(false);
-            bool workerMaps = channel.WorkerCapabilities.TryGetValue(SharedMemoryCapability, out string? can)
-                && string.Equals(can, "true", StringComparison.OrdinalIgnoreCase);
+            bool workerMaps = channel.ReadsSharedMemory;
             var request = new InvocationRequest
             {
                 InvocationId = record.InvocationId,

@@ -29,6 +29,9 @@ public enum BlobTriggerSource
 
     /// <summary>A poll of the trigger container found it (a write made by someone else).</summary>
     Poll,
+
+    /// <summary>Storage's <c>BlobCreated</c> event reached the blobs webhook (an Event Grid-sourced trigger).</summary>
+    EventGrid,
 }
 
 /// <summary>A blob write that fires a blob-triggered function.</summary>
@@ -40,7 +43,7 @@ public enum BlobTriggerSource
 public sealed record BlobTriggerEvent(string Key, string Version, BlobTriggerSource Source, Uri BlobUri, IReadOnlyDictionary<string, string> Captures) : TriggerEvent
 {
     /// <inheritdoc />
-    public override string Kind => Source == BlobTriggerSource.Cache ? "cache" : "blob";
+    public override string Kind => Source switch { BlobTriggerSource.Cache => "cache", BlobTriggerSource.EventGrid => "eventgrid", _ => "blob" };
 
     /// <inheritdoc />
     public override IReadOnlyDictionary<string, string> BindingData => Captures;

@@ -103,15 +103,17 @@ public static class HostApplication
             cache.AddPrewarm();
         }
 
-        services.AddOpenTelemetry().WithMetrics(m => m.AddMeter(Diagnostics.CacheletMetrics.MeterName).AddPrometheusExporter());
+        services.AddOpenTelemetry().WithMetrics(m => m.AddMeter(Diagnostics.CacheletMetrics.MeterName, HostLifecycle.MeterName).AddPrometheusExporter());
         services.AddSingleton(app);
         services.AddSingleton(settings);
         services.AddSingleton(roles);
+        services.AddSingleton<HostLifecycle>();
         KeyAuthorizer keys = new(KeyStores.Create(name => app.Settings.TryGetValue(name, out string? value) ? value : null, app.RootDirectory), settings.EnforceKeys);
         services.AddSingleton(keys);
         if (keys.Enforced)
         {
             // Made (files) or checked (a mounted Secret) at start, as the Functions host does; a bad store stops start-up.
+            keys.Store.EnsureSystemKey(BlobWebhookEndpoints.SystemKeyName);
             HostKeys hostKeys = keys.Store.GetHostKeys();
             redactor.Add([hostKeys.MasterKey, .. hostKeys.FunctionKeys.Values, .. hostKeys.SystemKeys.Values]);
         }
@@ -143,7 +145,8 @@ public static class HostApplication
             settings,
             sp.GetRequiredService<ILogger<BlobTriggerService>>(),
             settings.CacheEnabled ? sp.GetRequiredService<IObjectCache>() : null,
-            settings.Membership ? sp.GetRequiredService<IOwnerLocator>() : null));
+            settings.Membership ? sp.GetRequiredService<IOwnerLocator>() : null,
+            sp.GetRequiredService<HostLifecycle>()));
         services.AddSingleton<WorkerHostedService>();
         services.AddHostedService(sp => sp.GetRequiredService<WorkerHostedService>());
         services.AddHostedService(sp => sp.GetRequiredService<BlobTriggerService>());
@@ -152,6 +155,8 @@ public static class HostApplication
         services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(15));
 
         WebApplication web = builder.Build();
+        // Before routing: a worker-indexed app's routes exist only once its worker answered, so a request waits first.
+        web.UseHostAvailability(web.Services.GetRequiredService<HostLifecycle>(), settings.Port, settings.ReadyTimeout);
         web.UseRouting();
         web.UsePortRoles(roles);
         if (sdk is not null)
@@ -160,7 +165,7 @@ public static class HostApplication
         }
 
         // The master key for /admin and /metrics (the Functions host's admin level); ping stays open for probes.
-        web.UseAdminKeys(keys, ["/admin", "/metrics"], [AdminEndpoints.PingPath]);
+        web.UseAdminKeys(keys, ["/admin", "/metrics"], [AdminEndpoints.PingPath, AdminEndpoints.ReadyPath]);
         web.MapGrpcService<FunctionRpcService>().ServedOn(ListenerRole.Worker);
         if (settings.Membership)
         {
@@ -169,6 +174,7 @@ public static class HostApplication
         }
 
         HttpTriggerEndpoints.Map(web, app, web.Services.GetRequiredService<FunctionInvoker>(), keys, web.Services.GetRequiredService<ILoggerFactory>());
+        BlobWebhookEndpoints.Map(web, web.Services.GetRequiredService<BlobTriggerService>(), keys);
         AdminEndpoints.Map(web);
         ScaleEndpoints.Map(web);
         web.MapPrometheusScrapingEndpoint("/metrics");

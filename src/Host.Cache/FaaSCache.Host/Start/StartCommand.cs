@@ -28,6 +28,24 @@ public static class StartCommand
             return 1;
         }
 
+        // No storage, no stack trace: start the development storage when it is not running, or say in one line what to check.
+        DevelopmentStorage storage;
+        try
+        {
+            storage = await DevelopmentStorage.EnsureAsync(app.StorageConnection, app.RootDirectory, CancellationToken.None);
+        }
+        catch (StorageUnreachableException e)
+        {
+            await Console.Error.WriteLineAsync($"FaaSCache host: {e.Message}");
+            return 1;
+        }
+
+        using DevelopmentStorage startedStorage = storage;
+        if (storage.Description is { } started)
+        {
+            Console.WriteLine($"FaaSCache host: {started}");
+        }
+
         WebApplication built;
         try
         {
@@ -59,6 +77,12 @@ public static class StartCommand
             await Console.Error.WriteLineAsync($"FaaSCache host: cannot start the app: {e.Message}");
             return 1;
         }
+        catch (Exception e) when (e is Azure.RequestFailedException or StorageUnavailableException)
+        {
+            // Storage answered, but not as an account this host can use (a wrong key, a missing account...).
+            await Console.Error.WriteLineAsync($"FaaSCache host: cannot start the app: storage refused the host ({FirstLine(e.Message)}): check the account name and key in AzureWebJobsStorage.");
+            return 1;
+        }
 
         // A worker-indexed app's functions come from its worker, which runs now; the function.json ones are known already.
         try
@@ -67,6 +91,7 @@ public static class StartCommand
         }
         catch (Exception e) when (e is AppLoadException or TimeoutException)
         {
+            web.Services.GetRequiredService<HostLifecycle>().Fail(e.Message);
             await Console.Error.WriteLineAsync($"FaaSCache host: cannot start the app: {e.Message}");
             await web.StopAsync();
             return 1;
@@ -97,6 +122,8 @@ public static class StartCommand
         await web.WaitForShutdownAsync();
         return 0;
     }
+
+    private static string FirstLine(string text) => text.Split('\n', 2)[0].Trim();
 
     private static Uri Addresses(WebApplication web, int port)
     {

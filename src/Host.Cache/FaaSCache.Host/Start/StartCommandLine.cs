@@ -114,12 +114,30 @@ public static class StartCommandLine
         "--auth",
         "on (the default): HTTP triggers need the key their authLevel asks for and /admin the master key, from the app's key store (AzureWebJobsSecretStorageType: files in FUNCTIONS_SECRETS_PATH or <app>/.faascache/secrets, or kubernetes); off: no key is checked (local development, as func start).");
 
+    private static readonly Option<TimeSpan> ReadyTimeout = new("--ready-timeout")
+    {
+        Description = "Seconds an HTTP request that arrives while the host is initializing (its workers still indexing and loading) waits before it gets 503 \"Function host is not running.\", as the Functions host's 30.",
+        HelpName = "seconds",
+        DefaultValueFactory = _ => HostLifecycle.DefaultReadyTimeout,
+        CustomParser = r =>
+        {
+            string text = r.Tokens.Count == 0 ? "30" : r.Tokens[0].Value;
+            if (double.TryParse(text, NumberStyles.Float, CultureInfo.InvariantCulture, out double seconds) && seconds is > 0 and <= 3600)
+            {
+                return TimeSpan.FromSeconds(seconds);
+            }
+
+            r.AddError($"--ready-timeout '{text}' must be a number of seconds from 0 to 3600 (not 0)");
+            return HostLifecycle.DefaultReadyTimeout;
+        },
+    };
+
     /// <summary>Creates the <c>start</c> command; its action runs the host with the parsed <see cref="HostSettings"/>.</summary>
     public static Command Create(Func<HostSettings, CancellationToken, Task<int>> run)
     {
         var command = new Command("start", "Runs a function app as Core Tools' `func start` does, with blob bindings served through the cache.")
         {
-            ScriptRoot, Port, Cache, InstanceId, WorkersDir, BlobPollInterval, AppName, Membership, PeerPort, PeerAddress, ListenAddress, ScaleController, Auth,
+            ScriptRoot, Port, Cache, InstanceId, WorkersDir, BlobPollInterval, AppName, Membership, PeerPort, PeerAddress, ListenAddress, ScaleController, Auth, ReadyTimeout,
         };
         command.SetAction((result, cancellationToken) => run(ToSettings(result), cancellationToken));
         return command;
@@ -160,6 +178,7 @@ public static class StartCommandLine
             ListenAddress = result.GetValue(ListenAddress) ?? IPAddress.Loopback,
             ScaleController = result.GetValue(ScaleController),
             EnforceKeys = result.GetValue(Auth) != "off",
+            ReadyTimeout = result.GetValue(ReadyTimeout),
             WorkerPort = FreePorts.GetOtherThan(IPAddress.Loopback, port, peerPort),
         };
     }

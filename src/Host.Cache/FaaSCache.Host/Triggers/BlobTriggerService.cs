@@ -35,8 +35,11 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
     private Task? _poller;
 
     /// <summary>Initializes a new instance of the <see cref="BlobTriggerService"/> class.</summary>
-    public BlobTriggerService(FunctionApp app, FunctionInvoker invoker, IBlobStore storage, HostSettings settings, ILogger<BlobTriggerService> logger, IObjectCache? cachelet = null, IOwnerLocator? owners = null)
+    private readonly Start.HostLifecycle? _lifecycle;
+
+    public BlobTriggerService(FunctionApp app, FunctionInvoker invoker, IBlobStore storage, HostSettings settings, ILogger<BlobTriggerService> logger, IObjectCache? cachelet = null, IOwnerLocator? owners = null, Start.HostLifecycle? lifecycle = null)
     {
+        _lifecycle = lifecycle;
         _owners = owners;
         _invoker = invoker;
         _cachelet = cachelet;
@@ -61,8 +64,13 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
         try
         {
             functions = await _app.Indexed.WaitAsync(_stopping.Token).ConfigureAwait(false);
+            // Triggers fire once the host runs (every worker loaded), as the Functions host starts its listeners.
+            if (_lifecycle is not null)
+            {
+                await _lifecycle.Ready.WaitAsync(_stopping.Token).ConfigureAwait(false);
+            }
         }
-        catch (Exception e) when (e is OperationCanceledException or AppLoadException)
+        catch (Exception e) when (e is OperationCanceledException or AppLoadException or InvalidOperationException)
         {
             return;
         }
@@ -147,7 +155,8 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
 
     private async Task ScanAsync(CancellationToken cancellationToken)
     {
-        foreach (string container in _triggers.Select(t => t.Path.LiteralContainer).OfType<string>().Distinct(StringComparer.Ordinal))
+        // Event Grid-sourced triggers are not polled: storage's events reach them through the webhook (and cache writes).
+        foreach (string container in _triggers.Where(t => !IsEventGrid(t.Function)).Select(t => t.Path.LiteralContainer).OfType<string>().Distinct(StringComparer.Ordinal))
         {
             await foreach (BlobListing blob in _storage.ListAsync(container, cancellationToken: cancellationToken).ConfigureAwait(false))
             {
@@ -162,17 +171,17 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
                 // With several instances, the key's owner polls for it; the receipt makes it once per write regardless.
                 if (_owners is null || _owners.IsLocalOwner(blob.Key))
                 {
-                    Fire(blob.Key, write, "blob", claimReceipt: true);
+                    Fire(blob.Key, write, "blob", claimReceipt: true, polledOnly: true);
                 }
             }
         }
     }
 
-    private void Fire(string key, string version, string kind, bool claimReceipt)
+    private void Fire(string key, string version, string kind, bool claimReceipt, bool polledOnly = false)
     {
         foreach ((FunctionDefinition function, BindingTemplate path) in _triggers)
         {
-            if (path.Match(key) is not { } captures)
+            if ((polledOnly && IsEventGrid(function)) || path.Match(key) is not { } captures)
             {
                 continue;
             }
@@ -195,7 +204,7 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
             }
 
             var blobUri = new Uri(_storage.AccountUri, Uri.EscapeDataString(key).Replace("%2F", "/", StringComparison.Ordinal));
-            var trigger = new BlobTriggerEvent(key, version, kind == "cache" ? BlobTriggerSource.Cache : BlobTriggerSource.Poll, blobUri, captures);
+            var trigger = new BlobTriggerEvent(key, version, kind switch { "cache" => BlobTriggerSource.Cache, "eventgrid" => BlobTriggerSource.EventGrid, _ => BlobTriggerSource.Poll }, blobUri, captures);
             _logger.LogInformation("Executing '{Function}' (reason: {Kind} trigger on {Key})", function.Name, kind, key);
             await _invoker.InvokeAsync(function, trigger, _stopping.Token).ConfigureAwait(false);
         }
@@ -210,6 +219,58 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
         {
             _concurrency.Release();
         }
+    }
+
+    /// <summary>Whether a blob trigger takes storage's events through Event Grid (<c>source: EventGrid</c>) instead of polling.</summary>
+    public static bool IsEventGrid(FunctionDefinition function) =>
+        // function.json and Node.js say EventGrid; the Python library writes its enum's name, EVENT_GRID.
+        string.Equals(function.Trigger.Property("source")?.Replace("_", string.Empty, StringComparison.Ordinal), "EventGrid", StringComparison.OrdinalIgnoreCase);
+
+    /// <summary>
+    /// Fires the Event Grid-sourced blob trigger <paramref name="functionName"/> for a <c>BlobCreated</c> event of
+    /// <paramref name="key"/> (storage's ETag <paramref name="eTag"/>, when the event has one): once per write, whichever
+    /// of the event and a write through the cache comes first (the same receipt). Returns null when it fired (or had
+    /// fired), else why not.
+    /// </summary>
+    public async Task<string?> FireFromEventAsync(string functionName, string key, string? eTag, CancellationToken cancellationToken)
+    {
+        (FunctionDefinition Function, BindingTemplate Path)? trigger = _triggers.FirstOrDefault(t => string.Equals(t.Function.Name, functionName, StringComparison.OrdinalIgnoreCase));
+        if (trigger is not { } found)
+        {
+            return $"no blob-triggered function '{functionName}' (known: {string.Join(", ", _triggers.Select(t => t.Function.Name))})";
+        }
+
+        if (!IsEventGrid(found.Function))
+        {
+            return $"function '{found.Function.Name}' polls its container (its blob trigger has no source: EventGrid)";
+        }
+
+        if (found.Path.Match(key) is not { } captures)
+        {
+            return $"blob '{key}' is not under function '{found.Function.Name}''s path '{found.Function.Trigger.Path}'";
+        }
+
+        // The write as the cache and the polls name it (a cachelet's write id, else the ETag), so the receipt is shared.
+        string write = eTag ?? string.Empty;
+        int slash = key.IndexOf('/', StringComparison.Ordinal);
+        await foreach (BlobListing listed in _storage.ListAsync(key[..slash], key[(slash + 1)..], cancellationToken).ConfigureAwait(false))
+        {
+            if (listed.Key == key && (eTag is null || string.Equals(listed.ETag.Trim('"'), eTag.Trim('"'), StringComparison.Ordinal)))
+            {
+                write = BlobReceipts.WriteOf(listed.ETag, listed.WriteId);
+                break;
+            }
+        }
+
+        if (write.Length == 0)
+        {
+            return $"blob '{key}' is not in storage";
+        }
+
+        Task run = RunAsync(found.Function, key, write, "eventgrid", captures, claimReceipt: true);
+        _running[run] = 0;
+        _ = run.ContinueWith(t => _running.TryRemove(t, out _), TaskScheduler.Default);
+        return null;
     }
 
     /// <inheritdoc />

@@ -9,7 +9,7 @@ namespace FaaSCache.Host.Triggers;
 /// waits for it and is marked past due, as the Functions host does. With several instances each runs its timers (the
 /// Functions host's singleton lock across instances is not modelled).
 /// </summary>
-public sealed class TimerTriggerService(FunctionApp app, FunctionInvoker invoker, TimeProvider time, ILogger<TimerTriggerService> logger) : IHostedService, IDisposable
+public sealed class TimerTriggerService(FunctionApp app, FunctionInvoker invoker, TimeProvider time, ILogger<TimerTriggerService> logger, Start.HostLifecycle? lifecycle = null) : IHostedService, IDisposable
 {
     private readonly CancellationTokenSource _stopping = new();
     private readonly List<Task> _timers = [];
@@ -43,8 +43,12 @@ public sealed class TimerTriggerService(FunctionApp app, FunctionInvoker invoker
         try
         {
             functions = await app.Indexed.WaitAsync(_stopping.Token).ConfigureAwait(false);
+            if (lifecycle is not null)
+            {
+                await lifecycle.Ready.WaitAsync(_stopping.Token).ConfigureAwait(false);
+            }
         }
-        catch (Exception e) when (e is OperationCanceledException or AppLoadException)
+        catch (Exception e) when (e is OperationCanceledException or AppLoadException or InvalidOperationException)
         {
             return;
         }

@@ -63,6 +63,9 @@ public sealed class WorkerChannel
     /// <summary>Gets or sets the worker's process id.</summary>
     public int ProcessId { get; set; }
 
+    /// <summary>Gets a value indicating whether blob inputs may go to this worker in shared memory (<see cref="WorkerSharedMemory"/>).</summary>
+    public bool ReadsSharedMemory { get; private set; }
+
     /// <summary>Gets the capabilities the worker advertised.</summary>
     public IReadOnlyDictionary<string, string> WorkerCapabilities { get; private set; } = new Dictionary<string, string>();
 
@@ -391,6 +394,13 @@ public sealed class WorkerChannel
         }
 
         WorkerCapabilities = new Dictionary<string, string>(response.Capabilities);
+        (bool reads, string? whyNot) = WorkerSharedMemory.Decide(WorkerCapabilities, response.WorkerMetadata);
+        ReadsSharedMemory = reads;
+        if (whyNot is not null && WorkerCapabilities.ContainsKey(Invocation.FunctionInvoker.SharedMemoryCapability))
+        {
+            _logger.LogInformation("{Language} worker {WorkerId} (pid {Pid}) gets blob inputs as bytes in the messages: {Why}", _worker.Language, WorkerId, ProcessId, whyNot);
+        }
+
         _logger.LogInformation(
             "{Language} worker {WorkerId} (pid {Pid}) ready: {Runtime} {Version}; capabilities {Capabilities}",
             _worker.Language,

@@ -1,3 +1,5 @@
+using FaaSCache.Host.AppModel;
+using FaaSCache.Host.Start;
 using FaaSCache.Security.Ports;
 
 namespace FaaSCache.Host.Workers;
@@ -7,8 +9,10 @@ namespace FaaSCache.Host.Workers;
 /// as the host begins to stop (<see cref="StoppingAsync"/>, before the web server closes), so each worker
 /// gets WorkerTerminate on a live stream.
 /// </summary>
-public sealed class WorkerHostedService(IReadOnlyDictionary<string, LanguageWorkerManager> workers, PortRoles roles) : IHostedLifecycleService
+public sealed class WorkerHostedService(IReadOnlyDictionary<string, LanguageWorkerManager> workers, PortRoles roles, FunctionApp app, HostLifecycle lifecycle) : IHostedLifecycleService, IDisposable
 {
+    private readonly CancellationTokenSource _stopping = new();
+
     /// <summary>Gets the FunctionRpc endpoint the workers were given.</summary>
     public Uri? GrpcUri { get; private set; }
 
@@ -27,16 +31,25 @@ public sealed class WorkerHostedService(IReadOnlyDictionary<string, LanguageWork
             manager.Start(GrpcUri);
         }
 
+        // Initializing until the app is indexed and every worker has loaded its functions.
+        _ = lifecycle.TrackAsync(app, workers, _stopping.Token);
         return Task.CompletedTask;
     }
 
     /// <inheritdoc />
     public async Task StoppingAsync(CancellationToken cancellationToken)
-        => await Task.WhenAll(workers.Values.Select(w => w.DisposeAsync().AsTask())).ConfigureAwait(false);
+    {
+        lifecycle.Stopping();
+        await _stopping.CancelAsync().ConfigureAwait(false);
+        await Task.WhenAll(workers.Values.Select(w => w.DisposeAsync().AsTask())).ConfigureAwait(false);
+    }
 
     /// <inheritdoc />
     public Task StopAsync(CancellationToken cancellationToken) => Task.CompletedTask;
 
     /// <inheritdoc />
     public Task StoppedAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    /// <inheritdoc />
+    public void Dispose() => _stopping.Dispose();
 }

@@ -35,6 +35,33 @@ public sealed class FileKeyStore : IKeyStore
     });
 
     /// <inheritdoc />
+    public string? EnsureSystemKey(string name)
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(name);
+        if (GetHostKeys().SystemKeys.TryGetValue(name, out string? existing))
+        {
+            return existing;
+        }
+
+        // As the Functions host does when an extension registers its webhook: a new system key in host.json.
+        string path = Path.Combine(_directory, "host.json");
+        lock (_gate)
+        {
+            JsonObject json = JsonNode.Parse(File.ReadAllText(path))!.AsObject();
+            JsonArray system = json["systemKeys"] as JsonArray ?? [];
+            json["systemKeys"] = system;
+            JsonObject key = Key(name);
+            system.Add(key);
+            string temporary = path + ".tmp";
+            File.Delete(temporary);
+            Write(temporary, json);
+            File.Move(temporary, path, overwrite: true);
+            _cache.Remove("host.json");
+            return key["value"]!.GetValue<string>();
+        }
+    }
+
+    /// <inheritdoc />
     public IReadOnlyDictionary<string, string> GetFunctionKeys(string functionName)
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(functionName);

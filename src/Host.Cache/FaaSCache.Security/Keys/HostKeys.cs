@@ -15,6 +15,12 @@ public interface IKeyStore
     /// <summary>The host's keys, created when the store allows it and they do not exist yet.</summary>
     HostKeys GetHostKeys();
 
+    /// <summary>
+    /// The system key <paramref name="name"/> (an extension's webhook key, e.g. <c>blobs_extension</c>), made when the store
+    /// allows it and it does not exist yet; null when it does not exist and cannot be made.
+    /// </summary>
+    string? EnsureSystemKey(string name);
+
     /// <summary>The keys of one function by name (lower-cased, as the Functions host files them), created when allowed; empty when none.</summary>
     IReadOnlyDictionary<string, string> GetFunctionKeys(string functionName);
 }

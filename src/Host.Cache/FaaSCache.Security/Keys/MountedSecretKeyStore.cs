@@ -27,6 +27,9 @@ public sealed class MountedSecretKeyStore(string directory) : IKeyStore
     }
 
     /// <inheritdoc />
+    public string? EnsureSystemKey(string name) => GetHostKeys().SystemKeys.TryGetValue(name, out string? key) ? key : null;
+
+    /// <inheritdoc />
     public IReadOnlyDictionary<string, string> GetFunctionKeys(string functionName)
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(functionName);
