@@ -56,6 +56,15 @@ base_image() {
 # Node.js 20 is not in bookworm (18 is): the machine's own Node.js 20 binary goes into the node base.
 add_node() { install -D -m 0755 "$(command -v node)" "$1/usr/local/bin/node"; }
 
+# A C# isolated app runs as `dotnet App.dll` (its worker.config.json): the .NET runtime, not the SDK, in the dotnet base.
+add_dotnet_runtime() {
+    local dotnet_root
+    dotnet_root="$(dirname "$(readlink -f "$(command -v dotnet)")")"
+    mkdir -p "$1/usr/share/dotnet"
+    cp -a "$dotnet_root/dotnet" "$dotnet_root/host" "$dotnet_root/shared" "$1/usr/share/dotnet/"
+    ln -sf /usr/share/dotnet/dotnet "$1/usr/bin/dotnet"
+}
+
 publish() {
     local project=$1 out=$2
     if [ "$force" -eq 1 ] || [ ! -d "$out" ] || [ -n "$(find "$root/src" \( -name bin -o -name obj -o -name node_modules \) -prune -o -type f -newer "$out" -print -quit)" ]; then
@@ -85,10 +94,12 @@ for language in python node dotnet; do
     case "$language" in
         python) base_image "localhost/faascache-base-python:bookworm" "$common,python3,python3-grpcio,python3-protobuf" ;;
         node) base_image "localhost/faascache-base-node:bookworm" "$common" add_node ;;
-        dotnet) base_image "localhost/faascache-base-dotnet:bookworm" "$common" ;;
+        dotnet) base_image "localhost/faascache-base-dotnet-runtime:bookworm" "$common" add_dotnet_runtime ;;
     esac
+    base="localhost/faascache-base-$language:bookworm"
+    [ "$language" != dotnet ] || base="localhost/faascache-base-dotnet-runtime:bookworm"
     build "localhost/faascache-host-$language:$tag" host.Containerfile "$work/host" \
-        --build-arg "BASE=localhost/faascache-base-$language:bookworm" --build-arg "LANGUAGE=$([ "$language" = dotnet ] && echo dotnet-isolated || echo "$language")"
+        --build-arg "BASE=$base" --build-arg "LANGUAGE=$([ "$language" = dotnet ] && echo dotnet-isolated || echo "$language")"
 done
 
 if [ -z "$only" ] || [ "$only" = controller ]; then
