@@ -33,37 +33,31 @@ work="$root/.artifacts/images"
 mkdir -p "$work"
 tag=dev
 
-# A bookworm root file system with PACKAGES, imported as IMAGE (once; --force makes it again).
+# A bookworm root file system with PACKAGES (and HOOKS: mmdebstrap customize hooks, run on this machine with the
+# root file system as $1), imported as IMAGE (once; --force makes it again).
 base_image() {
-    local image=$1 packages=$2 extra=${3:-}
+    local image=$1 packages=$2; shift 2
     if [ "$force" -eq 0 ] && podman_ image exists "$image"; then
         return
     fi
     say "base $image: mmdebstrap --variant=minbase --include=$packages bookworm (this machine's apt sources)"
-    local rootfs="$work/${image##*/}.rootfs"
-    rm -rf "$rootfs"
-    mkdir -p "$rootfs"
-    mmdebstrap --quiet --variant=minbase --include="$packages" \
-        --customize-hook='rm -rf "$1"/var/cache/apt/* "$1"/var/lib/apt/lists/* "$1"/usr/share/doc/* "$1"/usr/share/man/*' \
-        bookworm "$rootfs" >/dev/null
-    if [ -n "$extra" ]; then
-        "$extra" "$rootfs"
-    fi
-    tar -C "$rootfs" -c . | podman_ import --quiet - "$image" >/dev/null
-    rm -rf "$rootfs"
+    local tarball="$work/$(echo "${image##*/}" | tr : -).tar"
+    local hooks=(--customize-hook='rm -rf "$1"/var/cache/apt/* "$1"/var/lib/apt/lists/* "$1"/usr/share/doc/* "$1"/usr/share/man/*')
+    for hook in "$@"; do
+        hooks+=(--customize-hook="$hook")
+    done
+    mmdebstrap --quiet --variant=minbase --include="$packages" "${hooks[@]}" bookworm "$tarball" \
+        || die "mmdebstrap could not make $image (is the machine's apt source reachable? apt-get update)"
+    podman_ import --quiet "$tarball" "$image" >/dev/null
+    rm -f "$tarball"
 }
 
 # Node.js 20 is not in bookworm (18 is): the machine's own Node.js 20 binary goes into the node base.
-add_node() { install -D -m 0755 "$(command -v node)" "$1/usr/local/bin/node"; }
+node_hook="install -D -m 0755 $(command -v node) \"\$1/usr/local/bin/node\""
 
-# A C# isolated app runs as `dotnet App.dll` (its worker.config.json): the .NET runtime, not the SDK, in the dotnet base.
-add_dotnet_runtime() {
-    local dotnet_root
-    dotnet_root="$(dirname "$(readlink -f "$(command -v dotnet)")")"
-    mkdir -p "$1/usr/share/dotnet"
-    cp -a "$dotnet_root/dotnet" "$dotnet_root/host" "$dotnet_root/shared" "$1/usr/share/dotnet/"
-    ln -sf /usr/share/dotnet/dotnet "$1/usr/bin/dotnet"
-}
+# A C# isolated app runs as `dotnet App.dll` (its worker.config.json): the .NET runtime, not the SDK, in its base.
+dotnet_root="$(dirname "$(readlink -f "$(command -v dotnet)")")"
+dotnet_hook="mkdir -p \"\$1/usr/share/dotnet\" && cp -a $dotnet_root/dotnet $dotnet_root/host $dotnet_root/shared \"\$1/usr/share/dotnet/\" && ln -sf /usr/share/dotnet/dotnet \"\$1/usr/bin/dotnet\""
 
 publish() {
     local project=$1 out=$2
@@ -76,7 +70,8 @@ publish() {
     fi
 }
 
-common="ca-certificates,libicu72,libssl3,libstdc++6,tzdata"
+# No libicu: the projects run with InvariantGlobalization.
+common="ca-certificates,libssl3,libstdc++6,tzdata"
 build() {
     local image=$1 file=$2 context=$3; shift 3
     say "podman build $image ($file)"
@@ -93,8 +88,8 @@ for language in python node dotnet; do
     [ -z "$only" ] || [ "$only" = "$language" ] || continue
     case "$language" in
         python) base_image "localhost/faascache-base-python:bookworm" "$common,python3,python3-grpcio,python3-protobuf" ;;
-        node) base_image "localhost/faascache-base-node:bookworm" "$common" add_node ;;
-        dotnet) base_image "localhost/faascache-base-dotnet-runtime:bookworm" "$common" add_dotnet_runtime ;;
+        node) base_image "localhost/faascache-base-node:bookworm" "$common" "$node_hook" ;;
+        dotnet) base_image "localhost/faascache-base-dotnet-runtime:bookworm" "$common" "$dotnet_hook" ;;
     esac
     base="localhost/faascache-base-$language:bookworm"
     [ "$language" != dotnet ] || base="localhost/faascache-base-dotnet-runtime:bookworm"

@@ -166,7 +166,15 @@ def verify() -> str:
 def ensure_generated() -> Path:
     """Returns the folder of the up-to-date generated package, generating it when missing or stale."""
     source_dir = proto_dir()
-    command, plugin_args = _compiler()
+    try:
+        command, plugin_args = _compiler()
+    except ProtoBuildError:
+        # An installed worker (a container image) carries the code generated where it was built; protoc is a build
+        # tool, so without one the shipped package is the one to use.
+        shipped = WORKER_DIR / "faascache_worker" / "_generated" / PACKAGE
+        if (shipped / "FunctionRpc_pb2.py").is_file():
+            return shipped
+        raise
     stamp = _stamp(source_dir / PROTO_FILE, command)
     errors: list[str] = []
     for root in _output_roots(stamp):
