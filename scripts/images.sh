@@ -6,7 +6,8 @@
 # a local image (upstream, the same Containerfiles take BASE=debian:bookworm-slim plus the language's packages); the
 # host and the controller are published self-contained (the .NET runtime packs come from NuGet), so no image carries
 # an SDK. Safe to run again: a base or a publish is rebuilt only when missing (--force rebuilds everything).
-# usage: scripts/images.sh [--force] [--only LANGUAGE|controller]   prints each image's size at the end
+# usage: scripts/images.sh [--force] [--only LANGUAGE|controller|azurite]   prints each image's size at the end
+#   (azurite: only the node base, on which scripts/pods.sh runs Azurite from the set-up's node_modules)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=lib/podman.sh
@@ -19,12 +20,13 @@ only=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --force) force=1 ;;
-        --only) only="${2:?--only needs python, node, dotnet or controller}"; shift ;;
+        --only) only="${2:?--only needs python, node, dotnet, controller or azurite}"; shift ;;
         -h|--help) sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) die "unknown option '$1' (allowed: --force, --only LANGUAGE|controller)" ;;
+        *) die "unknown option '$1' (allowed: --force, --only LANGUAGE|controller|azurite)" ;;
     esac
     shift
 done
+case "$only" in ""|python|node|dotnet|controller|azurite) ;; *) die "--only '$only' is not python, node, dotnet, controller or azurite" ;; esac
 for tool in podman mmdebstrap dotnet; do
     command -v "$tool" >/dev/null || die "$tool not found: run scripts/setup.sh (it installs podman, runc and mmdebstrap)"
 done
@@ -77,6 +79,11 @@ build() {
     say "podman build $image ($file)"
     podman_ build --quiet --runtime runc --ulimit nofile=1024:1024 --ulimit nproc=4096:4096 -f "$root/deploy/containers/$file" "$@" -t "$image" "$context" >/dev/null
 }
+
+if [ "$only" = azurite ]; then
+    base_image "localhost/faascache-base-node:bookworm" "$common" "$node_hook"
+    exit 0
+fi
 
 if [ -z "$only" ] || [ "$only" != controller ]; then
     publish "$root/src/Host.Cache/FaaSCache.Host" "$work/host/host"

@@ -23,9 +23,9 @@ cd "$root"
 #   nftables                              nft: filtering between emulated instances (partitions)
 #   iperf3                                instance-to-instance throughput in the network emulation tests
 #   linux-perf                            perf: kernel and native frames in benchmarks/profile (page faults, copies)
-#   podman runc mmdebstrap                scripts/images.sh: the container images (runc: crun refuses this kind's hybrid cgroups; mmdebstrap: the Debian bases)
+#   podman runc mmdebstrap catatonit      scripts/images.sh, scripts/pods.sh: images and pods (runc: crun refuses this kind's hybrid cgroups; mmdebstrap: the Debian bases; catatonit: the pods' pause image)
 apt_packages=(redis-server python3 python3-grpcio python3-protobuf python3-pytest python3-flake8 python3-numpy python3-azure protobuf-compiler
-    protobuf-compiler-grpc libprotobuf-dev g++ make curl iproute2 nftables iperf3 linux-perf podman runc mmdebstrap)
+    protobuf-compiler-grpc libprotobuf-dev g++ make curl iproute2 nftables iperf3 linux-perf podman runc mmdebstrap catatonit)
 
 say() { printf '[setup] %s\n' "$*"; }
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -206,7 +206,7 @@ run_checks() {
     check "redis-server runs" "$(fix_for redis-server)" redis-server --version
     check "ip netns and tc shape a veth link" "$(fix_for iproute2) and run as root" network_emulation_works
     check "nft and iperf3 run" "$(fix_for nftables iperf3)" bash -c 'nft list tables >/dev/null && nft --version && iperf3 --version | head -n 1'
-    check "podman, runc and mmdebstrap run" "$(fix_for podman runc mmdebstrap)" bash -c 'podman --version && runc --version | head -n 1 && mmdebstrap --version'
+    check "podman, runc, mmdebstrap and catatonit run" "$(fix_for podman runc mmdebstrap catatonit)" bash -c 'podman --version && runc --version | head -n 1 && mmdebstrap --version && catatonit --version'
     check "the .NET solution restores" "dotnet restore FaaSCache.sln (needs the .NET 10 SDK and the NuGet feed)" solution_restores
     if [ "$failures" -gt 0 ]; then
         say "$failures check(s) failed (in $((SECONDS - started)) s): the demo and the tests would fail; fix the above and run again"

@@ -50,8 +50,9 @@ internal static class Program
                 Description = "Put Azurite at a distance: the first byte of a small read takes this long (e.g. 10ms), through a user-space link that also caps each connection at --storage-rate; 0 or absent: loopback.",
             };
             var rateOption = new Option<double>("--storage-rate") { Description = "MB/s per connection of the storage link (with --storage-distance).", DefaultValueFactory = _ => 90 };
-            var command = new Command(definition.Name, definition.Description) { quickOption, distanceOption, rateOption };
-            command.SetAction((result, _) => RunAsync(definition, result.GetValue(quickOption), StorageDistance.Parse(result.GetValue(distanceOption)), result.GetValue(rateOption)));
+            var podsOption = new Option<bool>("--pods") { Description = "remote-read: add rows between two host pods on podman (scripts/pods.sh), beside the loopback rows." };
+            var command = new Command(definition.Name, definition.Description) { quickOption, distanceOption, rateOption, podsOption };
+            command.SetAction((result, _) => RunAsync(definition, result.GetValue(quickOption), StorageDistance.Parse(result.GetValue(distanceOption)), result.GetValue(rateOption), result.GetValue(podsOption)));
             root.Subcommands.Add(command);
         }
 
@@ -86,7 +87,7 @@ internal static class Program
         return command;
     }
 
-    private static async Task<int> RunAsync(BenchmarkDefinition definition, bool quick, TimeSpan storageDistance = default, double storageRateMBps = 90)
+    private static async Task<int> RunAsync(BenchmarkDefinition definition, bool quick, TimeSpan storageDistance = default, double storageRateMBps = 90, bool pods = false)
     {
         string name = definition.Name;
         // The first Ctrl+C / SIGTERM stops the benchmark gracefully (servers stopped, files removed);
@@ -103,6 +104,7 @@ internal static class Program
         {
             StorageDistance = storageDistance,
             StorageRateBytesPerSecond = storageRateMBps * 1e6,
+            Pods = pods,
         };
         try
         {
@@ -161,6 +163,9 @@ internal sealed record BenchmarkContext(bool Quick, string ResultsDirectory, Tex
 
     /// <summary>Gets how far storage is (the first byte of a small read), or zero for Azurite on loopback.</summary>
     public TimeSpan StorageDistance { get; init; }
+
+    /// <summary>Gets a value indicating whether remote-read adds the rows between two host pods (<c>--pods</c>).</summary>
+    public bool Pods { get; init; }
 
     /// <summary>Gets the storage link's rate per connection, with <see cref="StorageDistance"/>.</summary>
     public double StorageRateBytesPerSecond { get; init; } = 90e6;

@@ -17,7 +17,7 @@ internal static class RemoteReadBenchmark
     public const string CsvFileName = "remote-read.csv";
     public const string CsvHeader = "path,size_bytes,p50_us,p99_us,n";
 
-    public static readonly string[] PathNames = ["rh", "rm", "storage_direct", "tcp_raw", "redis_get", "rh_shaped", "rm_shaped", "tcp_raw_shaped"];
+    public static readonly string[] PathNames = ["rh", "rm", "storage_direct", "tcp_raw", "redis_get", "rh_shaped", "rm_shaped", "tcp_raw_shaped", "rh_pods", "rm_pods"];
 
     private const string ContainerName = "remote-read";
     private const string NamespacePrefix = "rrbench";
@@ -61,8 +61,15 @@ internal static class RemoteReadBenchmark
         output.WriteLine($"redis_get: redis-server pid {redisServer.ProcessId.ToString(Invariant)} on {redisServer.Endpoint} (no persistence), StackExchange.Redis StringGetAsync as byte[]");
         using FunctionAppFolder app = BenchAppFolder.Copy("counter", json => BenchAppFolder.SetFaaSCache(json, "consistency", "owner"));
         var rigs = new List<RemoteReadRig>();
+        PodsRemoteReadRig? pods = null;
+        using FunctionAppFolder? podsApp = context.Pods ? BenchAppFolder.Copy("counter", json => BenchAppFolder.SetFaaSCache(json, "consistency", "owner"), "rr-pods") : null;
         try
         {
+            if (podsApp is not null)
+            {
+                pods = await PodsRemoteReadRig.StartAsync(podsApp.Path, ContainerName, output, cancellation);
+            }
+
             rigs.Add(await RemoteReadRig.StartAsync(azurite, app.Path, string.Empty, null, Sizes.Max(), output, cancellation));
             if (shaped)
             {
@@ -74,7 +81,7 @@ internal static class RemoteReadBenchmark
                 $"iterations per path: {string.Join(", ", Sizes.Select(s => $"{ReportFormat.SizeLabel(s)} {Iterations(s, context.Quick).ToString(Invariant)}"))}" +
                 $"{(context.Quick ? " (quick: a fifth of the full run's)" : string.Empty)}");
             output.WriteLine();
-            List<RemoteReadResult> results = await MeasureAsync(context, container, redis.GetDatabase(), rigs);
+            List<RemoteReadResult> results = await MeasureAsync(context, container, redis.GetDatabase(), rigs, pods);
             output.WriteLine($"reader counters (loopback): {JsonSerializer.Serialize(rigs[0].Reader.Metrics.Snapshot())}");
             output.WriteLine();
             Print(output, results, context.Quick);
@@ -92,12 +99,17 @@ internal static class RemoteReadBenchmark
             {
                 await rig.DisposeAsync();
             }
+
+            if (pods is not null)
+            {
+                await pods.DisposeAsync();
+            }
         }
 
         output.WriteLine($"wall time {wall.Elapsed.TotalSeconds:0} s; load average at the end {MachineLoad.Average()}");
     }
 
-    private static async Task<List<RemoteReadResult>> MeasureAsync(BenchmarkContext context, BlobContainerClient container, IDatabase redis, List<RemoteReadRig> rigs)
+    private static async Task<List<RemoteReadResult>> MeasureAsync(BenchmarkContext context, BlobContainerClient container, IDatabase redis, List<RemoteReadRig> rigs, PodsRemoteReadRig? pods)
     {
         CancellationToken cancellation = context.Cancellation;
         var results = new List<RemoteReadResult>();
@@ -112,6 +124,11 @@ internal static class RemoteReadBenchmark
             BlobClient blob = container.GetBlobClient(blobName);
             await blob.UploadAsync(BinaryData.FromBytes(data), overwrite: true, cancellation);
             await redis.StringSetAsync(key, data);
+            if (pods is not null)
+            {
+                await pods.Container.GetBlobClient(blobName).UploadAsync(BinaryData.FromBytes(data), overwrite: true, cancellation);
+            }
+
             data = null;
             byte[] buffer = new byte[size];
             buffer.AsSpan().Fill(1); // touched before it is measured, as the floor should be
@@ -122,6 +139,12 @@ internal static class RemoteReadBenchmark
             {
                 paths.AddRange(rig.Paths(key, size, buffer));
                 await rig.FillOwnerAsync(key, size, cancellation);
+            }
+
+            if (pods is not null)
+            {
+                await pods.FillOwnerAsync(key, size, cancellation);
+                paths.AddRange(pods.Paths(key, size));
             }
 
             paths.Insert(2, new RemoteReadRig.RemotePath("storage_direct", async ct =>
@@ -176,6 +199,11 @@ internal static class RemoteReadBenchmark
             foreach (RemoteReadRig rig in rigs)
             {
                 await rig.ForgetAsync(key, cancellation);
+            }
+
+            if (pods is not null)
+            {
+                await pods.ForgetAsync(key, cancellation);
             }
 
             await redis.KeyDeleteAsync(key);
@@ -249,6 +277,22 @@ internal static class RemoteReadBenchmark
             if (storageRatio <= 1)
             {
                 storageWins.Add($"{ReportFormat.SizeLabel(size)} ({ReportFormat.Ratio(storageRatio)})");
+            }
+        }
+
+        if (results.Any(r => r.Path == "rh_pods"))
+        {
+            // Each pod's read timed inside the reader pod (its cachelet's ReadAsync), as the loopback reader's is.
+            output.WriteLine();
+            output.WriteLine("Between two pods (podman bridge network, a veth per pod; storage in a container on the same network)");
+            output.WriteLine();
+            output.WriteLine("| size | rh_pods / rh latency | rm_pods / rm latency | rm_pods / rh_pods latency |");
+            output.WriteLine("|---:|---:|---:|---:|");
+            foreach (long size in results.Select(r => r.SizeBytes).Distinct().Order())
+            {
+                output.WriteLine(
+                    $"| {ReportFormat.SizeLabel(size)} | {ReportFormat.Ratio(P50(results, "rh_pods", size) / P50(results, "rh", size))} " +
+                    $"| {ReportFormat.Ratio(P50(results, "rm_pods", size) / P50(results, "rm", size))} | {ReportFormat.Ratio(P50(results, "rm_pods", size) / P50(results, "rh_pods", size))} |");
             }
         }
 

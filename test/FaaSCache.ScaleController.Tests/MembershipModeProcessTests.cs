@@ -56,4 +56,37 @@ public sealed class MembershipModeProcessTests(AzuriteFixture azurite, ITestOutp
         await cluster.Instance(leaving).Host.StopAsync();
         await controller.WaitForAsync(s => s.Instances.Any(i => i.Id == leaving && i.State == "stopped") && s.Current == 1, ControllerUnderTest.Wait, $"{leaving} gone from the list");
     }
+
+    [Fact]
+    public async Task With_a_member_http_port_the_front_door_routes_api_requests_to_the_members_at_their_advertised_address()
+    {
+        using FunctionAppFolder app = ControllerUnderTest.BuildApp();
+        string appName = "k8sfront" + Guid.NewGuid().ToString("N")[..8];
+        await using HostProcessCluster cluster = await HostProcessCluster.StartAsync(app.Path, azurite.ConnectionString, appName, 1, output.WriteLine);
+        ClusterInstance host = cluster.Instances[0];
+        await using ControllerUnderTest controller = await ControllerUnderTest.StartAsync(azurite.ConnectionString, output, o =>
+        {
+            o.Instances = InstanceSourceMode.Membership;
+            o.ScriptRoot = "";
+            o.HostDll = "";
+            o.AppName = appName;
+            o.MemberHttpPort = host.Host.BaseUri.Port; // every pod of a Deployment has the same port; one member here
+        });
+        await controller.WaitForAsync(s => s.Instances.Count(i => i.State == "ready") == 1, ControllerUnderTest.Wait, "the host found");
+
+        // The member's advertised (peer) address with the members' HTTP port: the host answers through the controller.
+        string body = "";
+        for (var deadline = Stopwatch.StartNew(); deadline.Elapsed < ControllerUnderTest.Wait && body != "pong";)
+        {
+            using HttpResponseMessage response = await controller.Http.GetAsync(new Uri("api/ping", UriKind.Relative));
+            body = await response.Content.ReadAsStringAsync();
+            if (body != "pong")
+            {
+                await Task.Delay(200);
+            }
+        }
+
+        Assert.Equal("pong", body);
+        Assert.Contains(await host.Host.GetInvocationsAsync(), i => i.Function == "Ping");
+    }
 }

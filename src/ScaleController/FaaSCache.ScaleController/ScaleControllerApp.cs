@@ -108,11 +108,18 @@ public static class ScaleControllerApp
         // KEDA's external-scaler face on the same gRPC port: the same decisions, read by KEDA's operator (no peer key:
         // KEDA cannot send one; the port is cluster-internal, as deploy/kubernetes/ sets it up).
         services.AddFaaSCacheKeda();
+        bool memberFrontDoor = !launch && options.MemberHttpPort is not null;
+        if (launch || memberFrontDoor)
+        {
+            (IReadOnlyList<RouteConfig> routes, IReadOnlyList<ClusterConfig> clusters) = FrontDoorRoutes.Initial(members: !launch);
+            services.AddReverseProxy().LoadFromMemory(routes, clusters);
+            services.AddSingleton(sp => launch
+                ? new FrontDoorRoutes(sp.GetRequiredService<InMemoryConfigProvider>(), sp.GetRequiredService<InstancePool>())
+                : new FrontDoorRoutes(sp.GetRequiredService<InMemoryConfigProvider>(), sp.GetRequiredService<MembershipInstanceSource>(), options.MemberHttpPort!.Value));
+        }
+
         if (launch)
         {
-            (IReadOnlyList<RouteConfig> routes, IReadOnlyList<ClusterConfig> clusters) = FrontDoorRoutes.Initial();
-            services.AddReverseProxy().LoadFromMemory(routes, clusters);
-            services.AddSingleton<FrontDoorRoutes>();
             services.AddSingleton<LeastInFlightPolicy>();
             services.AddSingleton<Yarp.ReverseProxy.LoadBalancing.ILoadBalancingPolicy>(sp => sp.GetRequiredService<LeastInFlightPolicy>());
         }
@@ -123,9 +130,13 @@ public static class ScaleControllerApp
         app.UseRouting();
         app.UsePortRoles(roles);
         app.UseAdminKeys(keys, ["/scale"], []);
-        if (launch)
+        if (launch || memberFrontDoor)
         {
             app.Services.GetRequiredService<FrontDoorRoutes>(); // subscribes the routes to the pool before anything starts
+        }
+
+        if (launch)
+        {
             app.UseMiddleware<HoldForInstanceMiddleware>();
         }
 
@@ -136,11 +147,16 @@ public static class ScaleControllerApp
         {
             MapFrontDoor(app, options);
         }
+        else if (memberFrontDoor)
+        {
+            // The members at their advertised address and the members' HTTP port, round robin, as a Service spreads them.
+            app.MapReverseProxy();
+        }
         else
         {
             // Membership mode routes nothing: the app's requests go to its own Service; say so rather than a bare 404.
             app.Map("/api/{**rest}", () => Results.Problem(
-                $"This controller runs with --instances membership: it only decides the instance count of '{options.AppName}' (for KEDA) and routes no requests; send /api/* to the app's host Service.",
+                $"This controller runs with --instances membership: it only decides the instance count of '{options.AppName}' (for KEDA) and routes no requests; send /api/* to the app's host Service (or start the controller with --member-http-port to route them to the members).",
                 statusCode: StatusCodes.Status501NotImplemented,
                 title: "No front door in membership mode"));
         }

@@ -3,6 +3,7 @@ using System.CommandLine;
 using System.CommandLine.Parsing;
 using System.Globalization;
 using System.Net;
+using System.Net.NetworkInformation;
 using FaaSCache.Hosting;
 
 namespace FaaSCache.Host.Start;
@@ -75,7 +76,7 @@ public static class StartCommandLine
 
     private static readonly Option<IPAddress> PeerAddress = new("--peer-address")
     {
-        Description = "The address the peer service binds to and advertises to the other instances.",
+        Description = "The address the peer service binds to and advertises to the other instances (auto: this machine's own address, the first interface up that is not loopback).",
         DefaultValueFactory = _ => IPAddress.Loopback,
         CustomParser = r => ParseAddress(r, "--peer-address"),
     };
@@ -215,9 +216,32 @@ public static class StartCommandLine
             return address;
         }
 
-        r.AddError($"{name} '{text}' is not an IP address");
+        if (text == "auto")
+        {
+            if (OwnAddress() is { } own)
+            {
+                return own;
+            }
+
+            r.AddError($"{name} auto: this machine has no network interface that is up with an IPv4 address other than loopback");
+            return IPAddress.Loopback;
+        }
+
+        r.AddError($"{name} '{text}' is not an IP address (or auto: this machine's own address)");
         return IPAddress.Loopback;
     }
+
+    /// <summary>
+    /// <c>auto</c>: the IPv4 address of the first interface that is up and not loopback (a container's or pod's own
+    /// address where the engine has no downward API for it, e.g. podman's kube play, which has no status.podIP).
+    /// </summary>
+    internal static IPAddress? OwnAddress() =>
+        NetworkInterface.GetAllNetworkInterfaces()
+            .Where(n => n.OperationalStatus is OperationalStatus.Up or OperationalStatus.Unknown && n.NetworkInterfaceType != NetworkInterfaceType.Loopback)
+            .OrderBy(n => n.Name, StringComparer.Ordinal)
+            .SelectMany(n => n.GetIPProperties().UnicastAddresses)
+            .Select(a => a.Address)
+            .FirstOrDefault(a => a.AddressFamily == System.Net.Sockets.AddressFamily.InterNetwork && !IPAddress.IsLoopback(a));
 
     // A string option, not Option<bool>: System.CommandLine takes only true/false as a bool's value.
     private static Option<string> OnOff(string name, string description)

@@ -36,6 +36,9 @@ public sealed class MembershipInstanceSource(MembershipStore store, TimeProvider
         }
     }
 
+    /// <summary>Raised after each refresh and failure (the members may have changed): the front door re-reads <see cref="Ready"/>.</summary>
+    public event EventHandler? Changed;
+
     /// <summary>Gets null: the controller does not start these instances, so it cannot time their start.</summary>
     public TimeSpan? MeasuredLoadTime => null;
 
@@ -81,6 +84,7 @@ public sealed class MembershipInstanceSource(MembershipStore store, TimeProvider
         }
 
         Apply(_list.WithoutStale(time.GetUtcNow(), StaleAfter).Members);
+        Changed?.Invoke(this, EventArgs.Empty);
     }
 
     /// <summary>Records the decided count (KEDA reads it from the decision state); nothing is started or stopped here.</summary>
@@ -105,6 +109,7 @@ public sealed class MembershipInstanceSource(MembershipStore store, TimeProvider
         }
 
         logger.LogError("{Id} failed: {Error}", instance.Id, error);
+        Changed?.Invoke(this, EventArgs.Empty);
     }
 
     private void Apply(IReadOnlyList<MemberInfo> members)

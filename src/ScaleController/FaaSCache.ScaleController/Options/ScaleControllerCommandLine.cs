@@ -83,6 +83,11 @@ public static class ScaleControllerCommandLine
 
     private static readonly Option<int> Port = new("--port") { Description = "The front door's HTTP port (/api/*, /scale/status); 0: a free one.", DefaultValueFactory = _ => 8080 };
     private static readonly Option<int> GrpcPort = new("--grpc-port") { Description = "The gRPC port (urgent votes); 0: a free one.", DefaultValueFactory = _ => 8081 };
+    private static readonly Option<int?> MemberHttpPort = new("--member-http-port")
+    {
+        Description = "With --instances membership: route /api/* to the members' HTTP port at their advertised address (the app's way in where no Service spreads requests). Default: no front door (/api/* answers 501).",
+    };
+
     private static readonly Option<string> ShmRoot = new("--shm-root") { Description = "Where each instance gets its shared-memory folder.", DefaultValueFactory = _ => "/dev/shm" };
     private static readonly Option<bool> Netns = new("--netns") { Description = "Run each instance in its own network namespace behind a shaped link (needs root, --listen-address 0.0.0.0, storage on 0.0.0.0)." };
     private static readonly Option<long?> LinkRate = new("--link-rate") { Description = "With --netns: each link's rate in bytes/s, both ways (e.g. 90000000 for the paper's 90 MB/s). Default: unshaped." };
@@ -113,7 +118,7 @@ public static class ScaleControllerCommandLine
         var root = new RootCommand("FaaSCache scale controller: runs a function app's FaaSCache host instances behind a front door and scales them by their votes (Faa$T §4); with --instances membership it only decides, for KEDA.")
         {
             Instances, ScriptRoot, AppName, Storage, MinInstances, MaxInstances, PollInterval, ScaleOutCooldown, ScaleInCooldown, IdleToZero, KeepAlive, HistogramBin, HistogramMinSamples, HoldTimeout,
-            DrainTimeout, StartTimeout, StopTimeout, HostDll, ListenAddress, Port, GrpcPort, ShmRoot, Netns, LinkRate, NetnsPrefix, StatusView, Auth,
+            DrainTimeout, StartTimeout, StopTimeout, HostDll, ListenAddress, Port, GrpcPort, MemberHttpPort, ShmRoot, Netns, LinkRate, NetnsPrefix, StatusView, Auth,
         };
         // The histogram's settings would do nothing under the fixed keep-alive: say so rather than ignore them.
         root.Validators.Add(r =>
@@ -163,6 +168,7 @@ public static class ScaleControllerCommandLine
             ListenAddress = r.GetValue(ListenAddress)!,
             Port = r.GetValue(Port),
             GrpcPort = r.GetValue(GrpcPort),
+            MemberHttpPort = r.GetValue(MemberHttpPort),
             SharedMemoryRoot = r.GetValue(ShmRoot)!,
             NetworkNamespaces = r.GetValue(Netns),
             LinkRateBytesPerSecond = r.GetValue(LinkRate),

@@ -71,6 +71,13 @@ public sealed class ScaleControllerOptions
     /// <summary>Gets or sets the gRPC port (HTTP/2: urgent votes, the KEDA face); 0 picks a free one.</summary>
     public int GrpcPort { get; set; } = 8081;
 
+    /// <summary>
+    /// Gets or sets the members' HTTP port in membership mode: when set, the front door routes <c>/api/*</c> to the
+    /// members of the app's membership blob at their advertised address and this port (what a Service does in a cluster;
+    /// on an engine without Services, e.g. podman's kube play, the controller is the app's way in). Null: no front door.
+    /// </summary>
+    public int? MemberHttpPort { get; set; }
+
     /// <summary>Gets or sets the root under which every instance gets its own shared-memory folder.</summary>
     public string SharedMemoryRoot { get; set; } = "/dev/shm";
 

@@ -61,6 +61,10 @@ public sealed class ScaleControllerOptionsValidator : IValidateOptions<ScaleCont
         else
         {
             ValidateLaunch(errors, options);
+            if (options.MemberHttpPort is not null)
+            {
+                errors.Add($"MemberHttpPort {options.MemberHttpPort} is only used with Instances membership; launch mode's front door routes to the instances it starts (leave it out).");
+            }
         }
 
         if (options.NetworkNamespaces)
@@ -130,6 +134,11 @@ public sealed class ScaleControllerOptionsValidator : IValidateOptions<ScaleCont
     // Membership mode runs nothing: settings for running instances would silently do nothing, so they are refused.
     private static void ValidateMembership(List<string> errors, ScaleControllerOptions options)
     {
+        if (options.MemberHttpPort is < 1 or > 65535)
+        {
+            errors.Add($"MemberHttpPort {options.MemberHttpPort} is not a port number (1..65535).");
+        }
+
         if (!string.IsNullOrEmpty(options.ScriptRoot))
         {
             errors.Add($"ScriptRoot '{options.ScriptRoot}' is only used with Instances launch; with Instances membership the controller runs no app (leave it out).");
