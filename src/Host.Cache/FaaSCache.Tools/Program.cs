@@ -20,6 +20,7 @@ public static class Program
             WhatIfCommand.Create(),
             TraceCommand.Create(),
             StorageCommand.Create(),
+            Kubernetes.KubernetesCommand.Create(),
         };
         foreach (Command helper in ScriptHelpers.Create())
         {
@@ -27,6 +28,7 @@ public static class Program
         }
 
         ParseResult parsed = root.Parse(args);
+        Kubernetes.KubernetesCommand.KeepOutputClean(parsed);
         // SIGTERM is the host's own to handle (flush async writes, leave the membership, stop workers, within
         // HostOptions.ShutdownTimeout): System.CommandLine's default would end the process 2 s after the signal with
         // exit code 143, abandoning a flush that storage is slow to take.
