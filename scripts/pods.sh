@@ -46,7 +46,10 @@ app_name() {
 
 ip_of() { podman_ inspect "$1" --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' 2>/dev/null; }
 
-host_pods() { podman_ pod ps --filter "label=faascache-app=$1" --filter "label=faascache-role=host" --format '{{.Name}}' | sort; }
+# The app's pods by name (podman 4.3's kube play sets no labels of ours): NAME-pod-K (the Deployment's replicas),
+# NAME-more-K-pod-0 (added), NAME-controller-pod-0.
+app_pods() { podman_ pod ps --format '{{.Name}}' | grep -E "^$1-(pod-[0-9]+|more-[0-9]+-pod-0${2:+|controller-pod-0})\$" | sort -V || true; }
+host_pods() { app_pods "$1"; }
 
 key_of() { sed -n "s/^$2=//p" "$pods_root/$1/podman/keys.env"; }
 
@@ -82,11 +85,10 @@ wait_ready() {
     done
 }
 
-# podman kube play FILE with the app's labels on every pod (status and down find them by label).
+# podman kube play FILE on the app's network, with the app's containers.conf (runc, ulimits, shm_size).
 play() {
-    local name=$1 role=$2 file=$3
-    CONTAINERS_CONF="$pods_root/$name/containers.conf" podman kube play --network "faascache-$name" \
-        --label "faascache-app=$name" --label "faascache-role=$role" "$file" >/dev/null \
+    local name=$1 file=$2
+    CONTAINERS_CONF="$pods_root/$name/containers.conf" podman kube play --network "faascache-$name" "$file" >/dev/null \
         || die "podman kube play $file failed"
 }
 
@@ -156,11 +158,11 @@ up() {
         podman_ secret rm "$(basename "$secret" .json)" >/dev/null 2>&1 || true
         podman_ secret create "$(basename "$secret" .json)" "$secret" >/dev/null
     done
-    play "$name" controller "$dir/podman/controller.yaml"
+    play "$name" "$dir/podman/controller.yaml"
     controller_ip="$(ip_of "$name-controller-pod-0-controller")"
     [ -n "$controller_ip" ] || die "the controller pod has no address"
     python3 "$root/scripts/lib/kube_podman.py" "$dir/manifests.yaml" "$dir/podman" --front-door-port "$front_door" --controller-ip "$controller_ip" >/dev/null
-    play "$name" host "$dir/podman/hosts.yaml"
+    play "$name" "$dir/podman/hosts.yaml"
     echo "$front_door" >"$dir/front-door-port"
     wait_ready "$name"
     status "$name"
@@ -176,7 +178,7 @@ add() {
     while podman_ pod exists "$name-more-$k-pod-0"; do k=$((k + 1)); done
     python3 "$root/scripts/lib/kube_podman.py" "$dir/manifests.yaml" "$dir/podman" --front-door-port "$(cat "$dir/front-door-port")" \
         --controller-ip "$(ip_of "$name-controller-pod-0-controller")" --more "$name-more-$k"
-    play "$name" host "$dir/podman/$name-more-$k.yaml"
+    play "$name" "$dir/podman/$name-more-$k.yaml"
     wait_ready "$name"
     say "added $name-more-$k-pod-0"
 }
@@ -184,7 +186,7 @@ add() {
 down() {
     local name=$1 dir pods
     dir="$pods_root/$name"
-    pods="$(podman_ pod ps --filter "label=faascache-app=$name" --format '{{.Name}}')"
+    pods="$(app_pods "$name" all)"
     if [ -n "$pods" ]; then
         # SIGTERM first: each host leaves the membership and hands over what it owns within the grace period.
         # shellcheck disable=SC2086
@@ -199,7 +201,7 @@ down() {
     podman_ network rm -f "faascache-$name" >/dev/null 2>&1 || true
     rm -rf "$dir"
     local left
-    left="$(podman_ ps -a --filter "label=faascache-app=$name" --format '{{.Names}}')$(podman_ pod ps --filter "label=faascache-app=$name" --format '{{.Name}}')"
+    left="$(podman_ ps -a --filter "label=faascache-app=$name" --format '{{.Names}}')$(app_pods "$name" all)$(podman_ ps -a --format '{{.Names}}' | grep -E "^$name-(pod-[0-9]+|more-[0-9]+-pod-0|controller-pod-0)-" || true)"
     [ -z "$left" ] || die "left behind: $left"
     say "down: no pod, container, network, secret or volume of '$name' left"
 }

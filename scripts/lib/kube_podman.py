@@ -3,8 +3,9 @@
 
 The manifests stay as a cluster takes them; podman 4.3's `kube play` (shared/reference/containers.md) differs from a
 cluster in these ways, each handled here and nowhere else:
-- no downward API for status.podIP: the env value becomes `auto` (the host's --peer-address/--listen-address auto: the
-  container's own address);
+- no downward API for status.podIP, and no $(VAR) expansion in args: the host's `$(POD_IP)` becomes `auto` (its
+  --peer-address/--listen-address auto: the container's own address) and `$(POD_NAME)` becomes `auto` (--instance-id
+  auto: the host name, which is the pod's name as in a cluster); the POD_IP env value becomes `auto` too;
 - a Secret played by kube play is stored as YAML, but secretKeyRef reads a podman secret as JSON of base64 values:
   Secrets are written out as such JSON (pods.sh creates the podman secrets from them) and left out of the play file;
 - no Services and no cluster DNS: the Services and the KEDA ScaledObject are not played; the controller's Service name
@@ -13,6 +14,10 @@ cluster in these ways, each handled here and nowhere else:
   /api/* over the host pods;
 - an emptyDir is one named volume shared by every pod (on disk): /dev/shm stays the container's own tmpfs, sized by
   the engine (pods.sh's containers.conf shm_size, from the shm volume's sizeLimit);
+- a Secret volume makes kube play panic (podman 4.3's VolumeFromSecret): it becomes a hostPath volume, a 0700 folder
+  of the state holding the Secret's keys as 0600 files, mounted read-only where the Secret would be;
+- every containerPort is published on the machine (hostPort = containerPort when none is given), so a second pod of a
+  Deployment cannot start: ports are left out but the front door's;
 - a probe becomes a health check that runs curl inside the container on port 0 for a named port: probes are left out
   (pods.sh waits for /admin/host/ready itself).
 
@@ -30,6 +35,9 @@ import sys
 
 import yaml
 
+# Where a cluster expands these from the downward API, the host finds the same values itself.
+AUTO = {"$(POD_IP)": "auto", "$(POD_NAME)": "auto"}
+
 NOT_PLAYED = {
     "Service": "no Services on podman (the controller's --member-http-port front door spreads requests)",
     "ScaledObject": "KEDA needs a cluster (its scaler face is tested as KEDA calls it)",
@@ -44,10 +52,27 @@ def secret_json(secret: dict) -> dict:
     return data
 
 
-def adapt_pod_spec(spec: dict, controller_host: str | None, controller_ip: str | None, front_door_port: int | None) -> str | None:
+def secret_folder(out: pathlib.Path, name: str, data: dict) -> pathlib.Path:
+    folder = (out / "secret-volumes" / name).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.parent.chmod(0o700)
+    folder.chmod(0o700)
+    for key, value in data.items():
+        path = folder / key
+        path.touch(mode=0o600)
+        path.write_bytes(base64.b64decode(value))
+    return folder
+
+
+def adapt_pod_spec(spec: dict, controller_host: str | None, controller_ip: str | None, front_door_port: int | None,
+                   secret_folders: dict | None = None) -> str | None:
     shm_size = None
     shm_volumes = set()
     for volume in spec.get("volumes") or []:
+        secret = volume.get("secret")
+        if secret is not None and secret_folders is not None and secret.get("secretName") in secret_folders:
+            del volume["secret"]
+            volume["hostPath"] = {"path": str(secret_folders[secret["secretName"]]), "type": "Directory"}
         empty = volume.get("emptyDir")
         if empty is not None and empty.get("medium") == "Memory":
             shm_volumes.add(volume["name"])
@@ -64,16 +89,23 @@ def adapt_pod_spec(spec: dict, controller_host: str | None, controller_ip: str |
             container["volumeMounts"] = mounts
         else:
             container.pop("volumeMounts", None)
+        if container.get("args"):
+            container["args"] = [AUTO.get(a, a) for a in container["args"]]
         for env in container.get("env") or []:
             field = ((env.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath")
             if field == "status.podIP":
                 del env["valueFrom"]
                 env["value"] = "auto"
-        if front_door_port is not None:
-            for port in container.get("ports") or []:
-                if port.get("name") == "http":
-                    port["hostPort"] = front_door_port
-                    port["hostIP"] = "127.0.0.1"
+        # podman 4.3 publishes every containerPort on the machine (hostPort = containerPort when none is given): the
+        # second pod of a Deployment could not start. Only the front door is published, on 127.0.0.1.
+        ports = [p for p in container.get("ports") or [] if front_door_port is not None and p.get("name") == "http"]
+        for port in ports:
+            port["hostPort"] = front_door_port
+            port["hostIP"] = "127.0.0.1"
+        if ports:
+            container["ports"] = ports
+        else:
+            container.pop("ports", None)
     if controller_host and controller_ip:
         spec["hostAliases"] = [{"ip": controller_ip, "hostnames": [controller_host]}]
     return shm_size
@@ -101,12 +133,14 @@ def main() -> int:
     namespace = controller["metadata"].get("namespace", "default")
     controller_host = f"{controller['metadata']['name']}.{namespace}.svc.cluster.local"
     shm_size = None
+    secret_folders = {}
     for document in documents:
         kind = document.get("kind")
         name = document["metadata"]["name"]
         if kind == "Secret":
             data = secret_json(document)
             (out / "secrets" / f"{name}.json").write_text(json.dumps(data))
+            secret_folders[name] = secret_folder(out, name, data)
             if "host.master" in data:
                 keys = out / "keys.env"
                 keys.touch(mode=0o600)
@@ -116,15 +150,15 @@ def main() -> int:
             print(f"not played: {kind} {name}: {NOT_PLAYED[kind]}")
         elif kind != "Deployment":
             print(f"not played: {kind} {name}: not a kind scripts/pods.sh plays")
-    adapt_pod_spec(controller["spec"]["template"]["spec"], None, None, args.front_door_port)
+    adapt_pod_spec(controller["spec"]["template"]["spec"], None, None, args.front_door_port, secret_folders)
     host = hosts[0]
     if args.more:
-        adapt_pod_spec(host["spec"]["template"]["spec"], controller_host, args.controller_ip, None)
+        adapt_pod_spec(host["spec"]["template"]["spec"], controller_host, args.controller_ip, None, secret_folders)
         host["metadata"]["name"] = args.more
         host["spec"]["replicas"] = 1
         (out / f"{args.more}.yaml").write_text(yaml.safe_dump(host, sort_keys=False))
         return 0
-    shm_size = adapt_pod_spec(host["spec"]["template"]["spec"], controller_host, args.controller_ip, None)
+    shm_size = adapt_pod_spec(host["spec"]["template"]["spec"], controller_host, args.controller_ip, None, secret_folders)
     (out / "controller.yaml").write_text(yaml.safe_dump(controller, sort_keys=False))
     (out / "hosts.yaml").write_text(yaml.safe_dump(host, sort_keys=False))
     (out / "shm-size").write_text(shm_size or "64Mi")

@@ -219,9 +219,11 @@ public static class FunctionAppLoader
             }
         }
 
+        // App settings are environment variables where an app runs (Azure, a container, a pod, whose image has no
+        // local.settings.json): every variable is a setting, and wins over the file's value, as func start's do.
         foreach (DictionaryEntry e in environment)
         {
-            if (e.Key is string key && e.Value is string value && (settings.ContainsKey(key) || key is StorageSetting or RuntimeSetting))
+            if (e.Key is string key && e.Value is string value)
             {
                 settings[key] = value;
             }

@@ -30,7 +30,7 @@ public static class StartCommandLine
 
     private static readonly Option<string> InstanceId = new("--instance-id")
     {
-        Description = "This instance's id: names its shared-memory journal and its membership entry. Default: host-<port>.",
+        Description = "This instance's id: names its shared-memory journal and its membership entry (auto: this machine's host name, a pod's name). Default: host-<port>.",
     };
 
     private static readonly Option<string> WorkersDir = new("--workers-dir")
@@ -173,7 +173,7 @@ public static class StartCommandLine
             ScriptRoot = root,
             Port = port,
             CacheEnabled = cache,
-            InstanceId = result.GetValue(InstanceId) ?? $"host-{port}",
+            InstanceId = result.GetValue(InstanceId) is "auto" ? Dns.GetHostName() : result.GetValue(InstanceId) ?? $"host-{port}",
             WorkersDirectory = result.GetValue(WorkersDir) ?? FindWorkersDirectory(),
             BlobPollInterval = result.GetValue(BlobPollInterval),
             ListenAddress = result.GetValue(ListenAddress) ?? IPAddress.Loopback,
