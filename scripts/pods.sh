@@ -68,16 +68,18 @@ status() {
     done
 }
 
+# Waits until each host pod named (default: every host pod of the app) answers /admin/host/ready.
 wait_ready() {
-    local name=$1 pod ip deadline=$((SECONDS + ${2:-180}))
-    for pod in $(host_pods "$name"); do
+    local name=$1 pod ip deadline=$((SECONDS + 180))
+    shift
+    for pod in ${@:-$(host_pods "$name")}; do
         ip="$(ip_of "$pod-host")"
         until [ -n "$ip" ] && [ "$(curl -s -m 3 -o /dev/null -w '%{http_code}' "http://$ip:7071/admin/host/ready")" = 200 ]; do
             if [ "$(podman_ inspect "$pod-host" --format '{{.State.Running}}' 2>/dev/null)" != true ]; then
                 podman_ logs --tail 30 "$pod-host" >&2 || true
                 die "host pod $pod stopped before it was ready (its last log lines above)"
             fi
-            [ "$SECONDS" -lt "$deadline" ] || { podman_ logs --tail 30 "$pod-host" >&2 || true; die "host pod $pod was not ready within ${2:-180} s"; }
+            [ "$SECONDS" -lt "$deadline" ] || { podman_ logs --tail 30 "$pod-host" >&2 || true; die "host pod $pod was not ready within 180 s"; }
             sleep 1
             ip="$(ip_of "$pod-host")"
         done
@@ -179,7 +181,7 @@ add() {
     python3 "$root/scripts/lib/kube_podman.py" "$dir/manifests.yaml" "$dir/podman" --front-door-port "$(cat "$dir/front-door-port")" \
         --controller-ip "$(ip_of "$name-controller-pod-0-controller")" --more "$name-more-$k"
     play "$name" "$dir/podman/$name-more-$k.yaml"
-    wait_ready "$name"
+    wait_ready "$name" "$name-more-$k-pod-0"
     say "added $name-more-$k-pod-0"
 }
 

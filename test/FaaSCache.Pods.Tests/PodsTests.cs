@@ -94,8 +94,12 @@ public sealed partial class PodsTests(ITestOutputHelper output)
             ProcessRun down = await pods.RunAsync(TimeSpan.FromSeconds(180), "down", pods.Name);
             Assert.True(down.ExitCode == 0, down.ToString());
             Assert.Contains("no pod, container, network, secret or volume", down.Stdout, StringComparison.Ordinal);
-            ProcessRun left = await pods.PodmanAsync("ps", "-a", "--filter", $"label=faascache-app={pods.Name}", "--format", "{{.Names}}");
-            Assert.Equal("", left.Stdout.Trim());
+            ProcessRun containers = await pods.PodmanAsync("ps", "-a", "--format", "{{.Names}}");
+            Assert.DoesNotContain(containers.Stdout.Split('\n'), c => c.StartsWith(pods.Name, StringComparison.Ordinal) || c.StartsWith($"faascache-{pods.Name}", StringComparison.Ordinal));
+            ProcessRun podsLeft = await pods.PodmanAsync("pod", "ps", "--format", "{{.Name}}");
+            Assert.DoesNotContain(podsLeft.Stdout.Split('\n'), p => p.StartsWith(pods.Name, StringComparison.Ordinal));
+            ProcessRun secrets = await pods.PodmanAsync("secret", "ls", "--format", "{{.Name}}");
+            Assert.DoesNotContain(secrets.Stdout.Split('\n'), p => p.StartsWith(pods.Name, StringComparison.Ordinal));
             ProcessRun network = await pods.PodmanAsync("network", "exists", $"faascache-{pods.Name}");
             Assert.NotEqual(0, network.ExitCode);
         }
