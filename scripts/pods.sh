@@ -144,7 +144,15 @@ up() {
     bash "$root/scripts/images.sh" --only "$language" >/dev/null
     podman_ image exists "$host_image" || die "$host_image was not built"
     context="$(mktemp -d)"
-    cp -aL "$app/." "$context/"
+    if compgen -G "$app/*.csproj" >/dev/null; then
+        # A C# isolated project: the image holds its publish output (host.json, worker.config.json, the app's dll), as
+        # a Functions app image does; the host runs it with the .NET runtime of the dotnet host image.
+        say "dotnet publish $app -c Release (the C# isolated app's output goes into the image)"
+        dotnet publish "$app" -c Release -o "$context" -nologo --verbosity quiet >"$dir/publish.log" 2>&1 \
+            || { tail -20 "$dir/publish.log" >&2; rm -rf "$context"; die "dotnet publish of $app failed"; }
+    else
+        cp -aL "$app/." "$context/"
+    fi
     rm -rf "$context/local.settings.json" "$context/.faascache" "$context/.venv"
     find "$context" -name __pycache__ -prune -exec rm -rf {} +
     podman_ build --quiet --runtime runc -f "$root/deploy/containers/app.Containerfile" --build-arg "HOST=$host_image" \

@@ -48,6 +48,7 @@ internal sealed class PodsRemoteReadRig : IAsyncDisposable
         if (up.ExitCode != 0)
         {
             await Script(state, tag, TimeSpan.FromMinutes(3), CancellationToken.None, "down");
+            await RemoveImageAsync(name, tag);
             Directory.Delete(state, recursive: true);
             throw new InvalidOperationException($"scripts/pods.sh up failed: {up}");
         }
@@ -117,10 +118,13 @@ internal sealed class PodsRemoteReadRig : IAsyncDisposable
     public async ValueTask DisposeAsync()
     {
         await Script(_state, _tag, TimeSpan.FromMinutes(3), CancellationToken.None, "down", _name);
-        await ProcessRun.RunAsync("bash", ["-c", "source \"$1\" && podman_ rmi -f \"$2\"", "podman", Path.Combine(RepositoryRoot.Find(), "scripts", "lib", "podman.sh"), $"localhost/faascache-app-{_name}:{_tag}"], TimeSpan.FromMinutes(1));
+        await RemoveImageAsync(_name, _tag);
         _http.Dispose();
         Directory.Delete(_state, recursive: true);
     }
+
+    private static Task<ProcessRun> RemoveImageAsync(string name, string tag) =>
+        ProcessRun.RunAsync("bash", ["-c", "source \"$1\" && podman_ rmi -f \"$2\"", "podman", Path.Combine(RepositoryRoot.Find(), "scripts", "lib", "podman.sh"), $"localhost/faascache-app-{name}:{tag}"], TimeSpan.FromMinutes(1));
 
     private static long Ticks(HostCacheRead read) => (long)(read.Seconds * Stopwatch.Frequency);
 

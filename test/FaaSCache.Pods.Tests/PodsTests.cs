@@ -6,7 +6,8 @@ namespace FaaSCache.Pods.Tests;
 /// <summary>
 /// The AMBER Alert app (Python v2) in three pods on podman, played from the manifests `faascache kubernetes manifests`
 /// writes (scripts/pods.sh): a write through one pod is a remote hit from the others, the owner pod killed leaves every
-/// read served and no acknowledged write lost, a pod added joins the ring, and <c>down</c> leaves nothing.
+/// read served and no acknowledged write lost, a pod added joins the ring, a pod stopped with SIGTERM leaves it at once,
+/// and <c>down</c> leaves nothing.
 /// </summary>
 [Trait("Category", "Pods")]
 public sealed partial class PodsTests(ITestOutputHelper output)
@@ -15,7 +16,7 @@ public sealed partial class PodsTests(ITestOutputHelper output)
     private static readonly TimeSpan UpTimeout = TimeSpan.FromMinutes(20);
 
     [Fact]
-    public async Task Three_pods_share_one_cache_survive_their_owner_being_killed_take_a_new_pod_and_go_down_leaving_nothing()
+    public async Task Three_pods_share_one_cache_survive_their_owner_being_killed_take_a_new_pod_leave_on_SIGTERM_and_go_down_leaving_nothing()
     {
         string app = CopyOfSample();
         try
@@ -90,6 +91,16 @@ public sealed partial class PodsTests(ITestOutputHelper output)
             Assert.True(add.ExitCode == 0, add.ToString());
             IReadOnlyList<HostPod> after = await EventuallyMembers(pods, expected: 3);
             Assert.Contains(after, p => p.Name.StartsWith($"{pods.Name}-more-1-pod-0", StringComparison.Ordinal));
+
+            // SIGTERM (podman pod stop, as a pod's termination): the host leaves the membership as it stops, so the
+            // others drop it at once, well before the failure timeout (15 s) would.
+            HostPod leaving = after.First(p => p.Name != owner.Name);
+            ProcessRun stop = await pods.PodmanAsync("pod", "stop", "--time", "30", leaving.Name);
+            Assert.True(stop.ExitCode == 0, stop.ToString());
+            var sinceStop = Stopwatch.StartNew();
+            IReadOnlyList<HostPod> remaining = await EventuallyMembers(pods, expected: 2);
+            Assert.True(sinceStop.Elapsed < TimeSpan.FromSeconds(10), $"the stopped pod left the others' lists only after {sinceStop.Elapsed.TotalSeconds:0.0} s (the failure timeout, not a leave)");
+            Assert.DoesNotContain(remaining, p => p.Name == leaving.Name);
 
             ProcessRun down = await pods.RunAsync(TimeSpan.FromSeconds(180), "down", pods.Name);
             Assert.True(down.ExitCode == 0, down.ToString());
