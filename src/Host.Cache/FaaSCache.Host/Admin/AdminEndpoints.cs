@@ -40,7 +40,7 @@ public static class AdminEndpoints
         {
             ICacheAdmin? cachelet = settings.CacheEnabled ? cacheAdmin : null;
             return Results.Json(new HostStatus(
-                App: app.Name,
+                App: settings.AppName,
                 InstanceId: settings.InstanceId,
                 State: lifecycle.State.ToString(),
                 Cache: settings.CacheEnabled ? "on" : "off",
