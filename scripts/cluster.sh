@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs several FaaSCache host instances of one function app as one cache, on this machine.
 #
-# usage: scripts/cluster.sh start <N> <app folder> [--consistency <preset>] [--cache on|off]
+# usage: scripts/cluster.sh start <N> <app folder> [--consistency <preset>] [--cache on|off] [--storage <connection>]
 #        scripts/cluster.sh status
 #        scripts/cluster.sh stop
 #
-#   start   starts Azurite (scripts/lib/azurite.sh) unless AzureWebJobsStorage is set, builds the host (Release)
+#   start   starts Azurite (scripts/lib/azurite.sh) and seeds it with the app's seed.sh (the samples have one) unless
+#           --storage or AzureWebJobsStorage names an account, prints the connection string, builds the host (Release)
 #           once, starts N instances of the app (ids <app>-1..<app>-N, a free HTTP port each, a peer port each,
 #           a shared-memory root each, so each instance counts only its own maps), waits until every instance
 #           has joined the membership list (faascache-membership/<app>.json) and its workers are ready, then
@@ -13,6 +14,7 @@
 #             --consistency <preset>  strong | owner | ownerAsync | ownerLocalRead | local | localAsync: runs a
 #                                     copy of the app whose host.json has extensions.faasCache.consistency set
 #             --cache on|off          off runs the stock behaviour (no cache, so no membership and no peers)
+#             --storage <connection>  use this storage account instead of starting Azurite (it is not seeded)
 #   status  prints each instance (alive or not), its endpoints and counters, and the membership list.
 #   stop    SIGTERMs every instance (SIGKILL after 30 s), then Azurite if start started it, and checks that no
 #           host or worker process and no shared-memory map is left; exits non-zero if something was.
@@ -61,11 +63,12 @@ leftovers() {
 }
 
 cmd_start() {
-    local n="" app="" consistency="" cache=on
+    local n="" app="" consistency="" cache=on storage="${AzureWebJobsStorage:-}"
     while [ $# -gt 0 ]; do
         case "$1" in
             --consistency) [ $# -ge 2 ] || bad_usage "--consistency needs a preset ($presets)"; consistency="$2"; shift 2 ;;
             --cache) [ $# -ge 2 ] || bad_usage "--cache needs on or off"; cache="$2"; shift 2 ;;
+            --storage) [ $# -ge 2 ] || bad_usage "--storage needs a storage connection string"; storage="$2"; shift 2 ;;
             -h|--help) usage; exit 0 ;;
             -*) bad_usage "unknown option '$1'" ;;
             *)
@@ -121,8 +124,9 @@ cmd_start() {
 
     # Storage.
     local azurite_pid="" azurite_dir=""
-    if [ -n "${AzureWebJobsStorage:-}" ]; then
-        say "storage: AzureWebJobsStorage from the environment"
+    if [ -n "$storage" ]; then
+        export AzureWebJobsStorage="$storage"
+        say "storage: the account given (--storage or AzureWebJobsStorage); nothing is seeded"
     else
         [ -f "$root/node_modules/azurite/dist/src/blob/main.js" ] || die "Azurite is not installed: run bash scripts/setup.sh (or set AzureWebJobsStorage)"
         # shellcheck source=scripts/lib/azurite.sh
@@ -150,6 +154,14 @@ cmd_start() {
         dotnet build "$root/src/Host.Cache/FaaSCache.Tools" -c Release --verbosity quiet -nologo >"$cluster_dir/build.log" 2>&1 \
             || { cat "$cluster_dir/build.log" >&2; die "the host does not build"; }
     fi
+
+    # A private Azurite starts empty: the app's own seed.sh (the samples have one) fills it, as run-sample.sh does.
+    if [ "$started_azurite" -eq 1 ] && [ -f "$app/seed.sh" ]; then
+        say "seeding the app's blobs ($app/seed.sh)"
+        FAASCACHE_TOOL_DLL="$tool" bash "$app/seed.sh" --connection "$AzureWebJobsStorage" --tool "$tool" 2>&1 | sed 's/^/[cluster] /' \
+            || die "$app/seed.sh failed"
+    fi
+    say "storage connection (to seed or read it yourself): export AzureWebJobsStorage='$AzureWebJobsStorage'"
 
     # The app, or a copy of it with the consistency preset asked for.
     local script_root="$app"

@@ -121,18 +121,36 @@ public sealed class BandwidthPlannerTests
         Assert.True(p.HasBandwidths);
     }
     [Fact]
-    public void A_measured_inbound_limit_holds_every_split_load_to_it_and_the_plan_takes_the_fewest_that_reach_it()
+    public void A_measured_inbound_limit_holds_every_split_load_to_it_and_the_plan_takes_one_more_than_the_fewest_that_reach_it()
     {
         // 800 MB, BW_BS = 90 MB/s, BW_Inst = 1 GB/s, 6 running, inbound measured at 200 MB/s: no split is faster than
-        // 800 / 200 = 4.0 s, so T = 8.889, 4.444, then 4.0 for N = 3..6 (2.963 s and less without the limit); 4.444 s is
-        // over 10% above 4.0: N = 3.
+        // 800 / 200 = 4.0 s, so T = 8.889, 4.444, then 4.0 for N = 3..6 (2.963 s and less without the limit). N = 3 is
+        // the fewest that reach the limit; a load held to it could never show the link carries more, so N = 4 (as fast
+        // by the model; a faster load raises the limit).
         var profile = new TransferProfile(90 * MB, null, 1000 * MB, null, null, InboundBytesPerSecond: 200 * MB);
 
         BandwidthPlan plan = BandwidthPlanner.Plan((long)(800 * MB), running: 6, maxInstances: 6, profile);
 
         Assert.Equal([8.889, 4.444, 4.0, 4.0, 4.0, 4.0], [.. plan.Evaluated.Select(t => Math.Round(t, 3))]);
-        Assert.Equal(3, plan.Instances);
+        Assert.Equal(4, plan.Instances);
         Assert.Contains("held to the 200 MB/s", plan.Reason, StringComparison.Ordinal);
+        Assert.Contains("one more instance (4) tests whether it still holds", plan.Reason, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void A_limit_that_does_not_bind_leaves_the_plan_alone_and_one_that_binds_at_the_limit_of_instances_takes_them_all()
+    {
+        // 200 MB with BW_BS = 90 MB/s and 2 running: N = 2 takes 1.111 s, above the limit's floor of 200 / 200 = 1.0 s, so
+        // the limit does not bind and N = 2 stays (the fastest).
+        var profile = new TransferProfile(90 * MB, null, 1000 * MB, null, null, InboundBytesPerSecond: 200 * MB);
+        BandwidthPlan two = BandwidthPlanner.Plan((long)(200 * MB), running: 2, maxInstances: 2, profile);
+        Assert.Equal(2, two.Instances);
+        Assert.DoesNotContain("tests whether", two.Reason, StringComparison.Ordinal);
+
+        // Bound at N = 3 with 3 running and a limit of 3: no fourth to test with, N = 3.
+        BandwidthPlan three = BandwidthPlanner.Plan((long)(800 * MB), running: 3, maxInstances: 3, profile);
+        Assert.Equal(3, three.Instances);
+        Assert.DoesNotContain("tests whether", three.Reason, StringComparison.Ordinal);
     }
 
     [Fact]

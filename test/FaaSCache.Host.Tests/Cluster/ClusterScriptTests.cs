@@ -30,6 +30,8 @@ public sealed partial class ClusterScriptTests(AzuriteFixture azurite, ITestOutp
             }
 
             Assert.Contains("members (3)", start.Output, StringComparison.Ordinal);
+            // The storage it uses is printed, so the user can seed and read it (the README's flow).
+            Assert.Contains($"export AzureWebJobsStorage='{azurite.ConnectionString}'", start.Output, StringComparison.Ordinal);
 
             ScriptRun status = await RunAsync(clusterDir.Path, TimeSpan.FromSeconds(60), "status");
             Assert.True(status.ExitCode == 0, status.ToString());

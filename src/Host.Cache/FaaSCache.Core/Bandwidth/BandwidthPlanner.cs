@@ -66,6 +66,14 @@ public static class BandwidthPlanner
         if (profile.InboundBytesPerSecond is { } inbound)
         {
             why += string.Create(System.Globalization.CultureInfo.InvariantCulture, $"; split loads held to the {inbound / 1e6:0} MB/s measured into this instance ({profile.InboundSource ?? "a recent load"})");
+            // The limit is what earlier loads carried, and a load held to it can never show that the link carries more:
+            // where it binds, the plan takes one instance more than the fewest that reach it (no slower by the model, and
+            // a load that carries more raises the limit; one that does not confirms it), not the 10% slack below it.
+            if (fastest > 1 && fastest < limit && best >= ScaledLoadModel.InboundFloor(sizeBytes, profile) * (1 - 1e-9))
+            {
+                chosen = fastest + 1;
+                why += $"; where it binds (N={fastest}), one more instance ({chosen}) tests whether it still holds";
+            }
         }
 
         return new BandwidthPlan(chosen, evaluated[chosen - 1], evaluated, $"N={chosen}: {Seconds(evaluated[chosen - 1])} vs {Seconds(evaluated[0])} alone; {why}");

@@ -25,6 +25,13 @@ public static class ScaledLoadModel
     /// <summary>Whether an object of <paramref name="sizeBytes"/> is ever split (<c>Cachelet.PlanScaledLoad</c>'s bounds).</summary>
     public static bool Splits(long sizeBytes) => sizeBytes >= 2 * MinShareBytes && sizeBytes <= int.MaxValue;
 
+    /// <summary>The least a split load of <paramref name="sizeBytes"/> can take under the measured inbound limit (0 without one).</summary>
+    public static double InboundFloor(long sizeBytes, TransferProfile profile)
+    {
+        ArgumentNullException.ThrowIfNull(profile);
+        return profile.InboundBytesPerSecond is > 0 and { } inbound ? (profile.StorageLatency?.TotalSeconds ?? 0) + (sizeBytes / inbound) : 0;
+    }
+
     /// <summary>Seconds from the request to the last byte of <paramref name="sizeBytes"/> over <paramref name="instances"/> instances.</summary>
     /// <param name="sizeBytes">S.</param>
     /// <param name="instances">N, the requester included (1: the requester alone).</param>
@@ -89,10 +96,7 @@ public static class ScaledLoadModel
         }
 
         // What a split load was measured to carry into this instance bounds it, whatever the two links promise apart.
-        if (profile.InboundBytesPerSecond is > 0 and { } inbound)
-        {
-            done = Math.Max(done, storageFirstByte + (s / inbound));
-        }
+        done = Math.Max(done, InboundFloor(sizeBytes, profile));
 
         return done;
     }
