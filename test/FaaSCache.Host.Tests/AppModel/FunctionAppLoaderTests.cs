@@ -230,6 +230,35 @@ public sealed class FunctionAppLoaderTests
         Assert.Contains("not valid JSON", message, StringComparison.Ordinal);
     }
 
+    [Fact]
+    public void A_function_with_a_binding_this_host_does_not_serve_is_left_out_named_with_its_binding_and_the_rest_loads()
+    {
+        const string queueFunctionJson = """
+            { "scriptFile": "__init__.py", "bindings": [
+                { "type": "queueTrigger", "direction": "in", "name": "msg", "queueName": "orders" },
+                { "type": "queue", "direction": "out", "name": "done", "queueName": "done" } ] }
+            """;
+        using FunctionAppFolder app = PythonApp(HttpFunctionJson).WithFunction("Orders", queueFunctionJson, ("__init__.py", PythonScript)).Build();
+
+        FunctionApp loaded = FunctionAppLoader.Load(app.Path, WorkersDirectory, NoEnvironment());
+
+        Assert.Equal("Hello", Assert.Single(loaded.FolderFunctions).Name);
+        string error = Assert.Single(loaded.FunctionErrors);
+        Assert.Contains("Function 'Orders'", error, StringComparison.Ordinal);
+        Assert.Contains("binding 'msg' has type 'queueTrigger', binding 'done' has type 'queue'", error, StringComparison.Ordinal);
+        Assert.Contains("the rest of the app runs", error, StringComparison.Ordinal);
+
+        // An app whose every function is left out and that no worker indexes has nothing to run: refused, naming why
+        // (with FUNCTIONS_WORKER_RUNTIME set the worker is asked first: StartCommandValidationTests).
+        using FunctionAppFolder only = new FunctionAppBuilder()
+            .WithSetting("AzureWebJobsStorage", Storage)
+            .WithFunction("Orders", queueFunctionJson, ("__init__.py", PythonScript))
+            .Build();
+        AppLoadException refused = Assert.Throws<AppLoadException>(() => FunctionAppLoader.Load(only.Path, WorkersDirectory, NoEnvironment()));
+        Assert.Contains("No function of", refused.Message, StringComparison.Ordinal);
+        Assert.Contains("'queueTrigger'", refused.Message, StringComparison.Ordinal);
+    }
+
     private static FunctionAppBuilder PythonApp(string functionJson) => new FunctionAppBuilder()
         .WithSetting("AzureWebJobsStorage", Storage)
         .WithSetting("FUNCTIONS_WORKER_RUNTIME", "python")

@@ -67,6 +67,19 @@ public static class BindingParser
     }
 
     /// <summary>
+    /// Why a function cannot run here because of a binding type this host does not serve (null when it can): the Functions
+    /// host puts such a function in error and runs the rest of the app, and so does this one.
+    /// </summary>
+    public static string? Unsupported(string source, IReadOnlyList<BindingDefinition> bindings)
+    {
+        ArgumentNullException.ThrowIfNull(bindings);
+        List<BindingDefinition> unsupported = [.. bindings.Where(b => !SupportedTypes.Contains(b.Type, StringComparer.OrdinalIgnoreCase))];
+        return unsupported.Count == 0
+            ? null
+            : $"{source}: {string.Join(", ", unsupported.Select(b => $"binding '{b.Name}' has type '{b.Type}'"))}, which this host does not serve (supported: {string.Join(", ", SupportedTypes)}); the function is left out, the rest of the app runs.";
+    }
+
+    /// <summary>
     /// Checks a function's bindings as a whole: exactly one trigger, unique names (case-insensitively), types this host
     /// serves. <paramref name="source"/> names the function for the message.
     /// </summary>
@@ -84,11 +97,9 @@ public static class BindingParser
             throw new AppLoadException($"{source}: binding name '{duplicate.Key}' is used more than once.");
         }
 
-        BindingDefinition? unsupported = bindings.FirstOrDefault(b => !SupportedTypes.Contains(b.Type, StringComparer.OrdinalIgnoreCase));
-        if (unsupported is not null)
+        if (Unsupported(source, bindings) is { } why)
         {
-            throw new AppLoadException(
-                $"{source}: binding '{unsupported.Name}' has type '{unsupported.Type}', which this host does not serve (supported: {string.Join(", ", SupportedTypes)}).");
+            throw new AppLoadException(why);
         }
 
         if (bindings.FirstOrDefault(b => b.IsTimerTrigger) is { } timer)

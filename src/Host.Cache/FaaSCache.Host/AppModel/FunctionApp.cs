@@ -26,6 +26,9 @@ public sealed class FunctionApp
     /// <summary>Gets the functions declared in function.json folders (the legacy models), whether or not they are in force.</summary>
     public required IReadOnlyList<FunctionDefinition> FolderFunctions { get; init; }
 
+    /// <summary>Gets one line per function.json function left out (a binding type this host does not serve): the rest runs.</summary>
+    public IReadOnlyList<string> FunctionErrors { get; init; } = [];
+
     /// <summary>Gets the workers, by language.</summary>
     public required IReadOnlyDictionary<string, WorkerDescription> Workers { get; init; }
 

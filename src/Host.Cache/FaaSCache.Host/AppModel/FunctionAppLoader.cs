@@ -53,12 +53,20 @@ public static class FunctionAppLoader
 
         var workers = new Dictionary<string, WorkerDescription>(StringComparer.OrdinalIgnoreCase);
         var functions = new List<FunctionDefinition>();
+        var functionErrors = new List<string>();
         foreach (string dir in Directory.EnumerateDirectories(root).Order(StringComparer.Ordinal))
         {
             string functionJson = Path.Combine(dir, "function.json");
             if (File.Exists(functionJson))
             {
-                functions.Add(LoadFunction(functionJson, settings, workersDirectory, workers));
+                if (LoadFunction(functionJson, settings, workersDirectory, workers, out string? error) is { } function)
+                {
+                    functions.Add(function);
+                }
+                else
+                {
+                    functionErrors.Add(error!);
+                }
             }
         }
 
@@ -83,7 +91,9 @@ public static class FunctionAppLoader
 
         if (functions.Count == 0 && indexing is null)
         {
-            throw new AppLoadException(NoFunctionsMessage(root, runtime, settings.ContainsKey(RuntimeSetting)));
+            throw new AppLoadException(functionErrors.Count > 0
+                ? $"No function of '{root}' can run here: {string.Join(" ", functionErrors)}"
+                : NoFunctionsMessage(root, runtime, settings.ContainsKey(RuntimeSetting)));
         }
 
         return new FunctionApp
@@ -92,6 +102,7 @@ public static class FunctionAppLoader
             Settings = settings,
             StorageConnection = storage,
             FolderFunctions = functions,
+            FunctionErrors = functionErrors,
             Workers = workers,
             IndexingLanguage = indexing,
             RoutePrefix = RoutePrefixOf(hostJson),
@@ -232,8 +243,9 @@ public static class FunctionAppLoader
         return settings;
     }
 
-    private static FunctionDefinition LoadFunction(string path, Dictionary<string, string> settings, string workersDirectory, Dictionary<string, WorkerDescription> workers)
+    private static FunctionDefinition? LoadFunction(string path, Dictionary<string, string> settings, string workersDirectory, Dictionary<string, WorkerDescription> workers, out string? error)
     {
+        error = null;
         string dir = Path.GetDirectoryName(path)!;
         string name = Path.GetFileName(dir);
         JsonObject json = ParseObject(path);
@@ -246,6 +258,12 @@ public static class FunctionAppLoader
         for (int i = 0; i < bindingArray.Count; i++)
         {
             bindings.Add(BindingParser.Parse($"'{path}'", i, bindingArray[i], settings));
+        }
+
+        if (BindingParser.Unsupported($"Function '{name}' ('{path}')", bindings) is { } unsupported)
+        {
+            error = unsupported;
+            return null;
         }
 
         BindingParser.CheckFunction($"'{path}'", bindings);

@@ -28,7 +28,8 @@ public static partial class WorkerIndex
 
         if (response.UseDefaultMetadataIndexing)
         {
-            return new WorkerIndexResult(app.FolderFunctions, true, errors);
+            // The folders count: the functions left out of them (a binding this host does not serve) are said too.
+            return new WorkerIndexResult(app.FolderFunctions, true, [.. errors, .. app.FunctionErrors]);
         }
 
         var functions = new List<FunctionDefinition>();

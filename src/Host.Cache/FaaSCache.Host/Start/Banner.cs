@@ -53,6 +53,11 @@ public static class Banner
             text.AppendLine(inv, $"    {f.Name} ({f.Language}{(f.WorkerIndexed ? ", indexed by its worker" : string.Empty)}): {trigger}");
         }
 
+        foreach (string error in app.FunctionErrors)
+        {
+            text.AppendLine(inv, $"    in error, left out: {error}");
+        }
+
         return text.ToString();
     }
 }
