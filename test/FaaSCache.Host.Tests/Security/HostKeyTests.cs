@@ -88,6 +88,9 @@ public sealed class HostKeyTests(AzuriteFixture azurite) : AzuriteTests
         using var http = new HttpClient { BaseAddress = host.BaseUri };
 
         Assert.Contains("Keys           not enforced: local development", host.Output, StringComparison.Ordinal);
+        // What the cache writes into the account and whom it joins there (issue 38): the banner says it.
+        Assert.Contains("In storage     faascache-membership/", host.Output, StringComparison.Ordinal);
+        Assert.Contains("joins it; --app-name to choose", host.Output, StringComparison.Ordinal);
         Assert.Equal(HttpStatusCode.OK, (await http.GetAsync("api/keyed")).StatusCode);
         Assert.Equal(HttpStatusCode.OK, (await http.GetAsync("api/adminonly")).StatusCode);
         Assert.Equal(HttpStatusCode.OK, (await http.GetAsync("admin/host/status")).StatusCode);

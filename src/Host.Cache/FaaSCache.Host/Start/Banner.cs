@@ -3,6 +3,7 @@ using System.Text;
 using FaaSCache.Host.AppModel;
 using FaaSCache.Membership;
 using FaaSCache.Options;
+using FaaSCache.Prewarm;
 using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
 
@@ -40,6 +41,14 @@ public static class Banner
         text.AppendLine(settings.Membership
             ? string.Create(inv, $"  Peers          {settings.PeerEndpoint} (app '{settings.AppName}', {membership?.Members.Count ?? 0} member(s) now, ring of {o.Membership.VirtualNodes} virtual nodes each)")
             : "  Peers          none (membership off: this instance owns every key)");
+        if (settings.CacheEnabled)
+        {
+            // What the cache writes into the app's storage account besides the app's own blobs, and whom it joins there.
+            string snapshots = o.Prewarm.Enabled ? $"{SnapshotStore.Container}/{settings.AppName}/ (pre-warm snapshots, written at unload)" : "no pre-warm snapshots (prewarm off)";
+            text.AppendLine(settings.Membership
+                ? string.Create(inv, $"  In storage     {MembershipStore.DefaultContainerName}/{MembershipStore.BlobNameFor(settings.AppName)} (every instance started with app name '{settings.AppName}' on this account joins it; --app-name to choose), {snapshots}")
+                : string.Create(inv, $"  In storage     {snapshots}"));
+        }
         text.AppendLine(inv, $"  Admin          {http}admin/host/status, {http}admin/invocations, {http}metrics (Prometheus)");
         text.AppendLine(keys is null
             ? "  Keys           not enforced: local development (as func start); --auth on (faascache start --enable-auth) enforces authLevel and the master key"
