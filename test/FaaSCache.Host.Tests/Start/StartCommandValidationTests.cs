@@ -16,9 +16,11 @@ public sealed class StartCommandValidationTests
     [Fact]
     public async Task An_unknown_binding_type_stops_start_up_naming_the_file_the_binding_and_the_supported_types()
     {
+        // No FUNCTIONS_WORKER_RUNTIME: no worker is asked to index, so the app is refused at load, before the host
+        // makes its shared-memory folders or starts a worker (with it, the worker is asked first and the same reason
+        // comes after the worker found nothing).
         using FunctionAppFolder app = new FunctionAppBuilder()
             .WithSetting("AzureWebJobsStorage", "UseDevelopmentStorage=true")
-            .WithSetting("FUNCTIONS_WORKER_RUNTIME", "python")
             .WithFunction("Enqueue", """
                 {
                   "bindings": [
