@@ -161,7 +161,14 @@ cmd_start() {
         FAASCACHE_TOOL_DLL="$tool" bash "$app/seed.sh" --connection "$AzureWebJobsStorage" --tool "$tool" 2>&1 | sed 's/^/[cluster] /' \
             || die "$app/seed.sh failed"
     fi
-    say "storage connection (to seed or read it yourself): export AzureWebJobsStorage='$AzureWebJobsStorage'"
+    # Printed only when it holds no secret: Azurite's published development key, or no key at all. A real account's
+    # connection string carries its key and stays out of the output (and of every log a run keeps).
+    local azurite_key="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+    if [[ "$AzureWebJobsStorage" == *"AccountKey=$azurite_key"* ]] || [[ "$AzureWebJobsStorage" != *AccountKey=* && "$AzureWebJobsStorage" != *SharedAccessSignature=* ]]; then
+        say "storage connection (to seed or read it yourself): export AzureWebJobsStorage='$AzureWebJobsStorage'"
+    else
+        say "storage: the account given; its connection string holds its key and is not printed"
+    fi
 
     # The app, or a copy of it with the consistency preset asked for.
     local script_root="$app"
