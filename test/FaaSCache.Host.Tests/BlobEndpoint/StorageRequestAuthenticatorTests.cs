@@ -9,6 +9,7 @@ using Azure.Storage.Blobs.Models;
 using Azure.Storage.Blobs.Specialized;
 using Azure.Storage.Sas;
 using FaaSCache.Host.BlobEndpoint;
+using FaaSCache.Host.BlobEndpoint.Auth;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 
@@ -407,7 +408,7 @@ public sealed class StorageRequestAuthenticatorTests
     {
         string[] names = ["x-ms-meta-k1", "x-ms-version", "x-ms-meta-k_1", "x-ms-meta-a-c", "x-ms-meta-ab", "x-ms-date"];
 
-        string[] sorted = [.. names.Order(StorageRequestAuthenticator.SdkHeaderNameComparer.Instance)];
+        string[] sorted = [.. names.Order(SdkHeaderNameComparer.Instance)];
 
         Assert.Equal(new[] { "x-ms-date", "x-ms-meta-ab", "x-ms-meta-a-c", "x-ms-meta-k_1", "x-ms-meta-k1", "x-ms-version" }, sorted);
     }
