@@ -21,7 +21,7 @@ public sealed partial class Cachelet
         length = 0;
         lock (_gate)
         {
-            if (!_index.TryGetValue(key, out CacheEntry? entry) || entry.Version != version || IsExpiredLocked(entry))
+            if (!_entries.TryGetValue(key, out CacheEntry? entry) || entry.Version != version || IsExpiredLocked(entry))
             {
                 // The caller reads storage itself next (and puts the object): a local miss.
                 RecordAccessLocked(key, AccessKind.LocalMiss);
@@ -72,7 +72,7 @@ public sealed partial class Cachelet
         lock (_gate)
         {
             // The same version twice would mix up the active references of the two copies: keep the first.
-            bool duplicate = _index.TryGetValue(key, out CacheEntry? existing) && existing.Version == version;
+            bool duplicate = _entries.TryGetValue(key, out CacheEntry? existing) && existing.Version == version;
             if (!duplicate && TryReserveLocked(map.ContentLength, dead))
             {
                 var entry = new CacheEntry(key, version, map, owned, IsLarge(map.ContentLength));
@@ -100,7 +100,7 @@ public sealed partial class Cachelet
     {
         lock (_gate)
         {
-            return _index.TryGetValue(key, out CacheEntry? entry) && entry.Version == version && !IsExpiredLocked(entry);
+            return _entries.TryGetValue(key, out CacheEntry? entry) && entry.Version == version && !IsExpiredLocked(entry);
         }
     }
 

@@ -1,139 +1,60 @@
-using FaaSCache.Caching.Policies;
+using FaaSCache.Caching.Index;
 
 namespace FaaSCache.Caching;
 
-/// <summary>§3.4: capacity, eviction order, TTL. Everything here runs under <c>_gate</c>.</summary>
+/// <summary>§3.4: capacity, eviction order, TTL, kept by <see cref="CacheIndex{TKey, TEntry}"/>; here only what the cachelet adds (statistics, metrics, maps to delete). Runs under <c>_gate</c>.</summary>
 public sealed partial class Cachelet
 {
-    // [owned ? 1 : 0][large ? 1 : 0], each least-recently-used first.
-    private readonly LinkedList<CacheEntry>[][] _lru =
-    [
-        [new LinkedList<CacheEntry>(), new LinkedList<CacheEntry>()],
-        [new LinkedList<CacheEntry>(), new LinkedList<CacheEntry>()],
-    ];
-
-    private long _touchClock;
-
     /// <summary>
     /// Makes room for <paramref name="size"/> bytes and reserves them; false (evicting nothing) when the
     /// object cannot be cached because what could be evicted would not free enough.
     /// </summary>
     private bool TryReserveLocked(long size, List<CacheEntry> dead)
     {
-        if (!EvictionRules.Admits(size, CapacityBytes))
+        // The shared-memory directories' own limit: an object must also fit in one of them (part of §3.4's capacity).
+        long shortOfRoom = FaaSCache.SharedMemory.SharedMemoryMap.HeaderSize + size - _shm.LargestFreeBytes();
+        if (_entries.TryReserve(size, _time.GetUtcNow(), shortOfRoom) is not { } victims)
         {
             return false;
         }
 
-        // The shared-memory directories' own limit: an object must also fit in one of them (part of §3.4's capacity).
-        long shortOfRoom = FaaSCache.SharedMemory.SharedMemoryMap.HeaderSize + size - _shm.LargestFreeBytes();
-        long excess = Math.Max(_bytesCached + size - CapacityBytes, shortOfRoom);
-        if (excess > 0)
+        foreach (CacheEntry victim in victims)
         {
-            if (EvictionRules.PickVictims(VictimOrderLocked(), excess, static e => e.Size) is not { } victims)
-            {
-                return false;
-            }
+            // Space the directory needs now is freed now, not by the background deleter.
+            victim.FreeSynchronously = shortOfRoom > 0;
+            StatsLocked(victim.Key).Evictions++;
+            dead.Add(victim);
+        }
 
-            foreach (CacheEntry victim in victims)
-            {
-                // Space the directory needs now is freed now, not by the background deleter.
-                victim.FreeSynchronously = shortOfRoom > 0;
-                StatsLocked(victim.Key).Evictions++;
-                DetachLocked(victim, dead);
-            }
-
+        if (victims.Count > 0)
+        {
             Metrics.Evicted(victims.Count);
         }
 
-        _bytesCached += size;
         return true;
     }
 
-    private void UnreserveLocked(long size) => _bytesCached -= size;
+    private void UnreserveLocked(long size) => _entries.Unreserve(size);
 
     /// <summary>Adds an entry whose bytes are already reserved, replacing any older version of the key.</summary>
     private void InsertLocked(CacheEntry entry, List<CacheEntry> dead)
     {
-        if (_index.TryGetValue(entry.Key, out CacheEntry? old))
+        if (_entries.Insert(entry, _time.GetUtcNow()) is { Pinned: false } old)
         {
-            DetachLocked(old, dead);
+            dead.Add(old);
         }
 
-        _index[entry.Key] = entry;
-        if (EvictionRules.ExpiresAt(_options.Eviction, _time.GetUtcNow()) is { } expiresAt)
-        {
-            entry.ExpiresAt = expiresAt;
-        }
-
-        entry.LastTouch = ++_touchClock;
-        entry.Node = ListOf(entry).AddLast(entry);
         MarkIfUnsettledLocked(entry);
     }
 
-    private void TouchLocked(CacheEntry entry)
-    {
-        entry.LastTouch = ++_touchClock;
-        if (entry.Node is { } node)
-        {
-            LinkedList<CacheEntry> list = ListOf(entry);
-            list.Remove(node);
-            list.AddLast(node);
-        }
-    }
+    private void TouchLocked(CacheEntry entry) => _entries.Touch(entry);
 
     /// <summary>Takes an entry out of the index; its map is deleted now if nobody uses it, else on the last release.</summary>
     private void DetachLocked(CacheEntry entry, List<CacheEntry> dead)
     {
-        if (entry.Detached)
-        {
-            return;
-        }
-
-        entry.Detached = true;
-        if (_index.TryGetValue(entry.Key, out CacheEntry? current) && ReferenceEquals(current, entry))
-        {
-            _index.Remove(entry.Key);
-        }
-
-        if (entry.Node is { } node)
-        {
-            ListOf(entry).Remove(node);
-            entry.Node = null;
-        }
-
-        _bytesCached -= entry.Size;
-        if (!entry.Pinned)
+        if (_entries.Detach(entry) && !entry.Pinned)
         {
             dead.Add(entry);
-        }
-    }
-
-    /// <summary>Moves an entry to the eviction list of its new ownership, keeping that list in last-touch order.</summary>
-    private void SetOwnedLocked(CacheEntry entry, bool owned)
-    {
-        if (entry.Node is not { } node)
-        {
-            entry.Owned = owned;
-            return;
-        }
-
-        ListOf(entry).Remove(node);
-        entry.Owned = owned;
-        LinkedList<CacheEntry> list = ListOf(entry);
-        LinkedListNode<CacheEntry>? before = list.Last;
-        while (before is not null && before.Value.LastTouch > entry.LastTouch)
-        {
-            before = before.Previous;
-        }
-
-        if (before is null)
-        {
-            list.AddFirst(node);
-        }
-        else
-        {
-            list.AddAfter(before, node);
         }
     }
 
@@ -156,14 +77,16 @@ public sealed partial class Cachelet
     internal int SweepExpired()
     {
         var dead = new List<CacheEntry>();
-        int expired = 0;
+        int expired;
         lock (_gate)
         {
-            foreach (CacheEntry entry in _index.Values.Where(e => !e.Pinned && IsExpiredLocked(e)).ToList())
+            IReadOnlyList<CacheEntry> gone = _entries.Expired(_time.GetUtcNow());
+            foreach (CacheEntry entry in gone)
             {
                 DetachLocked(entry, dead);
-                expired++;
             }
+
+            expired = gone.Count;
         }
 
         DeleteMaps(dead);
@@ -171,13 +94,10 @@ public sealed partial class Cachelet
         return expired;
     }
 
-    private bool IsExpiredLocked(CacheEntry entry) => EvictionRules.IsExpired(entry.ExpiresAt, _time.GetUtcNow()) && !entry.Dirty;
-
-    private LinkedList<CacheEntry> ListOf(CacheEntry e) => _lru[e.Owned ? 1 : 0][e.Large ? 1 : 0];
+    private bool IsExpiredLocked(CacheEntry entry) => entry.IsExpiredAt(_time.GetUtcNow());
 
     /// <summary>Objects in eviction order: expired ones first, then by policy; never one in use or not yet persisted.</summary>
-    private IEnumerable<CacheEntry> VictimOrderLocked()
-        => EvictionRules.VictimOrder(_options.Eviction, _lru, static e => e.LastTouch, IsExpiredLocked, static e => !e.Pinned);
+    private IEnumerable<CacheEntry> VictimOrderLocked() => _entries.VictimOrder(_time.GetUtcNow());
 
-    private bool IsLarge(long size) => EvictionRules.IsLarge(_options.Eviction, size);
+    private bool IsLarge(long size) => _entries.IsLarge(size);
 }

@@ -46,7 +46,7 @@ public sealed partial class Cachelet
                 DetachLocked(victim, dead);
             }
 
-            skipped = _index.Values.Count(e => e.Pinned);
+            skipped = _entries.Entries.Count(e => e.Pinned);
         }
 
         DeleteMaps(dead);

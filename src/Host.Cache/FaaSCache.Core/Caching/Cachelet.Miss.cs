@@ -238,12 +238,11 @@ public sealed partial class Cachelet
         {
             lock (_gate)
             {
-                if (_bytesCached + length > CapacityBytes || SharedMemoryMap.HeaderSize + length > _shm.LargestFreeBytes())
+                if (!_entries.TryReserveFree(length, roomElsewhere: SharedMemoryMap.HeaderSize + length <= _shm.LargestFreeBytes()))
                 {
                     return null;
                 }
 
-                _bytesCached += length;
                 reserved = true;
             }
         }
@@ -299,7 +298,7 @@ public sealed partial class Cachelet
         bool owned = _owners.IsLocalOwner(key);
         lock (_gate)
         {
-            if (received.Reserved && ((_index.TryGetValue(key, out CacheEntry? current) && current.WriteSequence > writesBefore) || InvalidatedSinceLocked(key, etag, writesBefore)))
+            if (received.Reserved && ((_entries.TryGetValue(key, out CacheEntry? current) && current.WriteSequence > writesBefore) || InvalidatedSinceLocked(key, etag, writesBefore)))
             {
                 // Served to this reader (it overlapped the write, or an invalidation of what it may have got), never cached.
                 UnreserveLocked(received.Map.ContentLength);

@@ -138,14 +138,7 @@ public sealed partial class Cachelet
         Unsettle($"the ring changed (joined: [{string.Join(", ", e.Added)}], left: [{string.Join(", ", e.Removed)}])");
         lock (_gate)
         {
-            foreach (CacheEntry entry in _index.Values.ToList())
-            {
-                bool owned = string.Equals(e.Current.IsEmpty ? _owners.SelfId : e.Current.GetOwner(entry.Key), _owners.SelfId, StringComparison.Ordinal);
-                if (owned != entry.Owned)
-                {
-                    SetOwnedLocked(entry, owned);
-                }
-            }
+            _entries.Reown(entry => string.Equals(e.Current.IsEmpty ? _owners.SelfId : e.Current.GetOwner(entry.Key), _owners.SelfId, StringComparison.Ordinal));
         }
     }
 

@@ -22,7 +22,7 @@ public sealed partial class Cachelet
 
         lock (_gate)
         {
-            if (!_index.TryGetValue(key, out CacheEntry? entry) || IsExpiredLocked(entry))
+            if (!_entries.TryGetValue(key, out CacheEntry? entry) || IsExpiredLocked(entry))
             {
                 return null;
             }
@@ -66,7 +66,7 @@ public sealed partial class Cachelet
         lock (_gate)
         {
             // A suspect copy (Cachelet.Trust) answers nothing: storage's version is the truth then.
-            if (_index.TryGetValue(key, out CacheEntry? entry) && !IsExpiredLocked(entry)
+            if (_entries.TryGetValue(key, out CacheEntry? entry) && !IsExpiredLocked(entry)
                 && !(RevalidatesAfterChanges && !entry.Dirty && (entry.Suspect || Unsettled)))
             {
                 return entry.Version;
@@ -96,7 +96,7 @@ public sealed partial class Cachelet
         bool dropped;
         lock (_gate)
         {
-            dropped = _index.TryGetValue(key, out CacheEntry? entry) && entry.Version != version && !entry.Dirty;
+            dropped = _entries.TryGetValue(key, out CacheEntry? entry) && entry.Version != version && !entry.Dirty;
             if (dropped)
             {
                 DetachLocked(entry!, dead);

@@ -28,7 +28,7 @@ public sealed partial class Cachelet
         var lead = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
         lock (_gate)
         {
-            if (_index.ContainsKey(key) || _inflight.ContainsKey(key))
+            if (_entries.ContainsKey(key) || _inflight.ContainsKey(key))
             {
                 return new PrewarmLoadResult(PrewarmLoadOutcome.AlreadyCached);
             }
@@ -49,7 +49,7 @@ public sealed partial class Cachelet
             lock (_gate)
             {
                 // A write (a peer's, as the owner) that landed meanwhile is newer than what storage gave us: keep it.
-                raced = _index.ContainsKey(key);
+                raced = _entries.ContainsKey(key);
                 if (raced)
                 {
                     UnreserveLocked(map.ContentLength);

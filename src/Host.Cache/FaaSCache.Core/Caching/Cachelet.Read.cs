@@ -36,7 +36,7 @@ public sealed partial class Cachelet
             List<CacheEntry>? dead = null;
             lock (_gate)
             {
-                if (_index.TryGetValue(key, out CacheEntry? entry))
+                if (_entries.TryGetValue(key, out CacheEntry? entry))
                 {
                     if (IsExpiredLocked(entry))
                     {

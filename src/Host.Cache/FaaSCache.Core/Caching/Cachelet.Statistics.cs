@@ -42,7 +42,7 @@ public sealed partial class Cachelet
 
     private ObjectStatistics SnapshotLocked(string key, StatsState s)
     {
-        _index.TryGetValue(key, out CacheEntry? entry);
+        _entries.TryGetValue(key, out CacheEntry? entry);
         return new ObjectStatistics
         {
             Key = key,
@@ -131,7 +131,7 @@ public sealed partial class Cachelet
     private void TrimStatsLocked()
     {
         // Forget the least recently accessed tenth of the objects that are not cached.
-        foreach (string key in _stats.Where(kv => !_index.ContainsKey(kv.Key)).OrderBy(kv => kv.Value.LastAccess)
+        foreach (string key in _stats.Where(kv => !_entries.ContainsKey(kv.Key)).OrderBy(kv => kv.Value.LastAccess)
                      .Take(MaxTrackedObjects / 10).Select(kv => kv.Key).ToList())
         {
             _stats.Remove(key);

@@ -33,7 +33,7 @@ public sealed partial class Cachelet
         var dead = new List<CacheEntry>();
         lock (_gate)
         {
-            if (_index.TryGetValue(key, out CacheEntry? entry) && !entry.Dirty)
+            if (_entries.TryGetValue(key, out CacheEntry? entry) && !entry.Dirty)
             {
                 DetachLocked(entry, dead);
             }

@@ -160,7 +160,7 @@ public sealed partial class Cachelet
         lock (_gate)
         {
             Interlocked.Increment(ref _trustEpoch);
-            foreach (CacheEntry entry in _index.Values)
+            foreach (CacheEntry entry in _entries.Entries)
             {
                 if (!entry.Dirty)
                 {

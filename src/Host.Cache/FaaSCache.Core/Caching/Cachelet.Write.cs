@@ -287,7 +287,7 @@ public sealed partial class Cachelet
                 entry = new CacheEntry(key, version, map, owned, IsLarge(map.ContentLength)) { Dirty = dirty, RefCount = dirty ? 1 : 0, WriteSequence = ++_writeSequence };
                 InsertLocked(entry, dead);
             }
-            else if (_index.TryGetValue(key, out CacheEntry? stale) && !stale.Dirty)
+            else if (_entries.TryGetValue(key, out CacheEntry? stale) && !stale.Dirty)
             {
                 ++_writeSequence;
                 // The new version is not cached: an older cached one must not be served either.
@@ -319,7 +319,7 @@ public sealed partial class Cachelet
     {
         lock (_gate)
         {
-            if (_index.TryGetValue(key, out CacheEntry? entry) && (entry.Dirty || mode == PersistMode.None))
+            if (_entries.TryGetValue(key, out CacheEntry? entry) && (entry.Dirty || mode == PersistMode.None))
             {
                 return true;
             }

@@ -1,4 +1,5 @@
 using FaaSCache.Bandwidth;
+using FaaSCache.Caching.Index;
 using FaaSCache.Cluster;
 using FaaSCache.Diagnostics;
 using FaaSCache.Options;
@@ -17,7 +18,7 @@ namespace FaaSCache.Caching;
 public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersionedCache, ICacheAdmin, IAsyncDisposable, IDisposable
 {
     private readonly Lock _gate = new();
-    private readonly Dictionary<string, CacheEntry> _index = new(StringComparer.Ordinal);
+    private readonly CacheIndex<string, CacheEntry> _entries;
     private readonly Dictionary<string, Task<bool>> _inflight = new(StringComparer.Ordinal);
     private readonly FaaSCacheOptions _options;
     private readonly IBlobStore _storage;
@@ -32,7 +33,6 @@ public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersion
         System.Threading.Channels.Channel.CreateUnbounded<SharedMemoryMap>(new System.Threading.Channels.UnboundedChannelOptions { SingleReader = true });
     private readonly Task _deleter;
     private readonly ITimer? _expirySweep;
-    private long _bytesCached;
     private long _localVersion;
     private int _disposed;
     private IAsyncDisposable? _container;
@@ -73,8 +73,8 @@ public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersion
         _owners.RingChanged += OnRingChanged;
         _owners.LeaseChanged += OnLeaseChanged;
 
-        CapacityBytes = options.EffectiveCapacityBytes;
-        Metrics = new CacheletMetrics(sharedMemory.InstanceId, () => Interlocked.Read(ref _bytesCached), () => Count);
+        _entries = new CacheIndex<string, CacheEntry>(options.Eviction, options.EffectiveCapacityBytes, StringComparer.Ordinal);
+        Metrics = new CacheletMetrics(sharedMemory.InstanceId, () => _entries.Bytes, () => Count);
         _writeBack = StartWriteBack();
         _deleter = Task.Run(DeleteInBackgroundAsync);
         _expirySweep = StartExpirySweep();
@@ -84,10 +84,10 @@ public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersion
     public FaaSCacheOptions Options => _options;
 
     /// <summary>Gets the capacity in bytes.</summary>
-    public long CapacityBytes { get; }
+    public long CapacityBytes => _entries.CapacityBytes;
 
     /// <summary>Gets the bytes cached (and reserved for transfers under way).</summary>
-    public long BytesCached => Interlocked.Read(ref _bytesCached);
+    public long BytesCached => _entries.Bytes;
 
     /// <summary>Gets the number of cached objects.</summary>
     public int Count
@@ -96,7 +96,7 @@ public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersion
         {
             lock (_gate)
             {
-                return _index.Count;
+                return _entries.Count;
             }
         }
     }
@@ -122,7 +122,7 @@ public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersion
     {
         lock (_gate)
         {
-            return _index.ContainsKey(key);
+            return _entries.ContainsKey(key);
         }
     }
 
@@ -136,7 +136,7 @@ public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersion
         bool removed;
         lock (_gate)
         {
-            removed = _index.TryGetValue(key, out CacheEntry? entry) && !entry.Dirty;
+            removed = _entries.TryGetValue(key, out CacheEntry? entry) && !entry.Dirty;
             if (removed)
             {
                 DetachLocked(entry!, dead);
@@ -237,10 +237,7 @@ public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersion
         var all = new List<CacheEntry>();
         lock (_gate)
         {
-            foreach (CacheEntry e in _index.Values.ToList())
-            {
-                DetachLocked(e, all);
-            }
+            all.AddRange(_entries.Clear().Where(e => !e.Pinned));
         }
 
         DeleteMaps(all);

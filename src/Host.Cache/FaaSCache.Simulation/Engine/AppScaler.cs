@@ -8,60 +8,6 @@ using Microsoft.Azure.WebJobs.Host.Scale;
 
 namespace FaaSCache.Simulation.Engine;
 
-/// <summary>One simulated instance: its cachelet and what its voters read (invocations, scaled loads).</summary>
-internal sealed class SimInstance
-{
-    public SimInstance(PolicySet policy, SimClock clock, TransferProfiler profiler, int maxInstances)
-    {
-        Cache = new SimCachelet(policy.Eviction, policy.CapacityBytes);
-        Meter = new InvocationMeter(clock);
-        Bandwidth = new BandwidthScaler(profiler, controller: null, maxInstances, clock);
-        LastSample = clock.Micros;
-        LastScaledLoad = long.MinValue;
-    }
-
-    public SimCachelet Cache { get; }
-
-    public InvocationMeter Meter { get; }
-
-    public BandwidthScaler Bandwidth { get; }
-
-    /// <summary>Gets or sets when the cache-size voter was last asked (microseconds).</summary>
-    public long LastSample { get; set; }
-
-    /// <summary>Gets or sets when this instance last recorded a scaled load (microseconds; the bandwidth voter looks back <see cref="BandwidthScaleMonitor.HoldWindow"/>).</summary>
-    public long LastScaledLoad { get; set; }
-
-    /// <summary>A profiler whose profile is <paramref name="links"/> (or nothing measured).</summary>
-    public static TransferProfiler Profiler(TransferProfile? links, SimClock clock)
-    {
-        var profiler = new TransferProfiler(clock);
-        if (links is null)
-        {
-            return profiler;
-        }
-
-        // One sample each: the profiler's running means start at the sample, so its profile is the given one.
-        const long Bytes = 1L << 30;
-        if (links.StorageBytesPerSecond is { } storage)
-        {
-            profiler.RecordStorage(Bytes, links.StorageLatency ?? TimeSpan.Zero, TimeSpan.FromSeconds(Bytes / storage));
-        }
-
-        if (links.PeerBytesPerSecond is { } peer)
-        {
-            profiler.RecordPeer(Bytes, links.PeerLatency ?? TimeSpan.Zero, TimeSpan.FromSeconds(Bytes / peer));
-        }
-
-        if (links.InstanceLoad is { } load)
-        {
-            profiler.RecordInstanceLoad(load);
-        }
-
-        return profiler;
-    }
-}
-
 /// <summary>
 /// An app's instances over one replay, scaled by §4's voters as the scale controller does it (docs/scaling.md): every
 /// <see cref="SimulationOptions.PollInterval"/> of trace time each instance's compute, cache-size and bandwidth voters
@@ -144,10 +90,10 @@ internal sealed class AppScaler
     public int ScaleIns { get; private set; }
 
     /// <summary>Gets the evictions of every cachelet the app had, gone ones included.</summary>
-    public long Evictions => _evictionsGone + _instances.Sum(i => i.Cache.Evictions);
+    public long Evictions => _evictionsGone + _instances.Sum(i => i.Evictions);
 
-    /// <summary>The cachelet of instance <paramref name="index"/>.</summary>
-    public SimCachelet Cache(int index) => _instances[index].Cache;
+    /// <summary>Instance <paramref name="index"/>: its cache and voters' inputs.</summary>
+    public SimInstance Instance(int index) => _instances[index];
 
     /// <summary>Each key's owner now.</summary>
     public int[] Owners => _layout.OwnersWith(Ready);
@@ -174,7 +120,7 @@ internal sealed class AppScaler
     {
         AdvanceTo(micros);
         Account(micros);
-        _evictionsGone += _instances.Sum(i => i.Cache.Evictions);
+        _evictionsGone += _instances.Sum(i => i.Evictions);
         _instances.Clear();
         _joinAt.Clear();
     }
@@ -325,7 +271,7 @@ internal sealed class AppScaler
 
             if (_cacheSize)
             {
-                (long maxEvictions, long accesses) = instance.Cache.TakeSample();
+                (long maxEvictions, long accesses) = instance.TakeSample();
                 double seconds = (micros - instance.LastSample) / 1e6;
                 _votes.Add(CacheSizeScaleMonitor.Vote(maxEvictions, readsAfterMemoryEviction: 0, seconds > 0 ? accesses / seconds : 0, _scaling));
                 instance.LastSample = micros;
@@ -384,7 +330,7 @@ internal sealed class AppScaler
                 {
                     Account(micros);
                     SimInstance gone = _instances[Ready - 1];
-                    _evictionsGone += gone.Cache.Evictions;
+                    _evictionsGone += gone.Evictions;
                     _instances.RemoveAt(Ready - 1);
                     Reown();
                 }
@@ -422,7 +368,7 @@ internal sealed class AppScaler
         int[] owners = _layout.OwnersWith(Ready);
         for (int i = 0; i < Ready; i++)
         {
-            _instances[i].Cache.Reown(i, owners);
+            _instances[i].Reown(i, owners);
         }
     }
 }

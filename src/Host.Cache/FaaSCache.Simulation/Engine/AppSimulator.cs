@@ -70,7 +70,7 @@ public static class AppSimulator
                     var takenAt = DateTimeOffset.FromUnixTimeMilliseconds(unloadMs);
                     for (int c = 0; c < scaler.Ready; c++)
                     {
-                        snapshots.Add(scaler.Cache(c).Snapshot(trace.AppName, layout.InstanceIds[c], takenAt, trace.Keys));
+                        snapshots.Add(scaler.Instance(c).Snapshot(trace.AppName, layout.InstanceIds[c], takenAt, trace.Keys));
                     }
                 }
 
@@ -102,7 +102,7 @@ public static class AppSimulator
             sizeNow[key] = size;
             versionNow[key] = version;
             int self = scaler.InstanceOf(invocation, t * 1000), owner = scaler.Owners[key];
-            SimCachelet mine = scaler.Cache(self), owners = scaler.Cache(owner);
+            SimInstance mine = scaler.Instance(self), owners = scaler.Instance(owner);
             KeyStats stats = policy.Prewarm ? mine.Stats(key) : scratch;
             stats.Accessed(t);
             mine.Accessed();
@@ -241,7 +241,7 @@ public static class AppSimulator
             }
 
             // The Load Daemon reads the current version from storage; each cachelet loads only what it owns.
-            if (scaler.Cache(owners[key]).Insert(key, sizeNow[key], versionNow[key], owned: true, now, evict: false))
+            if (scaler.Instance(owners[key]).Insert(key, sizeNow[key], versionNow[key], owned: true, now, evict: false))
             {
                 loaded++;
             }

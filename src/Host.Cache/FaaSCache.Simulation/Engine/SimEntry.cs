@@ -1,21 +1,11 @@
+using FaaSCache.Caching.Index;
+
 namespace FaaSCache.Simulation.Engine;
 
-/// <summary>A cached object in a simulated cachelet.</summary>
-internal sealed class SimEntry(int key, long size, int version, bool owned, bool large)
+/// <summary>A cached object in a simulated cachelet: a size and a version, kept by the cachelet's own <see cref="CacheIndex{TKey, TEntry}"/>.</summary>
+internal sealed class SimEntry(int key, long size, int version, bool owned, bool large) : IndexedEntry<int, SimEntry>(key, owned, large)
 {
-    public int Key { get; } = key;
-
-    public long Size { get; } = size;
+    public override long Size { get; } = size;
 
     public int Version { get; } = version;
-
-    public bool Owned { get; set; } = owned;
-
-    public bool Large { get; } = large;
-
-    public DateTimeOffset? ExpiresAt { get; init; }
-
-    public long LastTouch { get; set; }
-
-    public LinkedListNode<SimEntry>? Node { get; set; }
 }
