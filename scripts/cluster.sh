@@ -149,9 +149,9 @@ cmd_start() {
         say "host: $dll, tool: $tool (not building)"
     else
         dll="$root/src/Host.Cache/FaaSCache.Host/bin/Release/net10.0/FaaSCache.Host.dll"
-        tool="$root/src/Host.Cache/FaaSCache.Tools/bin/Release/net10.0/faascache.dll"
-        say "building the host and the tool (dotnet build src/Host.Cache/FaaSCache.Tools -c Release)"
-        dotnet build "$root/src/Host.Cache/FaaSCache.Tools" -c Release --verbosity quiet -nologo >"$cluster_dir/build.log" 2>&1 \
+        tool="$root/src/Tools/FaaSCache.Tools/bin/Release/net10.0/faascache.dll"
+        say "building the host and the tool (dotnet build src/Tools/FaaSCache.Tools -c Release)"
+        dotnet build "$root/src/Tools/FaaSCache.Tools" -c Release --verbosity quiet -nologo >"$cluster_dir/build.log" 2>&1 \
             || { cat "$cluster_dir/build.log" >&2; die "the host does not build"; }
     fi
 

@@ -24,5 +24,5 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 start_azurite
 # Part 1 built the host and the faascache tool.
-dotnet src/Host.Cache/FaaSCache.Tools/bin/Release/net10.0/faascache.dll demo \
+dotnet src/Tools/FaaSCache.Tools/bin/Release/net10.0/faascache.dll demo \
     --connection "$AZURITE_CONNECTION" --host-json samples/demo/host.json

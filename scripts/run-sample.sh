@@ -73,7 +73,7 @@ if [ "$sample" = thumbnail-dotnet ]; then
     [ -d "$app" ] || die "samples/$sample has no build output with a worker.config.json under bin/Release"
 fi
 dll="$root/src/Host.Cache/FaaSCache.Host/bin/Release/net10.0/FaaSCache.Host.dll"
-tool="$root/src/Host.Cache/FaaSCache.Tools/bin/Release/net10.0/faascache.dll"
+tool="$root/src/Tools/FaaSCache.Tools/bin/Release/net10.0/faascache.dll"
 [ -x node_modules/.bin/azurite-blob ] || die "Azurite is not installed (node_modules/.bin/azurite-blob): run bash scripts/setup.sh"
 
 work="$(mktemp -d /tmp/faascache-run-sample.XXXXXX)"
@@ -171,11 +171,11 @@ sed 's/^/[run-sample] /' "$work/azurite.txt"
 export AzureWebJobsStorage="$AZURITE_CONNECTION"  # the environment wins over local.settings.json's UseDevelopmentStorage=true
 
 if [ "$build" -eq 1 ]; then
-    say "building the host and the faascache tool (dotnet build src/Host.Cache/FaaSCache.Tools -c Release)"
-    dotnet build src/Host.Cache/FaaSCache.Tools -c Release --verbosity quiet -nologo >"$work/build.log" 2>&1 \
+    say "building the host and the faascache tool (dotnet build src/Tools/FaaSCache.Tools -c Release)"
+    dotnet build src/Tools/FaaSCache.Tools -c Release --verbosity quiet -nologo >"$work/build.log" 2>&1 \
         || { cat "$work/build.log" >&2; die "the host does not build"; }
 fi
-[ -f "$dll" ] && [ -f "$tool" ] || die "$dll or $tool not found: build them first (dotnet build src/Host.Cache/FaaSCache.Tools -c Release)"
+[ -f "$dll" ] && [ -f "$tool" ] || die "$dll or $tool not found: build them first (dotnet build src/Tools/FaaSCache.Tools -c Release)"
 
 say "seeding blobs (samples/$sample/seed.sh)"
 FAASCACHE_TOOL_DLL="$tool" bash "$seed"

@@ -111,7 +111,7 @@ host_dll="${FAASCACHE_HOST_DLL:-}"
 controller_dll="${FAASCACHE_CONTROLLER_DLL:-}"
 if [ -z "$host_dll" ] || [ -z "$controller_dll" ]; then
     say "building the host, the faascache tool and the controller (Release; log in $run_dir/build.log)"
-    { dotnet build "$root/src/Host.Cache/FaaSCache.Tools" -c Release -nologo -v q \
+    { dotnet build "$root/src/Tools/FaaSCache.Tools" -c Release -nologo -v q \
         && dotnet build "$root/src/ScaleController/FaaSCache.ScaleController" -c Release -nologo -v q; } >"$run_dir/build.log" 2>&1 \
         || { cat "$run_dir/build.log" >&2; die "the build failed"; }
 fi

@@ -61,10 +61,10 @@ install() {
         say "azurite $(node -p "require('./node_modules/azurite/package.json').version") present"
     fi
 
-    # The Node storage SDK of the SDK-endpoint tests and the sdk-read benchmark (src/Host.Cache/FaaSCache.Testing/sdk-clients:
+    # The Node storage SDK of the SDK-endpoint tests and the sdk-read benchmark (src/Testing/FaaSCache.Testing/sdk-clients:
     # @azure/storage-blob 12.32.0, the last release that runs on Node 20), pinned by its own package-lock.json; this step
     # installs only that package and its dependencies.
-    local sdk_clients=src/Host.Cache/FaaSCache.Testing/sdk-clients
+    local sdk_clients=src/Testing/FaaSCache.Testing/sdk-clients
     if [ ! -f "$sdk_clients/node_modules/.package-lock.json" ] || [ "$sdk_clients/package-lock.json" -nt "$sdk_clients/node_modules/.package-lock.json" ]; then
         say "npm ci in $sdk_clients (@azure/storage-blob for the SDK-endpoint tests and benchmarks/run sdk-read)"
         (cd "$sdk_clients" && npm ci --no-audit --no-fund --loglevel=error)

@@ -9,7 +9,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-tool="${FAASCACHE_TOOL_DLL:-$root/src/Host.Cache/FaaSCache.Tools/bin/Release/net10.0/faascache.dll}"
+tool="${FAASCACHE_TOOL_DLL:-$root/src/Tools/FaaSCache.Tools/bin/Release/net10.0/faascache.dll}"
 images=2
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ -n "${AzureWebJobsStorage:-}" ] || { echo "seed.sh: set AzureWebJobsStorage or pass --connection" >&2; exit 2; }
-[ -f "$tool" ] || { echo "seed.sh: $tool not found (dotnet build src/Host.Cache/FaaSCache.Tools -c Release)" >&2; exit 2; }
+[ -f "$tool" ] || { echo "seed.sh: $tool not found (dotnet build src/Tools/FaaSCache.Tools -c Release)" >&2; exit 2; }
 
 work="$(mktemp -d /tmp/faascache-amber-seed.XXXXXX)"
 trap 'rm -rf "$work"' EXIT

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the faascache .NET tool (src/Host.Cache/FaaSCache.Tools, PackAsTool) into .artifacts/bin, so that an app is
+# Installs the faascache .NET tool (src/Tools/FaaSCache.Tools, PackAsTool) into .artifacts/bin, so that an app is
 # run from its own folder as with Core Tools' `func start`:   cd samples/amber-alert-v2 && faascache start
 # It packs the tool (with the host and its language workers inside: workers/<language>/ beside faascache.dll) into
 # .artifacts/tools/faascache.<version>.nupkg and installs or updates it with `dotnet tool install --tool-path
@@ -43,11 +43,11 @@ fi
 
 if [ "$stale" -eq 1 ]; then
     version="0.1.0-local.$(date -u +%Y%m%d%H%M%S)"
-    say "dotnet pack src/Host.Cache/FaaSCache.Tools -c Release (version $version) into ${packages#"$root"/}"
+    say "dotnet pack src/Tools/FaaSCache.Tools -c Release (version $version) into ${packages#"$root"/}"
     rm -f "$packages"/faascache.*.nupkg
     log="$(mktemp /tmp/faascache-tool-pack.XXXXXX)"
     # PackageVersion, not Version: the referenced projects' assemblies stay as the Release build made them.
-    if ! dotnet pack "$root/src/Host.Cache/FaaSCache.Tools" -c Release -o "$packages" -p:PackageVersion="$version" -nologo --verbosity quiet >"$log" 2>&1; then
+    if ! dotnet pack "$root/src/Tools/FaaSCache.Tools" -c Release -o "$packages" -p:PackageVersion="$version" -nologo --verbosity quiet >"$log" 2>&1; then
         tail -n 30 "$log" >&2
         rm -f "$log"
         say "the pack failed (output above)"

@@ -1,7 +1,7 @@
 namespace FaaSCache.Testing;
 
 /// <summary>
-/// The official storage SDKs' scripts in <c>src/Host.Cache/FaaSCache.Testing/sdk-clients/</c>, run as child processes
+/// The official storage SDKs' scripts in <c>src/Testing/FaaSCache.Testing/sdk-clients/</c>, run as child processes
 /// (<see cref="ProcessRun"/>) by the SDK-endpoint tests and the sdk-read benchmark: Node's <c>@azure/storage-blob</c>,
 /// pinned by the folder's package-lock.json and installed there by <c>scripts/setup.sh</c> (<c>npm ci</c>), and
 /// Python's <c>azure-storage-blob</c> from Debian (python3-azure-storage).
@@ -21,7 +21,7 @@ public static class SdkClientScripts
     public const string StorageConnectionVariable = "FAASCACHE_SDK_STORAGE_CONNECTION";
 
     /// <summary>Gets the folder's path below the repository root.</summary>
-    public static string RelativeFolder { get; } = Path.Combine("src", "Host.Cache", "FaaSCache.Testing", "sdk-clients");
+    public static string RelativeFolder { get; } = Path.Combine("src", "Testing", "FaaSCache.Testing", "sdk-clients");
 
     /// <summary>Gets the folder.</summary>
     public static string Folder => Path.Combine(RepositoryRoot.Find(), RelativeFolder);

@@ -116,16 +116,16 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
 
     /// <summary>
     /// Finds the built <c>faascache</c> tool beside the host, in the same configuration:
-    /// <c>src/Host.Cache/FaaSCache.Tools/bin/&lt;Configuration&gt;/net10.0/faascache.dll</c>.
+    /// <c>src/Tools/FaaSCache.Tools/bin/&lt;Configuration&gt;/net10.0/faascache.dll</c>.
     /// </summary>
     public static string FindToolDll()
     {
         string configuration = typeof(FaaSCacheHostProcess).Assembly.GetCustomAttribute<AssemblyConfigurationAttribute>()?.Configuration is { Length: > 0 } c ? c : "Debug";
-        string dll = Path.Combine(RepositoryRoot.Find(), "src", "Host.Cache", "FaaSCache.Tools", "bin", configuration, "net10.0", "faascache.dll");
+        string dll = Path.Combine(RepositoryRoot.Find(), "src", "Tools", "FaaSCache.Tools", "bin", configuration, "net10.0", "faascache.dll");
         return File.Exists(dll)
             ? dll
             : throw new FileNotFoundException(
-                $"The faascache tool is not built: '{dll}' is missing. Reference src/Host.Cache/FaaSCache.Tools/FaaSCache.Tools.csproj from the test project or run `dotnet build src/Host.Cache/FaaSCache.Tools -c {configuration}`.",
+                $"The faascache tool is not built: '{dll}' is missing. Reference src/Tools/FaaSCache.Tools/FaaSCache.Tools.csproj from the test project or run `dotnet build src/Tools/FaaSCache.Tools -c {configuration}`.",
                 dll);
     }
 
