@@ -1,5 +1,6 @@
 namespace FaaSCache.Peers.Tests;
 
+[Trait("Category", "Unit")]
 public sealed class PeerOptionsTests
 {
     [Fact]

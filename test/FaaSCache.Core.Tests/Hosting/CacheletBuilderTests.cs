@@ -1,6 +1,7 @@
 namespace FaaSCache.Core.Tests.Hosting;
 
 /// <summary>The one way tests, benchmarks and the demo build a cachelet: through AddFaaSCache, what it is given winning.</summary>
+[Trait("Category", "Unit")]
 public sealed class CacheletBuilderTests
 {
     [Fact]

@@ -3,6 +3,7 @@ using FaaSCache.Host.Bindings;
 namespace FaaSCache.Host.Tests.Bindings;
 
 /// <summary>Which blob inputs get ModelBindingData: SDK types only (read from a C# app's assembly; marked by Python and Node).</summary>
+[Trait("Category", "Unit")]
 public sealed class DeferredBindingTests
 {
     [Fact]

@@ -4,6 +4,7 @@ using Xunit;
 namespace FaaSCache.Host.Tests.BlobEndpoint;
 
 /// <summary>What the workers' app settings become when the SDK endpoint runs.</summary>
+[Trait("Category", "Unit")]
 public sealed class WorkerSettingsTests
 {
     private static readonly SdkEndpointAddress Endpoint = new(41234, StorageConnectionString.DevelopmentAccount);
