@@ -61,7 +61,7 @@ public sealed partial class BlobEndpointHandler
     private async Task PutBlockAsync(HttpContext context, BlobAddress address)
     {
         string id = address.Query("blockid") ?? string.Empty;
-        if (!IsValidBlockId(id, out string why))
+        if (!BlockListFormat.IsValidBlockId(id, out string why))
         {
             await StorageErrors.WriteAsync(context, 400, "InvalidQueryParameterValue", $"Value for one of the query parameters specified in the request URI is invalid: blockid '{id}' {why}.",
                 [new("QueryParameterName", "blockid"), new("QueryParameterValue", id)]).ConfigureAwait(false);
@@ -123,7 +123,7 @@ public sealed partial class BlobEndpointHandler
         List<BlockListEntry> entries;
         try
         {
-            entries = ParseBlockList(xml);
+            entries = BlockListFormat.Parse(xml);
         }
         catch (XmlException e)
         {
@@ -344,62 +344,6 @@ public sealed partial class BlobEndpointHandler
 
         string ifNoneMatch = h.IfNoneMatch.ToString().Trim();
         return h.IfMatch.Count == 0 && h.IfModifiedSince.Count == 0 && h.IfUnmodifiedSince.Count == 0 && (ifNoneMatch.Length == 0 || ifNoneMatch == "*");
-    }
-
-    /// <summary>Block ids are canonical base64 of at most 64 bytes (the SDKs send 64 characters).</summary>
-    private static bool IsValidBlockId(string id, out string why)
-    {
-        why = string.Empty;
-        if (id.Length == 0)
-        {
-            why = "is empty";
-            return false;
-        }
-
-        byte[] decoded = new byte[id.Length];
-        if (!Convert.TryFromBase64String(id, decoded, out int length) || Convert.ToBase64String(decoded, 0, length) != id)
-        {
-            why = "is not canonical base64";
-            return false;
-        }
-
-        if (length > 64)
-        {
-            why = $"decodes to {length} bytes, more than 64";
-            return false;
-        }
-
-        return true;
-    }
-
-    /// <summary>The entries of a block list in document order (Latest, Uncommitted and Committed).</summary>
-    private static List<BlockListEntry> ParseBlockList(byte[] xml)
-    {
-        var settings = new XmlReaderSettings { DtdProcessing = DtdProcessing.Prohibit, XmlResolver = null, IgnoreWhitespace = true };
-        using var reader = XmlReader.Create(new MemoryStream(xml), settings);
-        var entries = new List<BlockListEntry>();
-        reader.MoveToContent();
-        if (reader.LocalName != "BlockList")
-        {
-            throw new XmlException($"the root element is '{reader.LocalName}', not 'BlockList'");
-        }
-
-        reader.Read();
-        while (!reader.EOF)
-        {
-            if (reader.NodeType == XmlNodeType.Element && reader.LocalName is "Latest" or "Uncommitted" or "Committed")
-            {
-                BlockListSection section = Enum.Parse<BlockListSection>(reader.LocalName);
-                // Reading the content moves to the next node: no Read() after it.
-                entries.Add(new BlockListEntry(section, reader.ReadElementContentAsString().Trim()));
-            }
-            else
-            {
-                reader.Read();
-            }
-        }
-
-        return entries;
     }
 
     private static string? NullIfEmpty(Microsoft.Extensions.Primitives.StringValues value) => value.Count == 0 || value.ToString().Length == 0 ? null : value.ToString();
