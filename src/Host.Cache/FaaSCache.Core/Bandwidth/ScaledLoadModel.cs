@@ -1,7 +1,7 @@
 namespace FaaSCache.Bandwidth;
 
 /// <summary>
-/// How long a scaled load takes as <c>Caching/ScaledLoad.cs</c> executes it (§4), which the planner predicts with and the
+/// How long a scaled load takes as <c>Bandwidth/ScaledLoad.cs</c> executes it (§4), which the planner predicts with and the
 /// simulator's Fig. 12 replay runs. The requester's own GET is open (storage's first byte paid) when the load is split.
 /// Running helpers take their ranges at once (the requester keeps an equal share); helpers that must start first join
 /// T_Load later and split what the requester has not started reading (the 1 MiB block it is reading stays its own). Each

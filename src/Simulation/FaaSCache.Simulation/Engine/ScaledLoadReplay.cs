@@ -14,7 +14,7 @@ public sealed record ScaledLoadRow(long SizeBytes, bool Cold, int Instances, dou
 
 /// <summary>
 /// The paper's Fig. 12 as a deterministic replay of the cachelet's scaled load (§4): each size at every fixed N with running
-/// or with cold helpers, timed by <see cref="ScaledLoadModel"/> (the load as <c>Caching/ScaledLoad.cs</c> executes it),
+/// or with cold helpers, timed by <see cref="ScaledLoadModel"/> (the load as <c>Bandwidth/ScaledLoad.cs</c> executes it),
 /// beside the N <see cref="BandwidthPlanner"/> chooses. Left out: the 64 KiB alignment of the ranges (under 0.1% of any
 /// share) and the check of the assembled object (its hash), which the paper's formula leaves out too.
 /// </summary>

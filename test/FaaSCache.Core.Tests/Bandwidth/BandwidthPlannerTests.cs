@@ -1,7 +1,7 @@
 using FaaSCache.Bandwidth;
 using Microsoft.Extensions.Time.Testing;
 
-namespace FaaSCache.Core.Tests.Scaling;
+namespace FaaSCache.Core.Tests.Bandwidth;
 
 /// <summary>§4's T_DR planner against cases computed by hand (the arithmetic is in each test's comment).</summary>
 [Trait("Category", "Unit")]

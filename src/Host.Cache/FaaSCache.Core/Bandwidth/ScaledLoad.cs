@@ -1,6 +1,6 @@
 using System.Buffers;
 using System.Security.Cryptography;
-using FaaSCache.Bandwidth;
+using FaaSCache.Caching;
 using FaaSCache.Cluster;
 using FaaSCache.Diagnostics;
 using FaaSCache.Ownership;
@@ -8,7 +8,7 @@ using FaaSCache.SharedMemory;
 using FaaSCache.Storage;
 using Microsoft.Extensions.Logging;
 
-namespace FaaSCache.Caching;
+namespace FaaSCache.Bandwidth;
 
 /// <summary>
 /// §4, bandwidth scaling: one miss downloaded by several instances at once, each a distinct byte range of one version

@@ -1,4 +1,3 @@
-using FaaSCache.Bandwidth;
 using FaaSCache.Cluster;
 using FaaSCache.Options;
 using FaaSCache.Ownership;
@@ -6,7 +5,7 @@ using FaaSCache.Storage;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 
-namespace FaaSCache.Scaling;
+namespace FaaSCache.Bandwidth;
 
 /// <summary>
 /// Keeps BW_BS and BW_Inst measured when real transfers do not (§4: "periodically profiles"): every
