@@ -37,7 +37,7 @@ public sealed partial class Cachelet
                     break;
                 }
 
-                StatsState s = StatsLocked(victim.Key);
+                AccessStatistics.StatsState s = StatsLocked(victim.Key);
                 s.Evictions++;
                 s.MemoryEvictions++;
                 s.AwaitingReadAfterMemoryEviction = true;
@@ -53,15 +53,5 @@ public sealed partial class Cachelet
         Metrics.Evicted(objects);
         Metrics.EvictedForMemory(objects, freed - released);
         return new MemoryEvictionResult(objects, freed - released, skipped, released);
-    }
-
-    /// <summary>A read of a key the Memory Daemon evicted: counted once per eviction.</summary>
-    private static void NoteReadAfterMemoryEvictionLocked(StatsState s, AccessKind access)
-    {
-        if (s.AwaitingReadAfterMemoryEviction && access != AccessKind.Write && access != AccessKind.PeerWrite)
-        {
-            s.AwaitingReadAfterMemoryEviction = false;
-            s.ReadsAfterMemoryEviction++;
-        }
     }
 }

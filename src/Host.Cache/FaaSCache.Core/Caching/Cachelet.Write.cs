@@ -113,7 +113,7 @@ public sealed partial class Cachelet
     }
 
     /// <summary>Waits until every asynchronous write made so far is in storage.</summary>
-    public Task FlushAsync(CancellationToken cancellationToken = default) => WaitForWriteBackAsync(cancellationToken);
+    public Task FlushAsync(CancellationToken cancellationToken = default) => _writeBack.FlushAsync(cancellationToken);
 
     /// <summary>
     /// Takes ownership of <paramref name="map"/> (not yet in the index) and applies the preset and the persistence mode.
@@ -298,7 +298,7 @@ public sealed partial class Cachelet
         DeleteMaps(dead);
         if (entry is { Dirty: true })
         {
-            EnqueueWriteBack(entry);
+            _writeBack.Enqueue(entry);
         }
 
         return entry is not null;

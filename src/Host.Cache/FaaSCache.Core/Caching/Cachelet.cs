@@ -27,11 +27,8 @@ public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersion
     private readonly IOwnerLocator _owners;
     private readonly TimeProvider _time;
     private readonly ILogger _logger;
-    private const long BackgroundDeleteThreshold = 8L << 20;
     private readonly KeyGlob _doNotCache;
-    private readonly System.Threading.Channels.Channel<SharedMemoryMap> _deletions =
-        System.Threading.Channels.Channel.CreateUnbounded<SharedMemoryMap>(new System.Threading.Channels.UnboundedChannelOptions { SingleReader = true });
-    private readonly Task _deleter;
+    private readonly MapDeleter _maps;
     private readonly ITimer? _expirySweep;
     private long _localVersion;
     private int _disposed;
@@ -76,7 +73,7 @@ public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersion
         _entries = new CacheIndex<string, CacheEntry>(options.Eviction, options.EffectiveCapacityBytes, StringComparer.Ordinal);
         Metrics = new CacheletMetrics(sharedMemory.InstanceId, () => _entries.Bytes, () => Count);
         _writeBack = StartWriteBack();
-        _deleter = Task.Run(DeleteInBackgroundAsync);
+        _maps = new MapDeleter(sharedMemory);
         _expirySweep = StartExpirySweep();
     }
 
@@ -166,21 +163,16 @@ public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersion
     /// <summary>Deletes a private map that never entered the cache.</summary>
     internal void DeleteTransient(SharedMemoryMap map) => DeleteMap(map);
 
-    /// <summary>Large maps are unmapped and unlinked in the background (tens of ms at 128 MB), off the reader's path.</summary>
+    /// <summary>Large maps are unmapped and unlinked in the background (<see cref="MapDeleter"/>), off the reader's path.</summary>
     private void DeleteMap(SharedMemoryMap map)
     {
-        if (map.ContentLength < BackgroundDeleteThreshold || _disposed != 0 || !_deletions.Writer.TryWrite(map))
+        if (_disposed != 0)
         {
             _shm.Delete(map);
+            return;
         }
-    }
 
-    private async Task DeleteInBackgroundAsync()
-    {
-        await foreach (SharedMemoryMap map in _deletions.Reader.ReadAllAsync().ConfigureAwait(false))
-        {
-            _shm.Delete(map);
-        }
+        _maps.Delete(map);
     }
 
     /// <summary>A map that landed in the spill folder (no shared-memory directory had room) is served, never cached.</summary>
@@ -231,9 +223,8 @@ public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersion
 
         _owners.RingChanged -= OnRingChanged;
         _owners.LeaseChanged -= OnLeaseChanged;
-        await StopWriteBackAsync().ConfigureAwait(false);
-        _deletions.Writer.TryComplete();
-        await _deleter.ConfigureAwait(false);
+        await _writeBack.StopAsync().ConfigureAwait(false);
+        await _maps.StopAsync().ConfigureAwait(false);
         var all = new List<CacheEntry>();
         lock (_gate)
         {
