@@ -31,7 +31,7 @@ public sealed class BandwidthScaleMetrics : ScaleMetrics
 /// ("as the number of object accesses becomes small"). A load still running counts as recent: the instances it asked for
 /// are held while it runs (before, a 6 s load's helper was scaled in halfway and another started once it was recorded).
 /// </summary>
-public sealed class BandwidthScaleMonitor : IScaleMonitor<BandwidthScaleMetrics>, ITargetScaler, IFaaSCacheVoter
+public sealed class BandwidthScaleMonitor : TargetScaleVoter<BandwidthScaleMetrics>
 {
     /// <summary>The voter's name.</summary>
     public const string VoterName = "bandwidth";
@@ -40,77 +40,29 @@ public sealed class BandwidthScaleMonitor : IScaleMonitor<BandwidthScaleMetrics>
     public static readonly TimeSpan HoldWindow = TimeSpan.FromSeconds(60);
 
     private readonly BandwidthScaler _scaler;
-    private readonly TimeProvider _time;
 
     /// <summary>Initializes a new instance of the <see cref="BandwidthScaleMonitor"/> class.</summary>
     public BandwidthScaleMonitor(BandwidthScaler scaler, string appName, TimeProvider? time = null)
+        : base(VoterName, appName, time)
     {
         ArgumentNullException.ThrowIfNull(scaler);
         _scaler = scaler;
-        _time = time ?? TimeProvider.System;
-        Descriptor = new ScaleMonitorDescriptor($"faascache-{VoterName}-{appName}", $"faascache-{VoterName}-{appName}");
-        TargetScalerDescriptor = new TargetScalerDescriptor($"faascache-{VoterName}-{appName}");
     }
 
     /// <inheritdoc />
-    public string Name => VoterName;
-
-    /// <inheritdoc />
-    public ScaleMonitorDescriptor Descriptor { get; }
-
-    /// <inheritdoc />
-    public TargetScalerDescriptor TargetScalerDescriptor { get; }
-
-    /// <inheritdoc />
-    public Task<BandwidthScaleMetrics> GetMetricsAsync()
+    public override Task<BandwidthScaleMetrics> GetMetricsAsync()
     {
         // Loads running now count as recent: their instances are held from the start, not only once they finished.
         int[] planned = [.. _scaler.Recent(HoldWindow).Select(r => r.Planned), .. _scaler.RunningPlans()];
         TransferProfile p = _scaler.Profiler.Current;
         return Task.FromResult(new BandwidthScaleMetrics
         {
-            Timestamp = _time.GetUtcNow().UtcDateTime,
+            Timestamp = Time.GetUtcNow().UtcDateTime,
             RecentLoads = planned.Length,
             LargestPlanned = planned.Length == 0 ? 0 : planned.Max(),
             StorageMBps = (p.StorageBytesPerSecond ?? 0) / 1e6,
             PeerMBps = (p.PeerBytesPerSecond ?? 0) / 1e6,
             InstanceLoadSeconds = p.InstanceLoad?.TotalSeconds ?? 0,
-        });
-    }
-
-    /// <inheritdoc />
-    async Task<ScaleMetrics> IScaleMonitor.GetMetricsAsync() => await GetMetricsAsync().ConfigureAwait(false);
-
-    /// <inheritdoc />
-    public ScaleStatus GetScaleStatus(ScaleStatusContext<BandwidthScaleMetrics> context)
-    {
-        ArgumentNullException.ThrowIfNull(context);
-        return new ScaleStatus { Vote = Decide(context.Metrics?.LastOrDefault(), context.WorkerCount).Vote };
-    }
-
-    /// <inheritdoc />
-    public ScaleStatus GetScaleStatus(ScaleStatusContext context)
-    {
-        ArgumentNullException.ThrowIfNull(context);
-        return new ScaleStatus { Vote = Decide(context.Metrics?.OfType<BandwidthScaleMetrics>().LastOrDefault(), context.WorkerCount).Vote };
-    }
-
-    /// <inheritdoc />
-    public async Task<TargetScalerResult> GetScaleResultAsync(TargetScalerContext context)
-        => new() { TargetWorkerCount = (await GetMetricsAsync().ConfigureAwait(false)).LargestPlanned };
-
-    /// <inheritdoc />
-    public async Task<VoterResult> VoteAsync(int workerCount)
-    {
-        BandwidthScaleMetrics m = await GetMetricsAsync().ConfigureAwait(false);
-        (ScaleVote vote, string reason) = Decide(m, workerCount);
-        return new VoterResult(VoterName, vote, m.LargestPlanned, reason, new Dictionary<string, double>(StringComparer.Ordinal)
-        {
-            ["recentLoads"] = m.RecentLoads,
-            ["largestPlanned"] = m.LargestPlanned,
-            ["storageMBps"] = m.StorageMBps,
-            ["peerMBps"] = m.PeerMBps,
-            ["instanceLoadSeconds"] = m.InstanceLoadSeconds,
         });
     }
 
@@ -122,21 +74,32 @@ public sealed class BandwidthScaleMonitor : IScaleMonitor<BandwidthScaleMetrics>
     public static ScaleVote Vote(int recentLoads, int largestPlanned, int workerCount)
         => recentLoads == 0 ? ScaleVote.ScaleIn : largestPlanned > workerCount ? ScaleVote.ScaleOut : ScaleVote.None;
 
-    /// <summary>The vote for one sample, with its reason.</summary>
-    internal static (ScaleVote Vote, string Reason) Decide(BandwidthScaleMetrics? m, int workerCount)
-    {
-        if (m is null)
-        {
-            return (ScaleVote.None, "no metrics sampled yet");
-        }
+    /// <inheritdoc />
+    protected override int? VoteTarget(BandwidthScaleMetrics metrics, int workerCount) => metrics.LargestPlanned;
 
-        string window = string.Create(CultureInfo.InvariantCulture, $"{m.RecentLoads} scaled load(s) running or in the last {HoldWindow.TotalSeconds:0} s");
-        ScaleVote vote = Vote(m.RecentLoads, m.LargestPlanned, workerCount);
+    /// <inheritdoc />
+    protected override int ScalerTarget(BandwidthScaleMetrics metrics, TargetScalerContext? context) => metrics.LargestPlanned;
+
+    /// <inheritdoc />
+    protected override IReadOnlyDictionary<string, double> Numbers(BandwidthScaleMetrics metrics) => new Dictionary<string, double>(StringComparer.Ordinal)
+    {
+        ["recentLoads"] = metrics.RecentLoads,
+        ["largestPlanned"] = metrics.LargestPlanned,
+        ["storageMBps"] = metrics.StorageMBps,
+        ["peerMBps"] = metrics.PeerMBps,
+        ["instanceLoadSeconds"] = metrics.InstanceLoadSeconds,
+    };
+
+    /// <inheritdoc />
+    protected override (ScaleVote Vote, string Reason) Rule(BandwidthScaleMetrics metrics, int workerCount)
+    {
+        string window = string.Create(CultureInfo.InvariantCulture, $"{metrics.RecentLoads} scaled load(s) running or in the last {HoldWindow.TotalSeconds:0} s");
+        ScaleVote vote = Vote(metrics.RecentLoads, metrics.LargestPlanned, workerCount);
         return (vote, vote switch
         {
             ScaleVote.ScaleIn => $"in: {window}",
-            ScaleVote.ScaleOut => string.Create(CultureInfo.InvariantCulture, $"out: {window}, one planned {m.LargestPlanned} instances and {workerCount} run"),
-            _ => string.Create(CultureInfo.InvariantCulture, $"none: {window}, holding up to {m.LargestPlanned} instances"),
+            ScaleVote.ScaleOut => string.Create(CultureInfo.InvariantCulture, $"out: {window}, one planned {metrics.LargestPlanned} instances and {workerCount} run"),
+            _ => string.Create(CultureInfo.InvariantCulture, $"none: {window}, holding up to {metrics.LargestPlanned} instances"),
         });
     }
 }

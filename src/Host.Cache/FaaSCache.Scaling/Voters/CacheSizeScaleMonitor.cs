@@ -33,14 +33,13 @@ public sealed class CacheSizeScaleMetrics : ScaleMetrics
 /// <see cref="ScalingOptions.LowAccessRate"/>). Also +1 when objects the Memory Daemon evicted (§3.4) are read again: the
 /// working set does not fit beside the functions' memory. Reads the cachelet's per-object statistics.
 /// </summary>
-public sealed class CacheSizeScaleMonitor : IScaleMonitor<CacheSizeScaleMetrics>, IFaaSCacheVoter
+public sealed class CacheSizeScaleMonitor : ScaleVoter<CacheSizeScaleMetrics>
 {
     /// <summary>The voter's name.</summary>
     public const string VoterName = "cacheSize";
 
     private readonly ICacheAdmin _cache;
     private readonly ScalingOptions _options;
-    private readonly TimeProvider _time;
     private readonly Lock _gate = new();
     private Dictionary<string, long> _evictions = new(StringComparer.Ordinal);
     private Dictionary<string, long> _rereads = new(StringComparer.Ordinal);
@@ -49,27 +48,20 @@ public sealed class CacheSizeScaleMonitor : IScaleMonitor<CacheSizeScaleMetrics>
 
     /// <summary>Initializes a new instance of the <see cref="CacheSizeScaleMonitor"/> class.</summary>
     public CacheSizeScaleMonitor(ICacheAdmin cache, string appName, TimeProvider? time = null)
+        : base(VoterName, appName, time)
     {
         ArgumentNullException.ThrowIfNull(cache);
         _cache = cache;
         _options = cache.Options.Scaling;
-        _time = time ?? TimeProvider.System;
-        _previous = _time.GetUtcNow();
-        Descriptor = new ScaleMonitorDescriptor($"faascache-{VoterName}-{appName}", $"faascache-{VoterName}-{appName}");
+        _previous = Time.GetUtcNow();
         Baseline(_cache.GetAllStatistics());
     }
 
     /// <inheritdoc />
-    public string Name => VoterName;
-
-    /// <inheritdoc />
-    public ScaleMonitorDescriptor Descriptor { get; }
-
-    /// <inheritdoc />
-    public Task<CacheSizeScaleMetrics> GetMetricsAsync()
+    public override Task<CacheSizeScaleMetrics> GetMetricsAsync()
     {
         IReadOnlyList<ObjectStatistics> all = _cache.GetAllStatistics();
-        DateTimeOffset now = _time.GetUtcNow();
+        DateTimeOffset now = Time.GetUtcNow();
         lock (_gate)
         {
             long max = 0, evicted = 0, accesses = 0, rereads = 0;
@@ -101,40 +93,6 @@ public sealed class CacheSizeScaleMonitor : IScaleMonitor<CacheSizeScaleMetrics>
         }
     }
 
-    /// <inheritdoc />
-    async Task<ScaleMetrics> IScaleMonitor.GetMetricsAsync() => await GetMetricsAsync().ConfigureAwait(false);
-
-    /// <inheritdoc />
-    public ScaleStatus GetScaleStatus(ScaleStatusContext<CacheSizeScaleMetrics> context)
-    {
-        ArgumentNullException.ThrowIfNull(context);
-        return new ScaleStatus { Vote = Decide(context.Metrics?.LastOrDefault()).Vote };
-    }
-
-    /// <inheritdoc />
-    public ScaleStatus GetScaleStatus(ScaleStatusContext context)
-    {
-        ArgumentNullException.ThrowIfNull(context);
-        return new ScaleStatus { Vote = Decide(context.Metrics?.OfType<CacheSizeScaleMetrics>().LastOrDefault()).Vote };
-    }
-
-    /// <inheritdoc />
-    public async Task<VoterResult> VoteAsync(int workerCount)
-    {
-        CacheSizeScaleMetrics m = await GetMetricsAsync().ConfigureAwait(false);
-        (ScaleVote vote, string reason) = Decide(m);
-        return new VoterResult(VoterName, vote, null, reason, new Dictionary<string, double>(StringComparer.Ordinal)
-        {
-            ["maxEvictionsOfOneObject"] = m.MaxEvictionsOfOneObject,
-            ["objectsEvicted"] = m.ObjectsEvicted,
-            ["readsAfterMemoryEviction"] = m.ReadsAfterMemoryEviction,
-            ["accessesPerSecond"] = m.AccessesPerSecond,
-            ["intervalSeconds"] = m.IntervalSeconds,
-            ["bytesCached"] = _cache.Metrics.Snapshot().BytesCached,
-            ["capacityBytes"] = _cache.CapacityBytes,
-        });
-    }
-
     /// <summary>
     /// The paper's rule for one interval, without its words: what the instance votes under <paramref name="options"/> (the
     /// simulator asks this at every poll, with the numbers counted on its simulated cachelet).
@@ -149,20 +107,27 @@ public sealed class CacheSizeScaleMonitor : IScaleMonitor<CacheSizeScaleMetrics>
         return VoteOf(Verdict(maxEvictionsOfOneObject, readsAfterMemoryEviction, accessesPerSecond, options));
     }
 
-    /// <summary>The paper's rule for one sample, with its reason.</summary>
-    internal (ScaleVote Vote, string Reason) Decide(CacheSizeScaleMetrics? m)
+    /// <inheritdoc />
+    protected override IReadOnlyDictionary<string, double> Numbers(CacheSizeScaleMetrics metrics) => new Dictionary<string, double>(StringComparer.Ordinal)
     {
-        if (m is null)
-        {
-            return (ScaleVote.None, "no metrics sampled yet");
-        }
+        ["maxEvictionsOfOneObject"] = metrics.MaxEvictionsOfOneObject,
+        ["objectsEvicted"] = metrics.ObjectsEvicted,
+        ["readsAfterMemoryEviction"] = metrics.ReadsAfterMemoryEviction,
+        ["accessesPerSecond"] = metrics.AccessesPerSecond,
+        ["intervalSeconds"] = metrics.IntervalSeconds,
+        ["bytesCached"] = _cache.Metrics.Snapshot().BytesCached,
+        ["capacityBytes"] = _cache.CapacityBytes,
+    };
 
-        CacheSizeVerdict verdict = Verdict(m.MaxEvictionsOfOneObject, m.ReadsAfterMemoryEviction, m.AccessesPerSecond, _options);
-        string rate = string.Create(CultureInfo.InvariantCulture, $"{m.AccessesPerSecond:0.###} accesses/s over {m.IntervalSeconds:0.#} s (low below {_options.LowAccessRate:0.###}/s)");
+    /// <inheritdoc />
+    protected override (ScaleVote Vote, string Reason) Rule(CacheSizeScaleMetrics metrics, int workerCount)
+    {
+        CacheSizeVerdict verdict = Verdict(metrics.MaxEvictionsOfOneObject, metrics.ReadsAfterMemoryEviction, metrics.AccessesPerSecond, _options);
+        string rate = string.Create(CultureInfo.InvariantCulture, $"{metrics.AccessesPerSecond:0.###} accesses/s over {metrics.IntervalSeconds:0.#} s (low below {_options.LowAccessRate:0.###}/s)");
         string reason = verdict switch
         {
-            CacheSizeVerdict.EvictedTwice => string.Create(CultureInfo.InvariantCulture, $"out: an object was evicted {m.MaxEvictionsOfOneObject} times since the last query ({m.ObjectsEvicted} object(s) evicted): the working set does not fit"),
-            CacheSizeVerdict.ReadAfterMemoryEviction => string.Create(CultureInfo.InvariantCulture, $"out: {m.ReadsAfterMemoryEviction} read(s) since the last query of objects the Memory Daemon evicted: the working set does not fit beside the functions' memory"),
+            CacheSizeVerdict.EvictedTwice => string.Create(CultureInfo.InvariantCulture, $"out: an object was evicted {metrics.MaxEvictionsOfOneObject} times since the last query ({metrics.ObjectsEvicted} object(s) evicted): the working set does not fit"),
+            CacheSizeVerdict.ReadAfterMemoryEviction => string.Create(CultureInfo.InvariantCulture, $"out: {metrics.ReadsAfterMemoryEviction} read(s) since the last query of objects the Memory Daemon evicted: the working set does not fit beside the functions' memory"),
             CacheSizeVerdict.LowRate => $"in: low access frequency, {rate}",
             _ => $"none: no object evicted twice; substantial traffic, {rate}",
         };

@@ -31,7 +31,7 @@ public sealed class ComputeScaleMetrics : ScaleMetrics
 /// window; otherwise none. Its target count spreads the app's concurrency (this instance's times the instance count, as
 /// the front door balances by outstanding requests) at the target per instance.
 /// </summary>
-public sealed class ComputeScaleMonitor : IScaleMonitor<ComputeScaleMetrics>, ITargetScaler, IFaaSCacheVoter
+public sealed class ComputeScaleMonitor : TargetScaleVoter<ComputeScaleMetrics>
 {
     /// <summary>The voter's name.</summary>
     public const string VoterName = "compute";
@@ -39,82 +39,30 @@ public sealed class ComputeScaleMonitor : IScaleMonitor<ComputeScaleMetrics>, IT
     private const double ScaleInHeadroom = 0.8;
     private readonly InvocationMeter _meter;
     private readonly ScalingOptions _options;
-    private readonly TimeProvider _time;
     private int _lastWorkerCount = 1;
 
     /// <summary>Initializes a new instance of the <see cref="ComputeScaleMonitor"/> class.</summary>
     public ComputeScaleMonitor(InvocationMeter meter, FaaSCacheOptions options, string appName, TimeProvider? time = null)
+        : base(VoterName, appName, time)
     {
         ArgumentNullException.ThrowIfNull(meter);
         ArgumentNullException.ThrowIfNull(options);
         _meter = meter;
         _options = options.Scaling;
-        _time = time ?? TimeProvider.System;
-        Descriptor = new ScaleMonitorDescriptor($"faascache-{VoterName}-{appName}", $"faascache-{VoterName}-{appName}");
-        TargetScalerDescriptor = new TargetScalerDescriptor($"faascache-{VoterName}-{appName}");
     }
 
     /// <inheritdoc />
-    public string Name => VoterName;
-
-    /// <inheritdoc />
-    public ScaleMonitorDescriptor Descriptor { get; }
-
-    /// <inheritdoc />
-    public TargetScalerDescriptor TargetScalerDescriptor { get; }
-
-    /// <inheritdoc />
-    public Task<ComputeScaleMetrics> GetMetricsAsync()
+    public override Task<ComputeScaleMetrics> GetMetricsAsync()
     {
         InvocationSample s = _meter.Sample();
         return Task.FromResult(new ComputeScaleMetrics
         {
-            Timestamp = _time.GetUtcNow().UtcDateTime,
+            Timestamp = Time.GetUtcNow().UtcDateTime,
             PerSecond = s.PerSecond,
             InFlight = s.InFlight,
             MeanLatencyMs = s.MeanLatency.TotalMilliseconds,
             P99LatencyMs = s.P99Latency.TotalMilliseconds,
             Concurrency = s.Concurrency,
-        });
-    }
-
-    /// <inheritdoc />
-    async Task<ScaleMetrics> IScaleMonitor.GetMetricsAsync() => await GetMetricsAsync().ConfigureAwait(false);
-
-    /// <inheritdoc />
-    public ScaleStatus GetScaleStatus(ScaleStatusContext<ComputeScaleMetrics> context)
-    {
-        ArgumentNullException.ThrowIfNull(context);
-        return new ScaleStatus { Vote = Decide(context.Metrics?.LastOrDefault(), context.WorkerCount).Vote };
-    }
-
-    /// <inheritdoc />
-    public ScaleStatus GetScaleStatus(ScaleStatusContext context)
-    {
-        ArgumentNullException.ThrowIfNull(context);
-        return new ScaleStatus { Vote = Decide(context.Metrics?.OfType<ComputeScaleMetrics>().LastOrDefault(), context.WorkerCount).Vote };
-    }
-
-    /// <inheritdoc />
-    public async Task<TargetScalerResult> GetScaleResultAsync(TargetScalerContext context)
-    {
-        ComputeScaleMetrics m = await GetMetricsAsync().ConfigureAwait(false);
-        return new TargetScalerResult { TargetWorkerCount = Target(m.Concurrency, Volatile.Read(ref _lastWorkerCount), context?.InstanceConcurrency, _options) };
-    }
-
-    /// <inheritdoc />
-    public async Task<VoterResult> VoteAsync(int workerCount)
-    {
-        ComputeScaleMetrics m = await GetMetricsAsync().ConfigureAwait(false);
-        (ScaleVote vote, string reason) = Decide(m, workerCount);
-        return new VoterResult(VoterName, vote, Target(m.Concurrency, Math.Max(workerCount, 1), null, _options), reason, new Dictionary<string, double>(StringComparer.Ordinal)
-        {
-            ["perSecond"] = m.PerSecond,
-            ["inFlight"] = m.InFlight,
-            ["meanLatencyMs"] = m.MeanLatencyMs,
-            ["p99LatencyMs"] = m.P99LatencyMs,
-            ["concurrency"] = m.Concurrency,
-            ["targetConcurrency"] = _options.TargetConcurrency,
         });
     }
 
@@ -139,23 +87,37 @@ public sealed class ComputeScaleMonitor : IScaleMonitor<ComputeScaleMetrics>, IT
         return (int)Math.Ceiling(concurrency * workers / perInstance);
     }
 
-    /// <summary>The vote for one sample, with its reason.</summary>
-    internal (ScaleVote Vote, string Reason) Decide(ComputeScaleMetrics? m, int workerCount)
-    {
-        if (m is null)
-        {
-            return (ScaleVote.None, "no metrics sampled yet");
-        }
+    /// <inheritdoc />
+    protected override int? VoteTarget(ComputeScaleMetrics metrics, int workerCount)
+        => Target(metrics.Concurrency, Math.Max(workerCount, 1), null, _options);
 
+    /// <inheritdoc />
+    protected override int ScalerTarget(ComputeScaleMetrics metrics, TargetScalerContext? context)
+        => Target(metrics.Concurrency, Volatile.Read(ref _lastWorkerCount), context?.InstanceConcurrency, _options);
+
+    /// <inheritdoc />
+    protected override IReadOnlyDictionary<string, double> Numbers(ComputeScaleMetrics metrics) => new Dictionary<string, double>(StringComparer.Ordinal)
+    {
+        ["perSecond"] = metrics.PerSecond,
+        ["inFlight"] = metrics.InFlight,
+        ["meanLatencyMs"] = metrics.MeanLatencyMs,
+        ["p99LatencyMs"] = metrics.P99LatencyMs,
+        ["concurrency"] = metrics.Concurrency,
+        ["targetConcurrency"] = _options.TargetConcurrency,
+    };
+
+    /// <inheritdoc />
+    protected override (ScaleVote Vote, string Reason) Rule(ComputeScaleMetrics metrics, int workerCount)
+    {
         int workers = Math.Max(workerCount, 1);
         Volatile.Write(ref _lastWorkerCount, workers);
         double target = _options.TargetConcurrency;
-        string load = string.Create(CultureInfo.InvariantCulture, $"concurrency {m.Concurrency:0.##} ({m.PerSecond:0.##}/s x {m.MeanLatencyMs:0.#} ms, {m.InFlight} in flight) against a target of {target:0.##} per instance");
-        ComputeVerdict verdict = Verdict(m.Concurrency, m.InFlight, m.PerSecond, m.MeanLatencyMs, workerCount, _options);
+        string load = string.Create(CultureInfo.InvariantCulture, $"concurrency {metrics.Concurrency:0.##} ({metrics.PerSecond:0.##}/s x {metrics.MeanLatencyMs:0.#} ms, {metrics.InFlight} in flight) against a target of {target:0.##} per instance");
+        ComputeVerdict verdict = Verdict(metrics.Concurrency, metrics.InFlight, metrics.PerSecond, metrics.MeanLatencyMs, workerCount, _options);
         string reason = verdict switch
         {
             ComputeVerdict.OverTarget => $"out: {load}",
-            ComputeVerdict.SlowWhileBusy => string.Create(CultureInfo.InvariantCulture, $"out: mean latency {m.MeanLatencyMs:0.#} ms above the target {_options.TargetLatency!.Value.TotalMilliseconds:0.#} ms while busy; {load}"),
+            ComputeVerdict.SlowWhileBusy => string.Create(CultureInfo.InvariantCulture, $"out: mean latency {metrics.MeanLatencyMs:0.#} ms above the target {_options.TargetLatency!.Value.TotalMilliseconds:0.#} ms while busy; {load}"),
             ComputeVerdict.Idle => "in: no invocation in the window",
             ComputeVerdict.FitsOnFewer => string.Create(CultureInfo.InvariantCulture, $"in: the load of {workers} instances fits on {workers - 1} under {ScaleInHeadroom:P0} of the target; {load}"),
             _ => $"none: {load}",
