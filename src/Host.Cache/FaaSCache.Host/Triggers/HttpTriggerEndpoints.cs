@@ -1,8 +1,5 @@
-using System.Text.Json;
 using FaaSCache.Host.AppModel;
-using FaaSCache.Host.Bindings;
 using FaaSCache.Host.Invocation;
-using FaaSCache.Host.Workers;
 using FaaSCache.Security.Keys;
 using Microsoft.AspNetCore.Routing.Patterns;
 
@@ -15,8 +12,6 @@ namespace FaaSCache.Host.Triggers;
 /// </summary>
 public static class HttpTriggerEndpoints
 {
-    private const int MaxErrorLength = 4000;
-
     /// <summary>Adds the data source of the HTTP-triggered functions' endpoints; it fills once the app is indexed.</summary>
     public static void Map(IEndpointRouteBuilder web, FunctionApp app, FunctionInvoker invoker, KeyAuthorizer keys, ILoggerFactory loggers)
     {
@@ -37,7 +32,7 @@ public static class HttpTriggerEndpoints
 
         RequestDelegate handle = level is { } known
             ? c => AuthorizedAsync(c, known, function, invoker, keys, logger)
-            : c => WriteErrorAsync(c, $"Function '{function.Name}': authLevel '{levelText}' is not one of {AuthLevels.Allowed}.");
+            : c => InvocationErrors.WriteAsync(c, $"Function '{function.Name}': authLevel '{levelText}' is not one of {AuthLevels.Allowed}.");
         var builder = new RouteEndpointBuilder(handle, RoutePatternFactory.Parse(pattern), order: 0) { DisplayName = function.Name };
         if (function.Methods.Count > 0)
         {
@@ -83,37 +78,14 @@ public static class HttpTriggerEndpoints
         {
             outcome = await invoker.InvokeAsync(function, new HttpTriggerEvent(data), context.RequestAborted);
         }
-        catch (WorkerStartupFailedException e)
-        {
-            // No worker for this language, and none coming: say so at once, as a service that is unavailable.
-            logger.LogError("{Message}", e.Message);
-            await WriteErrorAsync(context, e.Message, StatusCodes.Status503ServiceUnavailable);
-            return;
-        }
-        catch (Exception e) when (e is FaaSCache.Storage.StorageUnavailableException or FaaSCache.Caching.MembershipLeaseLostException)
-        {
-            // Storage (or the membership it holds) unreachable: the binding's read or write was not done; a retry may succeed.
-            logger.LogError("{Message}", e.Message);
-            await WriteErrorAsync(context, e.Message, StatusCodes.Status503ServiceUnavailable);
-            return;
-        }
-        catch (Exception e) when (e is FunctionInvocationException or FaaSCache.Caching.WriteOutcomeUnknownException or WorkerFailedException or BindingException or FaaSCache.Storage.BlobNotFoundException
-                                      or FaaSCache.Caching.CacheCapacityException or FaaSCache.SharedMemory.SharedMemoryException)
+        catch (Exception e) when (InvocationErrors.StatusOf(e) is { } status)
         {
             logger.LogError("{Message}", e.Message);
-            await WriteErrorAsync(context, e.Message);
+            await InvocationErrors.WriteAsync(context, e.Message, status);
             return;
         }
 
         await WriteResponseAsync(context, outcome.Http);
-    }
-
-    private static async Task WriteErrorAsync(HttpContext context, string message, int status = StatusCodes.Status500InternalServerError)
-    {
-        context.Response.StatusCode = status;
-        context.Response.ContentType = "application/json";
-        string trimmed = message.Length > MaxErrorLength ? message[..MaxErrorLength] : message;
-        await context.Response.WriteAsync(JsonSerializer.Serialize(new { error = trimmed }), context.RequestAborted);
     }
 
     private static async Task WriteResponseAsync(HttpContext context, HttpResponseData? http)
