@@ -13,11 +13,28 @@ public sealed class DeferredBindingTests
         FunctionDefinition info = Function(output, "ThumbnailDotnet.PhotoInfo.Run", "dotnet-isolated", "photo", "photoClient");
         FunctionDefinition thumbnail = Function(output, "ThumbnailDotnet.Thumbnail.Run", "dotnet-isolated", "photo");
 
-        Assert.True(DeferredBinding.ParameterTypeOf(info, "photo") == "System.IO.Stream", DeferredBinding.LastError);
-        Assert.Equal("Azure.Storage.Blobs.BlobClient", DeferredBinding.ParameterTypeOf(info, "photoClient"));
-        Assert.All(info.Bindings, b => Assert.True(DeferredBinding.Wants(info, b)));
-        Assert.Equal("System.Byte[]", DeferredBinding.ParameterTypeOf(thumbnail, "photo"));
-        Assert.False(DeferredBinding.Wants(thumbnail, thumbnail.Bindings[0]));
+        ParameterTypeReading photo = DeferredBinding.ParameterTypeOf(info, "photo");
+        Assert.True(photo.Type == "System.IO.Stream", photo.Error);
+        Assert.Equal(new ParameterTypeReading("Azure.Storage.Blobs.BlobClient", null), DeferredBinding.ParameterTypeOf(info, "photoClient"));
+        Assert.All(info.Bindings, b => Assert.Equal(new DeferredBindingDecision(true, null), DeferredBinding.Decide(info, b)));
+        Assert.Equal("System.Byte[]", DeferredBinding.ParameterTypeOf(thumbnail, "photo").Type);
+        Assert.Equal(new DeferredBindingDecision(false, null), DeferredBinding.Decide(thumbnail, thumbnail.Bindings[0]));
+    }
+
+    [Fact]
+    public void a_csharp_isolated_input_whose_assembly_cannot_be_read_travels_as_bytes_and_its_decision_says_why()
+    {
+        FunctionDefinition missing = Function("/nowhere", "Missing.Function.Run", "dotnet-isolated", "photo");
+        FunctionDefinition other = Function("/elsewhere", "Other.Function.Run", "dotnet-isolated", "photo");
+
+        DeferredBindingDecision decision = DeferredBinding.Decide(missing, missing.Bindings[0]);
+        DeferredBindingDecision second = DeferredBinding.Decide(other, other.Bindings[0]);
+
+        Assert.False(decision.Deferred);
+        Assert.Contains("/nowhere/thumbnail-dotnet.dll: no such assembly", decision.Error, StringComparison.Ordinal);
+        // Each decision carries its own error, not the last one read.
+        Assert.Contains("/elsewhere/thumbnail-dotnet.dll", second.Error, StringComparison.Ordinal);
+        Assert.Equal(decision, DeferredBinding.Decide(missing, missing.Bindings[0]));
     }
 
     [Theory]
@@ -28,7 +45,7 @@ public sealed class DeferredBindingTests
     public void python_and_node_inputs_follow_the_workers_mark(string language, string? mark, bool expected)
     {
         FunctionDefinition f = Function("/nowhere", "main", language, ["blob"], mark);
-        Assert.Equal(expected, DeferredBinding.Wants(f, f.Bindings[0]));
+        Assert.Equal(new DeferredBindingDecision(expected, null), DeferredBinding.Decide(f, f.Bindings[0]));
     }
 
     [Theory]

@@ -35,25 +35,31 @@ public static class DeferredBinding
         "Azure.Storage.Blobs.Specialized.AppendBlobClient",
     };
 
-    private static readonly ConcurrentDictionary<(string Assembly, string EntryPoint), IReadOnlyDictionary<string, string>?> ParameterTypes = new();
+    // What each assembly's metadata says, read once per assembly and entry point, kept with why it could not be read so
+    // that every answer carries its own error (no reader sees another's).
+    private static readonly ConcurrentDictionary<(string Assembly, string EntryPoint), AssemblyReading> ParameterTypes = new();
 
-    /// <summary>True when <paramref name="binding"/> of <paramref name="function"/> is an SDK-type blob input.</summary>
-    public static bool Wants(FunctionDefinition function, BindingDefinition binding)
+    /// <summary>
+    /// Whether <paramref name="binding"/> of <paramref name="function"/> is an SDK-type blob input, with why its type could
+    /// not be told when the function's assembly could not be read (the input then travels as bytes).
+    /// </summary>
+    public static DeferredBindingDecision Decide(FunctionDefinition function, BindingDefinition binding)
     {
         ArgumentNullException.ThrowIfNull(function);
         ArgumentNullException.ThrowIfNull(binding);
         if (!binding.IsBlob || binding.Direction == BindingDirection.Out
             || !(binding.Raw["properties"] is System.Text.Json.Nodes.JsonObject p && p["supportsDeferredBinding"]?.ToString() is { } d && d.Equals("true", StringComparison.OrdinalIgnoreCase)))
         {
-            return false;
+            return new DeferredBindingDecision(false, null);
         }
 
         if (!string.Equals(function.Language, "dotnet-isolated", StringComparison.OrdinalIgnoreCase))
         {
-            return true;
+            return new DeferredBindingDecision(true, null);
         }
 
-        return ParameterTypeOf(function, binding.Name) is { } type && IsSdkType(type);
+        ParameterTypeReading reading = ParameterTypeOf(function, binding.Name);
+        return new DeferredBindingDecision(reading.Type is { } type && IsSdkType(type), reading.Error);
     }
 
     /// <summary>True for the SDK types, their arrays and enumerables.</summary>
@@ -89,25 +95,25 @@ public static class DeferredBinding
         };
     }
 
-    /// <summary>The type of a C# isolated function's parameter, read from its assembly's metadata; null when it cannot be read.</summary>
-    public static string? ParameterTypeOf(FunctionDefinition function, string parameter)
+    /// <summary>
+    /// The type of a C# isolated function's parameter, read from its assembly's metadata, or why it could not be read.
+    /// </summary>
+    public static ParameterTypeReading ParameterTypeOf(FunctionDefinition function, string parameter)
     {
         ArgumentNullException.ThrowIfNull(function);
         string assembly = Path.IsPathRooted(function.ScriptFile) ? function.ScriptFile : Path.Combine(function.Directory, function.ScriptFile);
-        IReadOnlyDictionary<string, string>? types = ParameterTypes.GetOrAdd((assembly, function.EntryPoint), k => Read(k.Assembly, k.EntryPoint));
-        return types is not null && types.TryGetValue(parameter, out string? type) ? type : null;
+        AssemblyReading read = ParameterTypes.GetOrAdd((assembly, function.EntryPoint), k => Read(k.Assembly, k.EntryPoint));
+        return read.Types is null ? new ParameterTypeReading(null, read.Error)
+            : read.Types.TryGetValue(parameter, out string? type) ? new ParameterTypeReading(type, null)
+            : new ParameterTypeReading(null, $"{assembly}: '{function.EntryPoint}' has no parameter '{parameter}'");
     }
 
-    /// <summary>Gets why the last assembly could not be read (for the host's message when a worker cannot convert an input).</summary>
-    public static string? LastError { get; private set; }
-
-    private static Dictionary<string, string>? Read(string assemblyPath, string entryPoint)
+    private static AssemblyReading Read(string assemblyPath, string entryPoint)
     {
         int dot = entryPoint.LastIndexOf('.');
         if (!File.Exists(assemblyPath) || dot <= 0)
         {
-            LastError = $"{assemblyPath}: no such assembly, or entry point '{entryPoint}' names no method";
-            return null;
+            return new AssemblyReading(null, $"{assemblyPath}: no such assembly, or entry point '{entryPoint}' names no method");
         }
 
         try
@@ -126,12 +132,27 @@ public static class DeferredBinding
             using var context = new MetadataLoadContext(new PathAssemblyResolver(candidates.DistinctBy(Path.GetFileName)));
             Type? type = context.LoadFromAssemblyPath(assemblyPath).GetType(entryPoint[..dot]);
             MethodInfo? method = type?.GetMethods().FirstOrDefault(m => m.Name == entryPoint[(dot + 1)..]);
-            return method?.GetParameters().Where(p => p.Name is not null).ToDictionary(p => p.Name!, p => p.ParameterType.FullName ?? p.ParameterType.Name, StringComparer.Ordinal);
+            return method is null
+                ? new AssemblyReading(null, $"{assemblyPath}: entry point '{entryPoint}' names no public method in it")
+                : new AssemblyReading(method.GetParameters().Where(p => p.Name is not null).ToDictionary(p => p.Name!, p => p.ParameterType.FullName ?? p.ParameterType.Name, StringComparer.Ordinal), null);
         }
         catch (Exception e) when (e is FileNotFoundException or FileLoadException or BadImageFormatException or TypeLoadException or ArgumentException or InvalidOperationException)
         {
-            LastError = $"{assemblyPath}: {e.GetType().Name}: {e.Message}";
-            return null;
+            return new AssemblyReading(null, $"{assemblyPath}: {e.GetType().Name}: {e.Message}");
         }
     }
+
+    /// <summary>One assembly's reading: its entry point's parameter types by name, or why they could not be read.</summary>
+    private sealed record AssemblyReading(IReadOnlyDictionary<string, string>? Types, string? Error);
 }
+
+/// <summary>Whether a blob input gets <c>ModelBindingData</c>, and why its parameter's type could not be told, if so.</summary>
+/// <param name="Deferred">True for an SDK-type input: it gets <c>ModelBindingData</c> instead of its bytes.</param>
+/// <param name="Error">Why the parameter's type could not be read from the function's assembly (the input then travels as
+/// bytes); null when it was read or did not need to be.</param>
+public readonly record struct DeferredBindingDecision(bool Deferred, string? Error);
+
+/// <summary>A parameter's type read from a C# isolated function's assembly, or why it could not be read.</summary>
+/// <param name="Type">The parameter's full type name; null when it could not be read.</param>
+/// <param name="Error">Why it could not be read; null when it was.</param>
+public readonly record struct ParameterTypeReading(string? Type, string? Error);

@@ -101,7 +101,7 @@ public sealed class FunctionInvoker(
                 else if (binding.IsBlob)
                 {
                     string key = binding.IsTrigger && trigger is BlobTriggerEvent blob ? blob.Key : TemplateOf(binding).Resolve(trigger.BindingData, binding.Name);
-                    request.InputData.Add(await BindInputAsync(binding, key, workerMaps, DeferredBinding.Wants(function, binding), record, holds, cancellationToken).ConfigureAwait(false));
+                    request.InputData.Add(await BindInputAsync(binding, key, workerMaps, DeferredBinding.Decide(function, binding).Deferred, record, holds, cancellationToken).ConfigureAwait(false));
                 }
             }
 
