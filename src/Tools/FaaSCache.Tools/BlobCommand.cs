@@ -51,9 +51,19 @@ public static class BlobCommand
         var ls = new Command("ls", "Lists a container: size, ETag and key of each blob.") { container, connection };
         ls.SetAction((r, ct) => WithStorageAsync(r.GetValue(connection), async storage =>
         {
-            await foreach (BlobListing b in storage.ListAsync(r.GetValue(container)!, null, ct))
+            string name = r.GetValue(container)!;
+            int listed = 0;
+            await foreach (BlobListing b in storage.ListAsync(name, null, ct))
             {
                 Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{b.Length,12}  {b.ETag}  {b.Key}"));
+                listed++;
+            }
+
+            // The store lists a missing container as empty (the host polls containers that come later); a user asked for this one.
+            if (listed == 0 && !(await new Azure.Storage.Blobs.BlobContainerClient(Program.Connection(r.GetValue(connection)), name, new Azure.Storage.Blobs.BlobClientOptions(AzureBlobStore.PinnedServiceVersion)).ExistsAsync(ct)).Value)
+            {
+                await Console.Error.WriteLineAsync($"faascache blob ls: container '{name}' does not exist in this account (faascache blob put {name}/<blob> <file> creates it)");
+                return ToolErrors.Failed;
             }
 
             return 0;

@@ -21,8 +21,8 @@ public static class ScriptHelpers
 
         var file = new Argument<string>("file") { Description = "The host.json to change." };
         var path = new Argument<string>("path") { Description = "Dotted path of the setting, e.g. extensions.faasCache.consistency" };
-        var value = new Argument<string>("value") { Description = "The new value (a JSON string; numbers and booleans as they parse)." };
-        var set = new Command("set", "Sets one setting of a host.json (creating the objects on its path); prints what it replaced.") { file, path, value };
+        var value = new Argument<string>("value") { Description = "The new value as JSON (null, 42, true, [\"a/*\"], \"text\"); anything that is not JSON is taken as a string." };
+        var set = new Command("set", "Sets one setting of a host.json (creating the objects on its path); prints what it replaced. A value under extensions.faasCache is checked as the host reads it, and refused (the file unchanged) when the host would refuse it.") { file, path, value };
         set.SetAction(async (r, ct) =>
         {
             string fileName = r.GetValue(file)!;
@@ -45,18 +45,57 @@ public static class ScriptHelpers
                 parent = parent[segment] as JsonObject ?? (JsonObject)(parent[segment] = new JsonObject());
             }
 
-            string text = r.GetValue(value)!;
-            JsonNode? node = long.TryParse(text, out long n) ? JsonValue.Create(n) : bool.TryParse(text, out bool b) ? JsonValue.Create(b) : JsonValue.Create(text);
-            JsonNode? old = parent[segments[^1]];
+            JsonNode? node = ParseValue(r.GetValue(value)!);
+            JsonNode? old = parent[segments[^1]]?.DeepClone();
+            parent[segments[^1]] = node;
+            string edited = root.ToJsonString(new JsonSerializerOptions { WriteIndented = true });
+            if (r.GetValue(path)!.StartsWith("extensions.faasCache", StringComparison.OrdinalIgnoreCase) && CheckAsHostReads(edited) is { } refused)
+            {
+                await Console.Error.WriteLineAsync($"faascache host-json set: {refused} ({fileName} is unchanged)");
+                return 1;
+            }
+
             if (old is not null)
             {
                 Console.WriteLine($"replaced {r.GetValue(path)} = {old.ToJsonString()}");
             }
 
-            parent[segments[^1]] = node;
-            await File.WriteAllTextAsync(fileName, root.ToJsonString(new JsonSerializerOptions { WriteIndented = true }), ct);
+            await File.WriteAllTextAsync(fileName, edited, ct);
             return 0;
         });
         yield return new Command("host-json", "Edits a function app's host.json.") { set };
+    }
+
+    /// <summary>The value as JSON (null, a number, a boolean, an array, an object, a quoted string), else the text as a string.</summary>
+    private static JsonNode? ParseValue(string text)
+    {
+        try
+        {
+            return JsonNode.Parse(text);
+        }
+        catch (JsonException)
+        {
+            return JsonValue.Create(text);
+        }
+    }
+
+    /// <summary>Reads the edited host.json as the host does; the reason it would refuse it, or null.</summary>
+    private static string? CheckAsHostReads(string hostJson)
+    {
+        string scratch = Path.Combine(Path.GetTempPath(), $"faascache-host-json-{Guid.NewGuid():N}.json");
+        try
+        {
+            File.WriteAllText(scratch, hostJson);
+            FaaSCache.Options.FaaSCacheOptionsReader.ReadHostJson(scratch);
+            return null;
+        }
+        catch (FaaSCache.Options.FaaSCacheConfigurationException e)
+        {
+            return e.Message.Replace(scratch, "host.json", StringComparison.Ordinal);
+        }
+        finally
+        {
+            File.Delete(scratch);
+        }
     }
 }

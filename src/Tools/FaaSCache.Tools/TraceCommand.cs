@@ -1,5 +1,6 @@
 using System.CommandLine;
 using System.Globalization;
+using FaaSCache.Options;
 using FaaSCache.Simulation.Trace;
 
 namespace FaaSCache.Tools;
@@ -24,11 +25,12 @@ public static class TraceCommand
             var options = new TraceGeneratorOptions { Accesses = r.GetValue(accesses), Apps = r.GetValue(apps), Seed = r.GetValue(seed) };
             try
             {
-                options.Validate();
+                _ = new TraceGeneratorOptionsValidator().ThrowIfInvalid(options);
             }
-            catch (ArgumentOutOfRangeException e)
+            catch (FaaSCacheConfigurationException e)
             {
-                await Console.Error.WriteLineAsync($"--{e.ParamName!.ToLowerInvariant()} {e.ActualValue}: {e.Message.Split(" (Parameter")[0]}");
+                // Each failure names the option (TraceGeneratorOptions.Apps is --apps), its value and what is allowed.
+                await Console.Error.WriteLineAsync("faascache trace generate: " + string.Join(Environment.NewLine + "  ", e.Failures));
                 return Program.UsageError;
             }
 

@@ -16,7 +16,7 @@ public static class WhatIfCommand
     {
         var log = new Option<string>("--log") { Description = "The app's access log: CSV or .parquet with the Azure blob trace's columns (Timestamp, AnonAppName, AnonFunctionInvocationId, AnonBlobName, AnonBlobETag, BlobBytes, Read, Write, ...).", Required = true };
         var app = new Option<string>("--app") { Description = "The app to replay when the log holds several (AnonAppName)." };
-        var results = new Option<string>("--results") { Description = "The directory with the latency benchmarks' CSVs (cachelet-read.csv, remote-read.csv).", DefaultValueFactory = _ => Path.Combine("benchmarks", "results") };
+        var results = new Option<string>("--results") { Description = "The directory with the latency benchmarks' CSVs (cachelet-read.csv, remote-read.csv). Default: benchmarks/results of the checkout the tool was built in, or under the current directory." };
         var top = new Option<int>("--top") { Description = "Rows of the ranking to print.", DefaultValueFactory = _ => 15 };
         var profile = new Option<string>("--storage-profile")
         {
@@ -39,7 +39,15 @@ public static class WhatIfCommand
             try
             {
                 var options = new SimulationOptions { UnloadAfterIdle = TimeSpan.FromMinutes(r.GetValue(idle)) };
-                LatencyModel latency = LatencyModel.Load(r.GetValue(results)!, options.StrongConsistency, LatencyModel.ProfileNamed(r.GetValue(profile)!));
+                if ((r.GetValue(results) ?? FindResults()) is not { } resultsDirectory)
+                {
+                    await Console.Error.WriteLineAsync(
+                        $"faascache what-if: no latency results found (looked for benchmarks/results/{Required} under {Environment.CurrentDirectory} and above {AppContext.BaseDirectory}): "
+                        + "pass --results DIR, the benchmarks/results folder of a FaaSCache checkout (or the output of `benchmarks/run cachelet-read` and `remote-read`).");
+                    return 1;
+                }
+
+                LatencyModel latency = LatencyModel.Load(resultsDirectory, options.StrongConsistency, LatencyModel.ProfileNamed(r.GetValue(profile)!));
                 Console.WriteLine($"storage profile: {latency.Profile}");
                 AppTrace trace = await WhatIfReport.LoadAppAsync(r.GetValue(log)!, r.GetValue(app), cancellationToken);
                 IReadOnlyList<WhatIfOutcome> ranking = WhatIfAnalyzer.Rank(trace, WhatIfAnalyzer.DefaultGrid(), latency, options);
@@ -53,5 +61,25 @@ public static class WhatIfCommand
             }
         });
         return command;
+    }
+
+    private const string Required = "cachelet-read.csv";
+
+    /// <summary>benchmarks/results under the current directory, else in the checkout the tool runs from (walking up from it).</summary>
+    private static string? FindResults()
+    {
+        foreach (string start in new[] { Environment.CurrentDirectory, AppContext.BaseDirectory })
+        {
+            for (DirectoryInfo? dir = new(start); dir is not null; dir = dir.Parent)
+            {
+                string candidate = Path.Combine(dir.FullName, "benchmarks", "results");
+                if (File.Exists(Path.Combine(candidate, Required)))
+                {
+                    return candidate;
+                }
+            }
+        }
+
+        return null;
     }
 }

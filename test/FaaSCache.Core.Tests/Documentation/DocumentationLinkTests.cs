@@ -54,6 +54,16 @@ public sealed partial class DocumentationLinkTests
         Assert.True(broken.Count == 0, $"{page} has links that lead nowhere:{Environment.NewLine}{string.Join(Environment.NewLine, broken)}");
     }
 
+    [Theory]
+    [MemberData(nameof(Pages))]
+    public void The_page_names_no_file_outside_the_repository(string page)
+    {
+        // A fresh clone has nothing beside it: a page that sends the reader to ../shared/ sends them nowhere.
+        string text = File.ReadAllText(Path.Combine(Root, page));
+        string[] outside = [.. OutsidePath().Matches(text).Select(m => m.Value)];
+        Assert.True(outside.Length == 0, $"{page} names files outside the repository: {string.Join(", ", outside)}");
+    }
+
     [Fact]
     public void The_readme_stays_short_and_lists_every_page_of_docs()
     {
@@ -92,4 +102,7 @@ public sealed partial class DocumentationLinkTests
 
     [GeneratedRegex(@"`[^`\n]*`")]
     private static partial Regex InlineCode();
+
+    [GeneratedRegex(@"(\.\./)+shared/[\w./-]*|(?<![\w/])shared/(reference|papers)/[\w./-]*")]
+    private static partial Regex OutsidePath();
 }

@@ -56,7 +56,13 @@ public static class StartCommandLine
                 return TimeSpan.FromSeconds(seconds);
             }
 
-            r.AddError($"--blob-poll-interval '{text}' must be a positive number of seconds");
+            // The help prints the default as hh:mm:ss: that form is taken too.
+            if (text.Contains(':', StringComparison.Ordinal) && TimeSpan.TryParse(text, CultureInfo.InvariantCulture, out TimeSpan span) && span > TimeSpan.Zero)
+            {
+                return span;
+            }
+
+            r.AddError($"--blob-poll-interval '{text}' must be a positive number of seconds (e.g. 0.5), or hh:mm:ss");
             return default;
         },
     };
@@ -113,7 +119,7 @@ public static class StartCommandLine
     /// <summary>The option that turns key checks off for local development (<c>faascache start</c> passes <c>--auth off</c>).</summary>
     public static readonly Option<string> Auth = OnOff(
         "--auth",
-        "on (the default): HTTP triggers need the key their authLevel asks for and /admin the master key, from the app's key store (AzureWebJobsSecretStorageType: files in FUNCTIONS_SECRETS_PATH or <app>/.faascache/secrets, or kubernetes); off: no key is checked (local development, as func start).");
+        "on: HTTP triggers need the key their authLevel asks for and /admin the master key, from the app's key store (AzureWebJobsSecretStorageType: files in FUNCTIONS_SECRETS_PATH or <app>/.faascache/secrets, or kubernetes); off: no key is checked (local development). The host's default is on; `faascache start` runs with off unless given --enable-auth or --auth on, as func start does.");
 
     private static readonly Option<TimeSpan> ReadyTimeout = new("--ready-timeout")
     {

@@ -2,6 +2,7 @@ using System.CommandLine;
 using System.CommandLine.Invocation;
 using System.CommandLine.Parsing;
 using FaaSCache.Host;
+using FaaSCache.Options;
 
 namespace FaaSCache.Tools.Kubernetes;
 
@@ -48,7 +49,7 @@ public static class KubernetesCommand
                 output.Write(yaml);
                 return 0;
             }
-            catch (CommandLineException e)
+            catch (Exception e) when (e is CommandLineException or FaaSCacheConfigurationException)
             {
                 error.WriteLine($"faascache kubernetes manifests: {e.Message}");
                 return 1;

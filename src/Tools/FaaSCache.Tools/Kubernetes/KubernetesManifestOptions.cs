@@ -1,9 +1,11 @@
 using System.Text.RegularExpressions;
-using FaaSCache.Host;
 
 namespace FaaSCache.Tools.Kubernetes;
 
-/// <summary>What <c>faascache kubernetes manifests</c> is asked for: the app folder and how its objects are named and sized.</summary>
+/// <summary>
+/// What <c>faascache kubernetes manifests</c> is asked for: the app folder and how its objects are named and sized;
+/// checked by <see cref="KubernetesManifestOptionsValidator"/>.
+/// </summary>
 public sealed partial class KubernetesManifestOptions
 {
     /// <summary>Default <see cref="ControllerImage"/>.</summary>
@@ -54,51 +56,11 @@ public sealed partial class KubernetesManifestOptions
     /// <summary>Gets a value indicating whether the two Secrets are left out (the user creates them with kubectl).</summary>
     public bool NoSecrets { get; init; }
 
-    /// <summary>Throws <see cref="CommandLineException"/> naming the option, the value and what is allowed.</summary>
-    public void Validate()
-    {
-        var errors = new List<string>();
-        if (MaxReplicas is < 1 or > MaxReplicasLimit)
-        {
-            errors.Add($"--max-replicas {MaxReplicas} must be from 1 to {MaxReplicasLimit} (the scale controller's --max-instances bound).");
-        }
-
-        if (Replicas < 0 || Replicas > MaxReplicas)
-        {
-            errors.Add($"--replicas {Replicas} must be from 0 to --max-replicas ({MaxReplicas}).");
-        }
-
-        if (AppName is not null && !IsAppName(AppName))
-        {
-            errors.Add($"--app-name '{AppName}' is not a valid name: lowercase letters, digits and '-', starting with a letter and ending with a letter or digit, at most {MaxAppNameLength} characters (its objects' names, <name>-controller included, are DNS labels).");
-        }
-
-        if (!DnsLabel().IsMatch(Namespace) || Namespace.Length > 63)
-        {
-            errors.Add($"--namespace '{Namespace}' is not a Kubernetes namespace name: lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters.");
-        }
-
-        foreach ((string option, string? image) in new[] { ("--image", Image), ("--controller-image", ControllerImage) })
-        {
-            if (image is not null && (image.Length == 0 || image.Any(char.IsWhiteSpace)))
-            {
-                errors.Add($"{option} '{image}' is not an image reference (e.g. registry.example.com/app:1.0; no spaces).");
-            }
-        }
-
-        if (Storage is { } storage && string.IsNullOrWhiteSpace(storage))
-        {
-            errors.Add("--storage is empty: give the storage account's connection string.");
-        }
-
-        if (errors.Count > 0)
-        {
-            throw new CommandLineException(string.Join(Environment.NewLine, errors));
-        }
-    }
-
     /// <summary>Whether <paramref name="name"/> can name an app's objects (a DNS-1035 label leaving room for <c>-controller</c>).</summary>
     public static bool IsAppName(string name) => name.Length <= MaxAppNameLength && AppNamePattern().IsMatch(name);
+
+    /// <summary>Whether <paramref name="name"/> can name a Kubernetes namespace (a DNS-1123 label of at most 63 characters).</summary>
+    public static bool IsNamespaceName(string name) => name.Length <= 63 && DnsLabel().IsMatch(name);
 
     /// <summary>
     /// <paramref name="name"/> made an app name: lowercased, every run of other characters a '-', a leading digit given

@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Text;
+using FaaSCache.Options;
 using k8s;
 
 namespace FaaSCache.Tools.Kubernetes;
@@ -12,11 +13,13 @@ namespace FaaSCache.Tools.Kubernetes;
 /// </summary>
 public static class KubernetesManifestWriter
 {
-    /// <summary>The YAML for <paramref name="options"/>; throws <see cref="FaaSCache.Host.CommandLineException"/> naming what is wrong.</summary>
+    /// <summary>
+    /// The YAML for <paramref name="options"/>; throws <see cref="FaaSCacheConfigurationException"/> naming every bad option,
+    /// or <see cref="FaaSCache.Host.CommandLineException"/> naming what is wrong with the app folder.
+    /// </summary>
     public static string Write(KubernetesManifestOptions options)
     {
-        ArgumentNullException.ThrowIfNull(options);
-        options.Validate();
+        _ = new KubernetesManifestOptionsValidator().ThrowIfInvalid(options);
         KubernetesApp app = KubernetesApp.Read(options.ScriptRoot, options.AppName, options.Storage);
         var names = new KubernetesNames(app.Name, options.Namespace);
         PodMemory memory = PodMemory.For(app.CapacityBytes);
