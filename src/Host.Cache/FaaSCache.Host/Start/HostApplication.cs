@@ -131,22 +131,8 @@ public static class HostApplication
             ? new CachedBlobBinder(sp.GetRequiredService<IObjectCache>(), sp.GetRequiredService<SharedMemoryStore>())
             : new StockBlobBinder(sp.GetRequiredService<IBlobStore>(), sp.GetRequiredService<SharedMemoryStore>()));
         services.AddSingleton<HttpProxy>();
-        services.AddSingleton(sp => new FunctionInvoker(
-            sp.GetRequiredService<IBlobBinder>(),
-            sp.GetRequiredService<HttpProxy>(),
-            sp.GetRequiredService<IReadOnlyDictionary<string, LanguageWorkerManager>>(),
-            sp.GetRequiredService<InvocationLog>(),
-            sp.GetRequiredService<ILogger<FunctionInvoker>>(),
-            sp.GetRequiredService<InvocationMeter>()));
-        services.AddSingleton(sp => new BlobTriggerService(
-            app,
-            sp.GetRequiredService<FunctionInvoker>(),
-            sp.GetRequiredService<IBlobStore>(),
-            settings,
-            sp.GetRequiredService<ILogger<BlobTriggerService>>(),
-            settings.CacheEnabled ? sp.GetRequiredService<IObjectCache>() : null,
-            settings.Membership ? sp.GetRequiredService<IOwnerLocator>() : null,
-            sp.GetRequiredService<HostLifecycle>()));
+        services.AddSingleton<FunctionInvoker>();
+        services.AddSingleton<BlobTriggerService>();
         services.AddSingleton<WorkerHostedService>();
         services.AddHostedService(sp => sp.GetRequiredService<WorkerHostedService>());
         services.AddHostedService(sp => sp.GetRequiredService<BlobTriggerService>());

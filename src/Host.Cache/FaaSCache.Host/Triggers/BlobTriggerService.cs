@@ -32,17 +32,17 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
     private readonly CancellationTokenSource _stopping = new();
     private readonly SemaphoreSlim _concurrency = new(8);
     private readonly IOwnerLocator? _owners;
+    private readonly Start.HostLifecycle? _lifecycle;
     private Task? _poller;
 
-    /// <summary>Initializes a new instance of the <see cref="BlobTriggerService"/> class.</summary>
-    private readonly Start.HostLifecycle? _lifecycle;
-
+    /// <summary>Initializes a new instance of the <see cref="BlobTriggerService"/> class (the container makes it; the cache and the owners are used as <paramref name="settings"/> say).</summary>
     public BlobTriggerService(FunctionApp app, FunctionInvoker invoker, IBlobStore storage, HostSettings settings, ILogger<BlobTriggerService> logger, IObjectCache? cachelet = null, IOwnerLocator? owners = null, Start.HostLifecycle? lifecycle = null)
     {
         _lifecycle = lifecycle;
-        _owners = owners;
+        // Writes through the cache fire triggers at once, and only a key's owner fires for it: as the settings say.
+        _owners = settings.Membership ? owners : null;
         _invoker = invoker;
-        _cachelet = cachelet;
+        _cachelet = settings.CacheEnabled ? cachelet : null;
         _storage = storage;
         _settings = settings;
         _logger = logger;
