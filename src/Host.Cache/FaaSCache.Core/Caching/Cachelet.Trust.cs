@@ -1,34 +1,28 @@
-using FaaSCache.Options;
 using FaaSCache.Ownership;
 using Microsoft.Extensions.Logging;
 
 namespace FaaSCache.Caching;
 
 /// <summary>
-/// Owner reads that stay right across membership changes (Table 3's <c>owner</c>: strong while the owner lives). The
-/// ring changes, or this instance loses its membership lease (it could not heartbeat: storage frozen, a partition): then
-/// writes may have gone to another owner that this cachelet never heard of, so every copy it holds is checked against
-/// storage (one conditional request) before it is served again, and while the lease is lost or the members' views may
-/// still differ (two heartbeat intervals) every copy is checked on every read. Sync persistence makes storage the
-/// truth: an acknowledged write is there.
+/// Owner reads that stay right across membership changes (<see cref="OwnerTrust"/> keeps the window and the epoch):
+/// here what it means for the copies, which the cachelet's lock guards. Sync persistence makes storage the truth: an
+/// acknowledged write is there.
 /// </summary>
 public sealed partial class Cachelet
 {
-    private long _unsettledUntilTicks;
-    private long _trustEpoch;
+    private readonly OwnerTrust _trust;
 
     /// <summary>Gets a value indicating whether this cachelet's copies may be served as the owner's without a storage check.</summary>
-    public bool Settled => !Unsettled;
+    public bool Settled => !_trust.Unsettled;
 
     /// <summary>The presets whose reads trust the owner's copy and whose writes are in storage before they are acknowledged.</summary>
-    private bool RevalidatesAfterChanges => _peers is not null && ReadsFromOwner && _options.EffectivePersist == PersistMode.Sync;
+    private bool RevalidatesAfterChanges => _trust.Applies;
 
-    private bool Unsettled => !_owners.HoldsLease || _time.GetUtcNow().UtcTicks < Interlocked.Read(ref _unsettledUntilTicks);
+    private bool Unsettled => _trust.Unsettled;
 
-    /// <summary>How long the members' views of the ring may differ after a change: each sees it at its next heartbeat or watch.</summary>
-    private TimeSpan SettlePeriod => _options.Membership.HeartbeatInterval * 2;
+    private TimeSpan SettlePeriod => _trust.SettlePeriod;
 
-    private long TrustEpoch => Interlocked.Read(ref _trustEpoch);
+    private long TrustEpoch => _trust.Epoch;
 
     /// <summary>True when <paramref name="hit"/> must be checked against storage before it is served (takes the lock).</summary>
     private bool MustRevalidate(CacheEntry hit)
@@ -73,50 +67,7 @@ public sealed partial class Cachelet
     private void OnLeaseChanged(object? sender, LeaseChangedEventArgs e) =>
         Unsettle(e.Held ? "it holds its membership lease again" : "it lost its membership lease (no heartbeat in time)");
 
-    /// <summary>How long a write through an instance without its membership lease waits for it before it fails.</summary>
-    private TimeSpan LeaseWait => _options.Membership.FailureTimeout;
-
-    /// <summary>
-    /// Without its lease this instance's ring may be stale (the others may have removed it and moved its keys), so it may
-    /// not commit a write as a key's owner, nor pick the owner to forward it to: the write waits for the next heartbeat to
-    /// land (lease and ring fresh again), at most <see cref="LeaseWait"/>, and otherwise fails, not made.
-    /// </summary>
-    private async Task WaitForLeaseAsync(string key, CancellationToken cancellationToken)
-    {
-        if (!RevalidatesAfterChanges || _owners.HoldsLease)
-        {
-            return;
-        }
-
-        var regained = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        void OnChanged(object? sender, LeaseChangedEventArgs e)
-        {
-            if (e.Held)
-            {
-                regained.TrySetResult();
-            }
-        }
-
-        _owners.LeaseChanged += OnChanged;
-        try
-        {
-            if (!_owners.HoldsLease)
-            {
-                await regained.Task.WaitAsync(LeaseWait, _time, cancellationToken).ConfigureAwait(false);
-            }
-        }
-        catch (TimeoutException)
-        {
-            throw new MembershipLeaseLostException(
-                $"The write of {key} was not made: instance {_owners.SelfId} has had no membership lease for the last {LeaseWait.TotalSeconds:0.#} s " +
-                "(its heartbeats do not reach storage, or it is cut off), so it cannot tell which member owns the key. Try again once storage answers.")
-            { Key = key };
-        }
-        finally
-        {
-            _owners.LeaseChanged -= OnChanged;
-        }
-    }
+    private Task WaitForLeaseAsync(string key, CancellationToken cancellationToken) => _trust.WaitForLeaseAsync(key, cancellationToken);
 
     /// <summary>
     /// While views may differ (unsettled), another member may still serve its copy of <paramref name="key"/> as the owner:
@@ -144,22 +95,15 @@ public sealed partial class Cachelet
     /// <summary>Every copy becomes suspect and every read checks storage for the settle period.</summary>
     private void Unsettle(string reason)
     {
-        if (!RevalidatesAfterChanges)
-        {
-            return;
-        }
-
-        long until = (_time.GetUtcNow() + SettlePeriod).UtcTicks;
-        long seen = Interlocked.Read(ref _unsettledUntilTicks);
-        while (seen < until && Interlocked.CompareExchange(ref _unsettledUntilTicks, until, seen) is long now && now != seen)
-        {
-            seen = now;
-        }
-
         int marked = 0;
         lock (_gate)
         {
-            Interlocked.Increment(ref _trustEpoch);
+            // The new epoch under the lock: a check that confirms a copy (Confirmed, under the lock too) sees it or came before.
+            if (!_trust.Unsettle())
+            {
+                return;
+            }
+
             foreach (CacheEntry entry in _entries.Entries)
             {
                 if (!entry.Dirty)

@@ -67,6 +67,7 @@ public sealed partial class Cachelet : IObjectCache, IPeerServingCache, IVersion
         _doNotCache = new KeyGlob(options.DoNotCache);
         _peers = peers;
         _bandwidth = bandwidth;
+        _trust = new OwnerTrust(_owners, options, hasPeers: peers is not null, _time);
         _owners.RingChanged += OnRingChanged;
         _owners.LeaseChanged += OnLeaseChanged;
 
