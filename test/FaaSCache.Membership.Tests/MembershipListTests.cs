@@ -154,7 +154,7 @@ public sealed class MembershipListTests
             VirtualNodes = virtualNodes,
         };
 
-        var e = Assert.Throws<ArgumentException>(() => new MembershipDaemon(UnusedStore(), new MemberIdentity("orders", "a", new Uri("http://a:1/")), options));
+        var e = Assert.Throws<FaaSCacheConfigurationException>(() => new MembershipDaemon(UnusedStore(), new MemberIdentity("orders", "a", new Uri("http://a:1/")), options));
 
         Assert.Contains(named, e.Message, StringComparison.Ordinal);
     }
@@ -165,6 +165,19 @@ public sealed class MembershipListTests
         Assert.Throws<ArgumentException>(new MemberIdentity("orders", "", new Uri("http://a:1/")).Validate);
         Assert.Throws<ArgumentException>(new MemberIdentity("orders", "a", new Uri("/x", UriKind.Relative)).Validate);
         Assert.Throws<ArgumentException>(new MemberIdentity("../x", "a", new Uri("http://a:1/")).Validate);
+    }
+
+    [Fact]
+    public void A_store_refuses_retry_limits_out_of_range_naming_each_in_one_configuration_error()
+    {
+        var options = new MembershipStoreOptions { MaxAttempts = 0, BackoffBase = TimeSpan.FromSeconds(1), BackoffMax = TimeSpan.Zero };
+
+        var e = Assert.Throws<FaaSCacheConfigurationException>(() => new MembershipStore(
+            new Azure.Storage.Blobs.BlobContainerClient(new Uri("http://127.0.0.1:1/devstoreaccount1/unused"), MembershipStore.CreateClientOptions()), "orders", options));
+
+        Assert.Equal(2, e.Failures.Count);
+        Assert.Contains(e.Failures, f => f.StartsWith("MembershipStoreOptions.MaxAttempts is 0", StringComparison.Ordinal));
+        Assert.Contains(e.Failures, f => f.StartsWith("MembershipStoreOptions.BackoffBase is 00:00:01", StringComparison.Ordinal));
     }
 
     private static MembershipStore UnusedStore() =>

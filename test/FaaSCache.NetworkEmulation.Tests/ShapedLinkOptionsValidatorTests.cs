@@ -1,5 +1,3 @@
-using Microsoft.Extensions.Options;
-
 namespace FaaSCache.NetworkEmulation.Tests;
 
 [Trait("Category", "Unit")]
@@ -76,16 +74,16 @@ public sealed class ShapedLinkOptionsValidatorTests
     [Fact]
     public void Every_bad_key_is_reported_at_once()
     {
-        var error = Assert.Throws<OptionsValidationException>(() => ShapedLinkOptionsValidator.ThrowIfInvalid(
+        var error = Assert.Throws<FaaSCacheConfigurationException>(() => _validator.ThrowIfInvalid(
             new ShapedLinkOptions { RateBytesPerSecond = 0, Delay = TimeSpan.FromSeconds(-1), LossPercent = 200 }));
 
-        Assert.Equal(3, error.Failures.Count());
+        Assert.Equal(3, error.Failures.Count);
     }
 
     [Fact]
     public async Task Create_refuses_bad_options_before_touching_the_machine()
     {
-        var error = await Assert.ThrowsAsync<OptionsValidationException>(() =>
+        var error = await Assert.ThrowsAsync<FaaSCacheConfigurationException>(() =>
             NetworkNamespace.CreateAsync("neunit", 1, new ShapedLinkOptions { RateBytesPerSecond = 5 }, CancellationToken.None));
 
         Assert.Contains("RateBytesPerSecond is 5", error.Message, StringComparison.Ordinal);

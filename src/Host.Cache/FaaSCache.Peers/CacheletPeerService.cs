@@ -1,3 +1,4 @@
+using FaaSCache.Options;
 using System.Buffers;
 using System.IO.Hashing;
 using FaaSCache.Caching;
@@ -33,7 +34,7 @@ public sealed partial class CacheletPeerService : CacheletPeer.CacheletPeerBase
     public CacheletPeerService(IPeerServingCache cachelet, IOptions<PeerServerOptions> options, ILogger<CacheletPeerService>? logger = null, PeerBulkServer? bulk = null)
     {
         ArgumentNullException.ThrowIfNull(cachelet);
-        options.Value.Validate();
+        _ = new PeerServerOptionsValidator().ThrowIfInvalid(options.Value);
         _cachelet = cachelet;
         _chunkSize = options.Value.ChunkSize;
         _logger = (ILogger?)logger ?? NullLogger.Instance;

@@ -1,3 +1,4 @@
+using FaaSCache.Options;
 using System.Buffers;
 using System.Collections.Concurrent;
 using System.IO.Hashing;
@@ -58,8 +59,7 @@ public sealed partial class GrpcPeerClient : IPeerClient, IDisposable
     {
         ArgumentNullException.ThrowIfNull(directory);
         ArgumentNullException.ThrowIfNull(key);
-        options ??= new PeerClientOptions();
-        options.Validate();
+        options = new PeerClientOptionsValidator().ThrowIfInvalid(options ?? new PeerClientOptions());
         _directory = directory;
         _key = key;
         _options = options;

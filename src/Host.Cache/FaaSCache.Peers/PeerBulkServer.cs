@@ -1,3 +1,4 @@
+using FaaSCache.Options;
 using System.Buffers.Binary;
 using System.Collections.Concurrent;
 using System.Net;
@@ -63,8 +64,7 @@ public sealed partial class PeerBulkServer : IAsyncDisposable
     public PeerBulkServer(IOptions<PeerServerOptions> options, TimeProvider? time = null, ILogger<PeerBulkServer>? logger = null, IPeerServingCache? cache = null)
     {
         ArgumentNullException.ThrowIfNull(options);
-        PeerServerOptions o = options.Value;
-        o.Validate();
+        PeerServerOptions o = new PeerServerOptionsValidator().ThrowIfInvalid(options.Value);
         _key = o.Key!;
         _skew = o.MaxClockSkew;
         _time = time ?? TimeProvider.System;

@@ -1,9 +1,8 @@
 using FaaSCache.Cluster;
-using Microsoft.Extensions.Options;
 
 namespace FaaSCache.Peers;
 
-/// <summary>Options of <see cref="GrpcPeerClient"/>.</summary>
+/// <summary>Options of <see cref="GrpcPeerClient"/>; checked by <see cref="PeerClientOptionsValidator"/>.</summary>
 public sealed class PeerClientOptions
 {
     /// <summary>Gets or sets the deadline of small calls: version queries, invalidations, and the first reply of a get without fetch.</summary>
@@ -40,32 +39,4 @@ public sealed class PeerClientOptions
     /// seven copies (benchmarks/README.md, remote-read). Off: every body over gRPC, as with a peer that has no bulk port.
     /// </summary>
     public bool UseBulkTransfers { get; set; } = true;
-
-    /// <summary>Throws <see cref="OptionsValidationException"/> naming every setting out of range.</summary>
-    internal void Validate()
-    {
-        List<string> failures = [];
-        if (ChunkSize is < PeerWire.MinChunkSize or > PeerWire.MaxChunkSize)
-        {
-            failures.Add($"PeerClientOptions.ChunkSize is {ChunkSize}; it must be between {PeerWire.MinChunkSize} and {PeerWire.MaxChunkSize}.");
-        }
-
-        foreach ((string name, TimeSpan value) in new[] { (nameof(CallTimeout), CallTimeout), (nameof(FetchTimeout), FetchTimeout), (nameof(IdleTimeout), IdleTimeout), (nameof(ConnectTimeout), ConnectTimeout) })
-        {
-            if (value <= TimeSpan.Zero)
-            {
-                failures.Add($"PeerClientOptions.{name} is {value}; it must be positive.");
-            }
-        }
-
-        if (InitialStreamWindowSize < 65535)
-        {
-            failures.Add($"PeerClientOptions.InitialStreamWindowSize is {InitialStreamWindowSize}; it must be at least 65535.");
-        }
-
-        if (failures.Count > 0)
-        {
-            throw new OptionsValidationException(nameof(PeerClientOptions), typeof(PeerClientOptions), failures);
-        }
-    }
 }

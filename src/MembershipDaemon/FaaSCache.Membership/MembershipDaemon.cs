@@ -73,7 +73,8 @@ public sealed partial class MembershipDaemon : IHostedService, IPeerDirectory, I
     /// <param name="owners">The cachelet's owner ring to keep in step (the composition root's); a new one when null.</param>
     /// <param name="time">Clock for heartbeats and timers; <see cref="TimeProvider.System"/> when null.</param>
     /// <param name="logger">Logs joins, leaves, failures and storage errors.</param>
-    /// <exception cref="ArgumentException">A value is not usable, or the store belongs to another app.</exception>
+    /// <exception cref="ArgumentException">The identity is not usable, or the store belongs to another app.</exception>
+    /// <exception cref="FaaSCacheConfigurationException"><paramref name="options"/> break host.json's membership rules (each failure names the key).</exception>
     public MembershipDaemon(
         MembershipStore store,
         MemberIdentity self,
@@ -86,10 +87,7 @@ public sealed partial class MembershipDaemon : IHostedService, IPeerDirectory, I
         ArgumentNullException.ThrowIfNull(self);
         options ??= new MembershipOptions();
         self.Validate();
-        if (new FaaSCacheOptionsValidator().Validate(null, new FaaSCacheOptions { Membership = options }) is { Failed: true } invalid)
-        {
-            throw new ArgumentException(invalid.FailureMessage, nameof(options));
-        }
+        _ = new FaaSCacheOptionsValidator().ThrowIfInvalid(new FaaSCacheOptions { Membership = options });
 
         if (!string.Equals(MembershipStore.BlobNameFor(self.App), MembershipStore.BlobNameFor(store.App), StringComparison.Ordinal))
         {

@@ -2,6 +2,7 @@ using System.Globalization;
 using Azure;
 using Azure.Storage.Blobs;
 using Azure.Storage.Blobs.Models;
+using FaaSCache.Options;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 
@@ -11,19 +12,6 @@ namespace FaaSCache.Membership;
 /// <param name="List">The members (empty when the blob or its container is missing).</param>
 /// <param name="ETag">The blob's ETag, for a compare-and-swap write; null when there is no blob yet.</param>
 public sealed record MembershipSnapshot(MembershipList List, ETag? ETag);
-
-/// <summary>Retry limits of <see cref="MembershipStore.UpdateAsync"/>.</summary>
-public sealed class MembershipStoreOptions
-{
-    /// <summary>Gets or sets how many read-change-write rounds one update may take before it gives up (at least 1).</summary>
-    public int MaxAttempts { get; set; } = 50;
-
-    /// <summary>Gets or sets the smallest pause after a lost race.</summary>
-    public TimeSpan BackoffBase { get; set; } = TimeSpan.FromMilliseconds(10);
-
-    /// <summary>Gets or sets the largest pause after a lost race.</summary>
-    public TimeSpan BackoffMax { get; set; } = TimeSpan.FromMilliseconds(500);
-}
 
 /// <summary>
 /// The membership list of one app, kept in one JSON blob (<c>&lt;container&gt;/&lt;app&gt;.json</c>) and changed
@@ -52,19 +40,11 @@ public sealed class MembershipStore
     /// <param name="options">Retry limits; defaults when null.</param>
     /// <param name="logger">Logger for retries.</param>
     /// <exception cref="ArgumentException">The app name is not usable.</exception>
+    /// <exception cref="FaaSCacheConfigurationException"><paramref name="options"/> are out of range.</exception>
     public MembershipStore(BlobContainerClient container, string app, MembershipStoreOptions? options = null, ILogger? logger = null)
     {
         ArgumentNullException.ThrowIfNull(container);
-        _options = options ?? new MembershipStoreOptions();
-        if (_options.MaxAttempts < 1)
-        {
-            throw new ArgumentOutOfRangeException(nameof(options), _options.MaxAttempts, "MembershipStoreOptions.MaxAttempts must be at least 1.");
-        }
-
-        if (_options.BackoffBase < TimeSpan.Zero || _options.BackoffMax < _options.BackoffBase)
-        {
-            throw new ArgumentOutOfRangeException(nameof(options), "MembershipStoreOptions needs 0 <= BackoffBase <= BackoffMax.");
-        }
+        _options = new MembershipStoreOptionsValidator().ThrowIfInvalid(options ?? new MembershipStoreOptions());
 
         string blobName = BlobNameFor(app);
         _container = container;

@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Net;
+using FaaSCache.Options;
 
 namespace FaaSCache.NetworkEmulation;
 
@@ -60,14 +61,14 @@ public sealed partial class NetworkNamespace : IAsyncDisposable
     /// On failure (or cancellation) whatever was made is removed before the exception propagates.
     /// </summary>
     /// <exception cref="ArgumentException">The prefix or index is not allowed (the message says why).</exception>
-    /// <exception cref="Microsoft.Extensions.Options.OptionsValidationException"><paramref name="link"/> is invalid.</exception>
+    /// <exception cref="FaaSCacheConfigurationException"><paramref name="link"/> is invalid.</exception>
     /// <exception cref="NotSupportedException"><paramref name="link"/> asks for delay or loss and the kernel has no netem (<see cref="IsDelayAndLossSupported"/>).</exception>
     /// <exception cref="NetworkEmulationException">A command failed (named in the message), e.g. the index's addresses are taken.</exception>
     public static async Task<NetworkNamespace> CreateAsync(string prefix, int index, ShapedLinkOptions link, CancellationToken ct)
     {
         var names = NetworkNames.Create(prefix, index);
         ArgumentNullException.ThrowIfNull(link);
-        ShapedLinkOptionsValidator.ThrowIfInvalid(link);
+        _ = new ShapedLinkOptionsValidator().ThrowIfInvalid(link);
         ThrowIfDelayOrLossUnsupported(link);
         await ThrowIfAddressesTakenAsync(names, ct).ConfigureAwait(false);
 
@@ -148,12 +149,12 @@ public sealed partial class NetworkNamespace : IAsyncDisposable
     }
 
     /// <summary>Replaces the link's shape in both directions (briefly unshaped while the qdiscs are swapped).</summary>
-    /// <exception cref="Microsoft.Extensions.Options.OptionsValidationException"><paramref name="link"/> is invalid.</exception>
+    /// <exception cref="FaaSCacheConfigurationException"><paramref name="link"/> is invalid.</exception>
     /// <exception cref="NotSupportedException"><paramref name="link"/> asks for delay or loss and the kernel has no netem.</exception>
     public async Task ReshapeAsync(ShapedLinkOptions link)
     {
         ArgumentNullException.ThrowIfNull(link);
-        ShapedLinkOptionsValidator.ThrowIfInvalid(link);
+        _ = new ShapedLinkOptionsValidator().ThrowIfInvalid(link);
         ThrowIfDelayOrLossUnsupported(link);
         await _gate.WaitAsync().ConfigureAwait(false);
         try

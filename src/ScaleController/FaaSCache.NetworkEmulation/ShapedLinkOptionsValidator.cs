@@ -3,7 +3,10 @@ using Microsoft.Extensions.Options;
 
 namespace FaaSCache.NetworkEmulation;
 
-/// <summary>Checks <see cref="ShapedLinkOptions"/>: each failure names the key, the value and what is allowed.</summary>
+/// <summary>
+/// Checks <see cref="ShapedLinkOptions"/>: each failure names the key, the value and what is allowed
+/// (<c>new ShapedLinkOptionsValidator().ThrowIfInvalid(link)</c> throws them all as one <c>FaaSCacheConfigurationException</c>).
+/// </summary>
 public sealed class ShapedLinkOptionsValidator : IValidateOptions<ShapedLinkOptions>
 {
     /// <summary>The lowest rate accepted, in bytes per second (below it tc's token bucket is meaningless for TCP).</summary>
@@ -17,17 +20,6 @@ public sealed class ShapedLinkOptionsValidator : IValidateOptions<ShapedLinkOpti
 
     /// <summary>The largest delay accepted.</summary>
     public static readonly TimeSpan MaxDelay = TimeSpan.FromSeconds(10);
-
-    /// <summary>Validates <paramref name="options"/> and throws <see cref="OptionsValidationException"/> listing every failure.</summary>
-    public static void ThrowIfInvalid(ShapedLinkOptions options)
-    {
-        ArgumentNullException.ThrowIfNull(options);
-        var result = new ShapedLinkOptionsValidator().Validate(null, options);
-        if (result.Failed)
-        {
-            throw new OptionsValidationException(nameof(ShapedLinkOptions), typeof(ShapedLinkOptions), result.Failures);
-        }
-    }
 
     /// <inheritdoc />
     public ValidateOptionsResult Validate(string? name, ShapedLinkOptions options)

@@ -1,8 +1,8 @@
 using System.CommandLine;
+using FaaSCache.Options;
 using FaaSCache.ScaleController.Options;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.Logging;
-using Microsoft.Extensions.Options;
 
 namespace FaaSCache.ScaleController;
 
@@ -37,7 +37,7 @@ public static class Program
                 .SetMinimumLevel(statusView ? LogLevel.None : LogLevel.Information)
                 .AddFilter("Microsoft", statusView ? LogLevel.None : LogLevel.Warning));
         }
-        catch (OptionsValidationException e)
+        catch (FaaSCacheConfigurationException e)
         {
             await Console.Error.WriteLineAsync("Bad options:" + Environment.NewLine + "  " + string.Join(Environment.NewLine + "  ", e.Failures));
             return BadOptions;

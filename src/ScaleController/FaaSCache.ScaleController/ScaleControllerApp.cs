@@ -3,6 +3,7 @@ using FaaSCache.Cluster;
 using FaaSCache.Hosting;
 using FaaSCache.Keda;
 using FaaSCache.Membership;
+using FaaSCache.Options;
 using FaaSCache.ScaleController.Decisions;
 using FaaSCache.ScaleController.FrontDoor;
 using FaaSCache.ScaleController.Grpc;
@@ -19,7 +20,6 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
-using Microsoft.Extensions.Options;
 using Yarp.ReverseProxy.Configuration;
 
 namespace FaaSCache.ScaleController;
@@ -31,15 +31,11 @@ namespace FaaSCache.ScaleController;
 /// </summary>
 public static class ScaleControllerApp
 {
-    /// <summary>Validates <paramref name="options"/> (throws <see cref="OptionsValidationException"/> naming every bad key), resolves port 0 to free ports, and builds the app.</summary>
+    /// <summary>Validates <paramref name="options"/> (throws <see cref="FaaSCacheConfigurationException"/> naming every bad key), resolves port 0 to free ports, and builds the app.</summary>
     public static WebApplication Build(ScaleControllerOptions options, bool statusView = false, Action<ILoggingBuilder>? logging = null, TimeProvider? time = null)
     {
         ArgumentNullException.ThrowIfNull(options);
-        ValidateOptionsResult valid = new ScaleControllerOptionsValidator().Validate(null, options);
-        if (valid.Failed)
-        {
-            throw new OptionsValidationException(nameof(ScaleControllerOptions), typeof(ScaleControllerOptions), valid.Failures);
-        }
+        _ = new ScaleControllerOptionsValidator().ThrowIfInvalid(options);
 
         options.Port = options.Port == 0 ? FreePorts.Get(options.ListenAddress) : options.Port;
         options.GrpcPort = options.GrpcPort == 0 ? FreePorts.Get(options.ListenAddress) : options.GrpcPort;

@@ -1,3 +1,4 @@
+using FaaSCache.Options;
 using Grpc.Core;
 using Grpc.Core.Interceptors;
 using Microsoft.Extensions.Logging;
@@ -22,8 +23,7 @@ public sealed class PeerAuthInterceptor : Interceptor
     /// <summary>Initializes a new instance of the <see cref="PeerAuthInterceptor"/> class.</summary>
     public PeerAuthInterceptor(IOptions<PeerServerOptions> options, TimeProvider? time = null, ILogger<PeerAuthInterceptor>? logger = null)
     {
-        PeerServerOptions o = options.Value;
-        o.Validate();
+        PeerServerOptions o = new PeerServerOptionsValidator().ThrowIfInvalid(options.Value);
         _key = o.Key!;
         _skew = o.MaxClockSkew;
         _time = time ?? TimeProvider.System;

@@ -1,8 +1,6 @@
-using Microsoft.Extensions.Options;
-
 namespace FaaSCache.Cluster;
 
-/// <summary>Options of the peer service (the server side of cachelet-to-cachelet calls).</summary>
+/// <summary>Options of the peer service (the server side of cachelet-to-cachelet calls); checked by <see cref="PeerServerOptionsValidator"/>.</summary>
 public sealed class PeerServerOptions
 {
     /// <summary>Gets or sets the app's peer key; calls without a valid token made with it are refused. Required.</summary>
@@ -16,29 +14,4 @@ public sealed class PeerServerOptions
     /// and its nonce is remembered that long (instances of one app keep their clocks in sync; memory grows with it).
     /// </summary>
     public TimeSpan MaxClockSkew { get; set; } = TimeSpan.FromSeconds(30);
-
-    /// <summary>Throws <see cref="OptionsValidationException"/> naming every setting missing or out of range.</summary>
-    public void Validate()
-    {
-        List<string> failures = [];
-        if (Key is null)
-        {
-            failures.Add("PeerServerOptions.Key is not set: derive it with PeerKey.FromConnectionString(storageConnectionString, appName).");
-        }
-
-        if (ChunkSize is < PeerWire.MinChunkSize or > PeerWire.MaxChunkSize)
-        {
-            failures.Add($"PeerServerOptions.ChunkSize is {ChunkSize}; it must be between {PeerWire.MinChunkSize} and {PeerWire.MaxChunkSize}.");
-        }
-
-        if (MaxClockSkew <= TimeSpan.Zero)
-        {
-            failures.Add($"PeerServerOptions.MaxClockSkew is {MaxClockSkew}; it must be positive.");
-        }
-
-        if (failures.Count > 0)
-        {
-            throw new OptionsValidationException(nameof(PeerServerOptions), typeof(PeerServerOptions), failures);
-        }
-    }
 }

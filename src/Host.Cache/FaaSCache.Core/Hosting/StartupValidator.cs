@@ -10,5 +10,5 @@ namespace FaaSCache.Hosting;
 internal sealed class StartupValidator<TOptions>(IValidateOptions<TOptions> rules) : IValidateOptions<TOptions>
     where TOptions : class
 {
-    public ValidateOptionsResult Validate(string? name, TOptions options) => FaaSCacheOptionsValidator.ThrowIfInvalid(rules.Validate(name, options));
+    public ValidateOptionsResult Validate(string? name, TOptions options) => rules.Validate(name, options).ThrowIfFailed();
 }

@@ -2,7 +2,9 @@ namespace FaaSCache.Options;
 
 /// <summary>
 /// The <c>extensions.faasCache</c> settings (or the host.json file that holds them) are invalid.
-/// The message names the key (full configuration path), the value given and what is allowed.
+/// The message names the key (full configuration path), the value given and what is allowed. The one exception of every
+/// invalid setting: options checked by an <c>XxxOptionsValidator</c> outside dependency injection raise it through
+/// <see cref="OptionsValidatorExtensions.ThrowIfInvalid{TOptions}"/>, with one entry in <see cref="Failures"/> per failure.
 /// </summary>
 public sealed class FaaSCacheConfigurationException : Exception
 {
@@ -10,6 +12,7 @@ public sealed class FaaSCacheConfigurationException : Exception
     public FaaSCacheConfigurationException()
         : base("The FaaSCache configuration is invalid.")
     {
+        Failures = [Message];
     }
 
     /// <summary>Initializes a new instance of the <see cref="FaaSCacheConfigurationException"/> class.</summary>
@@ -17,6 +20,7 @@ public sealed class FaaSCacheConfigurationException : Exception
     public FaaSCacheConfigurationException(string message)
         : base(message)
     {
+        Failures = [message];
     }
 
     /// <summary>Initializes a new instance of the <see cref="FaaSCacheConfigurationException"/> class.</summary>
@@ -25,6 +29,7 @@ public sealed class FaaSCacheConfigurationException : Exception
     public FaaSCacheConfigurationException(string message, Exception innerException)
         : base(message, innerException)
     {
+        Failures = [message];
     }
 
     /// <summary>Initializes a new instance of the <see cref="FaaSCacheConfigurationException"/> class for one invalid value.</summary>
@@ -37,6 +42,7 @@ public sealed class FaaSCacheConfigurationException : Exception
         Key = key;
         Value = value;
         Allowed = allowed;
+        Failures = [Message];
     }
 
     private FaaSCacheConfigurationException(string message, string? key, string? value, string? allowed, string? filePath, Exception? innerException)
@@ -46,6 +52,13 @@ public sealed class FaaSCacheConfigurationException : Exception
         Value = value;
         Allowed = allowed;
         FilePath = filePath;
+        Failures = [message];
+    }
+
+    private FaaSCacheConfigurationException(IReadOnlyList<string> failures)
+        : base(string.Join("; ", failures))
+    {
+        Failures = failures;
     }
 
     /// <summary>Gets the full configuration path of the offending setting; null when the whole file is at fault.</summary>
@@ -59,6 +72,15 @@ public sealed class FaaSCacheConfigurationException : Exception
 
     /// <summary>Gets the host.json path when the settings were read from a file.</summary>
     public string? FilePath { get; }
+
+    /// <summary>
+    /// Gets every failure, each naming the key, the value and what is allowed (the <see cref="Exception.Message"/> joins
+    /// them with "; "); one entry, the message, when a single setting is at fault.
+    /// </summary>
+    public IReadOnlyList<string> Failures { get; }
+
+    /// <summary>The failures of one validation, all at once.</summary>
+    internal static FaaSCacheConfigurationException ForFailures(IEnumerable<string> failures) => new(failures.ToArray());
 
     /// <summary>A key that the schema does not know.</summary>
     internal static FaaSCacheConfigurationException UnknownKey(string key, string? value, IEnumerable<string> allowedKeys)

@@ -6,7 +6,8 @@ namespace FaaSCache.Options;
 /// Validates <see cref="FaaSCacheOptions"/> (from host.json, or changed in code) with the same rules as
 /// <see cref="FaaSCacheOptionsReader"/>; each failure names the key, the value and what is allowed. Registered by the
 /// composition root with <c>ValidateOnStart</c>: an invalid setting stops the host's start-up with a
-/// <see cref="FaaSCacheConfigurationException"/> (<see cref="ThrowIfInvalid"/>), the one type of every configuration error.
+/// <see cref="FaaSCacheConfigurationException"/>, the one type of every configuration error; by hand,
+/// <c>new FaaSCacheOptionsValidator().ThrowIfInvalid(options)</c> (<see cref="OptionsValidatorExtensions"/>) does the same.
 /// </summary>
 public sealed class FaaSCacheOptionsValidator : IValidateOptions<FaaSCacheOptions>
 {
@@ -18,8 +19,7 @@ public sealed class FaaSCacheOptionsValidator : IValidateOptions<FaaSCacheOption
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 
-    /// <summary>Throws the configuration exception of <paramref name="result"/>'s failures, if it failed.</summary>
+    /// <summary>Throws the configuration exception of <paramref name="result"/>'s failures, if it failed (<see cref="OptionsValidatorExtensions.ThrowIfFailed"/>).</summary>
     /// <exception cref="FaaSCacheConfigurationException">The options are invalid.</exception>
-    public static ValidateOptionsResult ThrowIfInvalid(ValidateOptionsResult result) =>
-        result.Failed ? throw new FaaSCacheConfigurationException(result.FailureMessage) : result;
+    public static ValidateOptionsResult ThrowIfInvalid(ValidateOptionsResult result) => result.ThrowIfFailed();
 }

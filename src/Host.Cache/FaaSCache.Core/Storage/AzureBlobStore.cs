@@ -1,6 +1,7 @@
 using Azure;
 using Azure.Storage.Blobs;
 using Azure.Storage.Blobs.Models;
+using FaaSCache.Options;
 using Polly;
 using Polly.CircuitBreaker;
 using Polly.Retry;
@@ -21,10 +22,11 @@ public sealed class AzureBlobStore : IBlobStore
     private readonly ResiliencePipeline _pipeline;
 
     /// <summary>Initializes a new instance of the <see cref="AzureBlobStore"/> class.</summary>
+    /// <exception cref="FaaSCacheConfigurationException"><paramref name="resilience"/> has a value out of range.</exception>
     public AzureBlobStore(BlobServiceClient service, StorageResilienceOptions? resilience = null)
     {
         _service = service;
-        _pipeline = BuildPipeline(resilience ?? new StorageResilienceOptions());
+        _pipeline = BuildPipeline(new StorageResilienceOptionsValidator().ThrowIfInvalid(resilience ?? new StorageResilienceOptions()));
     }
 
     /// <inheritdoc />

@@ -1,6 +1,6 @@
 namespace FaaSCache.Storage;
 
-/// <summary>The Polly pipeline around storage calls.</summary>
+/// <summary>The Polly pipeline around storage calls; checked by <see cref="StorageResilienceOptionsValidator"/>.</summary>
 public sealed class StorageResilienceOptions
 {
     /// <summary>Gets or sets retries on transient errors (after the first try).</summary>

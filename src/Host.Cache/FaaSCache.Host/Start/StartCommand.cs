@@ -67,11 +67,6 @@ public static class StartCommand
             await Console.Error.WriteLineAsync($"FaaSCache host: cannot listen on port {settings.Port}: {e.Message}");
             return 1;
         }
-        catch (OptionsValidationException e)
-        {
-            await Console.Error.WriteLineAsync($"FaaSCache host: cannot start the app: {string.Join(" ", e.Failures)}");
-            return 1;
-        }
         catch (FaaSCacheConfigurationException e)
         {
             await Console.Error.WriteLineAsync($"FaaSCache host: cannot start the app: {e.Message}");

@@ -1,4 +1,5 @@
 using System.Threading.Channels;
+using FaaSCache.Options;
 
 namespace FaaSCache.Simulation.Engine;
 
@@ -21,7 +22,7 @@ public sealed class FleetSimulator
         ArgumentNullException.ThrowIfNull(policies);
         ArgumentNullException.ThrowIfNull(latencies);
         ArgumentNullException.ThrowIfNull(options);
-        options.Validate();
+        _ = new SimulationOptionsValidator().ThrowIfInvalid(options);
         if (latencies.Count == 0)
         {
             throw new ArgumentException("At least one latency model is needed.", nameof(latencies));

@@ -3,7 +3,7 @@ using FaaSCache.Options;
 
 namespace FaaSCache.Simulation.Engine;
 
-/// <summary>How apps are run in the simulation (the parts of the platform the trace does not record).</summary>
+/// <summary>How apps are run in the simulation (the parts of the platform the trace does not record); checked by <see cref="SimulationOptionsValidator"/>.</summary>
 public sealed record SimulationOptions
 {
     /// <summary>
@@ -37,29 +37,4 @@ public sealed record SimulationOptions
 
     /// <summary>Gets a value indicating whether hits pay the <c>strong</c> preset's version check (the paper's simulation default).</summary>
     public bool StrongConsistency { get; init; } = true;
-
-    /// <summary>Throws when a value is out of range, naming it.</summary>
-    /// <exception cref="ArgumentOutOfRangeException">A value is out of range.</exception>
-    public void Validate()
-    {
-        if (UnloadAfterIdle <= TimeSpan.Zero)
-        {
-            throw new ArgumentOutOfRangeException(nameof(UnloadAfterIdle), UnloadAfterIdle, "UnloadAfterIdle must be positive.");
-        }
-
-        if (MaxInstances < 1)
-        {
-            throw new ArgumentOutOfRangeException(nameof(MaxInstances), MaxInstances, "MaxInstances must be at least 1.");
-        }
-
-        if (PollInterval <= TimeSpan.Zero)
-        {
-            throw new ArgumentOutOfRangeException(nameof(PollInterval), PollInterval, "PollInterval must be positive.");
-        }
-
-        if (ScaleOutCooldown < TimeSpan.Zero || ScaleInCooldown < TimeSpan.Zero)
-        {
-            throw new ArgumentOutOfRangeException(nameof(ScaleInCooldown), ScaleInCooldown, "The cool-downs must not be negative.");
-        }
-    }
 }

@@ -1,4 +1,5 @@
 using System.Globalization;
+using FaaSCache.Options;
 
 namespace FaaSCache.Simulation.Trace;
 
@@ -27,7 +28,7 @@ public sealed class TraceGenerator
     public TraceGenerator(TraceGeneratorOptions options)
     {
         ArgumentNullException.ThrowIfNull(options);
-        options.Validate();
+        _ = new TraceGeneratorOptionsValidator().ThrowIfInvalid(options);
         _options = options;
     }
 

@@ -1,6 +1,6 @@
 namespace FaaSCache.Simulation.Trace;
 
-/// <summary>What <see cref="TraceGenerator"/> produces.</summary>
+/// <summary>What <see cref="TraceGenerator"/> produces; checked by <see cref="TraceGeneratorOptionsValidator"/>.</summary>
 public sealed record TraceGeneratorOptions
 {
     /// <summary>Gets the seed: the same seed and options give the same trace, row for row.</summary>
@@ -20,29 +20,4 @@ public sealed record TraceGeneratorOptions
     /// memory (2 M accesses is ~40 MB of trace plus the cache state).
     /// </summary>
     public int MaxAccessesPerApp { get; init; } = 2_000_000;
-
-    /// <summary>Throws when a value is out of range, naming it.</summary>
-    /// <exception cref="ArgumentOutOfRangeException">A value is out of range.</exception>
-    public void Validate()
-    {
-        if (Accesses < 1)
-        {
-            throw new ArgumentOutOfRangeException(nameof(Accesses), Accesses, "Accesses must be at least 1.");
-        }
-
-        if (Apps < 1)
-        {
-            throw new ArgumentOutOfRangeException(nameof(Apps), Apps, "Apps must be at least 1.");
-        }
-
-        if (Days < 1)
-        {
-            throw new ArgumentOutOfRangeException(nameof(Days), Days, "Days must be at least 1.");
-        }
-
-        if (MaxAccessesPerApp < 1)
-        {
-            throw new ArgumentOutOfRangeException(nameof(MaxAccessesPerApp), MaxAccessesPerApp, "MaxAccessesPerApp must be at least 1.");
-        }
-    }
 }

@@ -47,7 +47,7 @@ public static class WhatIfAnalyzer
         ArgumentNullException.ThrowIfNull(trace);
         ArgumentNullException.ThrowIfNull(grid);
         ArgumentNullException.ThrowIfNull(options);
-        options.Validate();
+        _ = new SimulationOptionsValidator().ThrowIfInvalid(options);
         AppLayout layout = AppLayout.For(trace, options);
         var outcomes = new WhatIfOutcome[grid.Count];
         Parallel.For(0, grid.Count, new ParallelOptions { MaxDegreeOfParallelism = Environment.ProcessorCount }, i => outcomes[i] = new WhatIfOutcome(grid[i], AppSimulator.Run(trace, layout, grid[i], latency, options)));

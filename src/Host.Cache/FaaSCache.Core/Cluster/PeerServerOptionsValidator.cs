@@ -1,0 +1,30 @@
+using Microsoft.Extensions.Options;
+
+namespace FaaSCache.Cluster;
+
+/// <summary>Checks <see cref="PeerServerOptions"/>: each failure names the setting, the value and what is allowed.</summary>
+public sealed class PeerServerOptionsValidator : IValidateOptions<PeerServerOptions>
+{
+    /// <inheritdoc />
+    public ValidateOptionsResult Validate(string? name, PeerServerOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        List<string> failures = [];
+        if (options.Key is null)
+        {
+            failures.Add("PeerServerOptions.Key is not set: derive it with PeerKey.FromConnectionString(storageConnectionString, appName).");
+        }
+
+        if (options.ChunkSize is < PeerWire.MinChunkSize or > PeerWire.MaxChunkSize)
+        {
+            failures.Add($"PeerServerOptions.ChunkSize is {options.ChunkSize}; it must be between {PeerWire.MinChunkSize} and {PeerWire.MaxChunkSize}.");
+        }
+
+        if (options.MaxClockSkew <= TimeSpan.Zero)
+        {
+            failures.Add($"PeerServerOptions.MaxClockSkew is {options.MaxClockSkew}; it must be positive.");
+        }
+
+        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
+    }
+}

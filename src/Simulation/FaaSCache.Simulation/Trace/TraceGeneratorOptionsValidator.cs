@@ -1,0 +1,27 @@
+using Microsoft.Extensions.Options;
+
+namespace FaaSCache.Simulation.Trace;
+
+/// <summary>Checks <see cref="TraceGeneratorOptions"/>: each failure names the setting, the value and what is allowed.</summary>
+public sealed class TraceGeneratorOptionsValidator : IValidateOptions<TraceGeneratorOptions>
+{
+    /// <inheritdoc />
+    public ValidateOptionsResult Validate(string? name, TraceGeneratorOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        List<string> failures = [];
+        foreach ((string setting, long value) in new[]
+        {
+            (nameof(options.Accesses), options.Accesses), (nameof(options.Apps), options.Apps),
+            (nameof(options.Days), options.Days), (nameof(options.MaxAccessesPerApp), (long)options.MaxAccessesPerApp),
+        })
+        {
+            if (value < 1)
+            {
+                failures.Add($"TraceGeneratorOptions.{setting} is {value}; {setting} must be at least 1.");
+            }
+        }
+
+        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
+    }
+}
