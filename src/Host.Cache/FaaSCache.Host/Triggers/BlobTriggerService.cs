@@ -33,11 +33,13 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
     private readonly SemaphoreSlim _concurrency = new(8);
     private readonly IOwnerLocator? _owners;
     private readonly Start.HostLifecycle? _lifecycle;
+    private readonly BlobTriggerPoison _poison;
     private Task? _poller;
 
     /// <summary>Initializes a new instance of the <see cref="BlobTriggerService"/> class (the container makes it; the cache and the owners are used as <paramref name="settings"/> say).</summary>
-    public BlobTriggerService(FunctionApp app, FunctionInvoker invoker, IBlobStore storage, HostSettings settings, ILogger<BlobTriggerService> logger, IObjectCache? cachelet = null, IOwnerLocator? owners = null, Start.HostLifecycle? lifecycle = null)
+    public BlobTriggerService(FunctionApp app, FunctionInvoker invoker, IBlobStore storage, HostSettings settings, ILogger<BlobTriggerService> logger, IObjectCache? cachelet = null, IOwnerLocator? owners = null, Start.HostLifecycle? lifecycle = null, Microsoft.Extensions.Configuration.IConfiguration? configuration = null)
     {
+        _poison = new BlobTriggerPoison(app.StorageConnection, configuration);
         _lifecycle = lifecycle;
         // Writes through the cache fire triggers at once, and only a key's owner fires for it: as the settings say.
         _owners = settings.Membership ? owners : null;
@@ -205,8 +207,7 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
 
             var blobUri = new Uri(_storage.AccountUri, Uri.EscapeDataString(key).Replace("%2F", "/", StringComparison.Ordinal));
             var trigger = new BlobTriggerEvent(key, version, kind switch { "cache" => BlobTriggerSource.Cache, "eventgrid" => BlobTriggerSource.EventGrid, _ => BlobTriggerSource.Poll }, blobUri, captures);
-            _logger.LogInformation("Executing '{Function}' (reason: {Kind} trigger on {Key})", function.Name, kind, key);
-            await _invoker.InvokeAsync(function, trigger, _stopping.Token).ConfigureAwait(false);
+            await RunWithRetriesAsync(function, key, version, kind, trigger).ConfigureAwait(false);
         }
         catch (OperationCanceledException) when (_stopping.IsCancellationRequested)
         {
@@ -218,6 +219,44 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
         finally
         {
             _concurrency.Release();
+        }
+    }
+
+    /// <summary>
+    /// As the Functions host: a function that fails on a blob runs again, <see cref="BlobTriggerPoison.MaxDequeueCount"/>
+    /// times in all, and then the blob goes to the poison queue.
+    /// </summary>
+    private async Task RunWithRetriesAsync(FunctionDefinition function, string key, string version, string kind, BlobTriggerEvent trigger)
+    {
+        for (int attempt = 1; ; attempt++)
+        {
+            _logger.LogInformation("Executing '{Function}' (reason: {Kind} trigger on {Key}, attempt {Attempt} of {Attempts})", function.Name, kind, key, attempt, _poison.MaxDequeueCount);
+            try
+            {
+                await _invoker.InvokeAsync(function, trigger, _stopping.Token).ConfigureAwait(false);
+                return;
+            }
+            catch (Exception e) when (e is not OperationCanceledException || !_stopping.IsCancellationRequested)
+            {
+                if (attempt < _poison.MaxDequeueCount)
+                {
+                    _logger.LogWarning("Blob-triggered '{Function}' on {Key} failed (attempt {Attempt} of {Attempts}): {Message}; running it again", function.Name, key, attempt, _poison.MaxDequeueCount, e.Message);
+                    await Task.Delay(TimeSpan.FromMilliseconds(100 * attempt), _stopping.Token).ConfigureAwait(false);
+                    continue;
+                }
+
+                _logger.LogError(e, "Blob-triggered '{Function}' on {Key} failed {Attempts} times: {Message}; the blob goes to the '{Queue}' queue", function.Name, key, attempt, e.Message, BlobTriggerPoison.QueueName);
+                try
+                {
+                    await _poison.SendAsync(function.Name, key, version, _stopping.Token).ConfigureAwait(false);
+                }
+                catch (Exception poison) when (poison is not OperationCanceledException)
+                {
+                    _logger.LogError("Could not put {Key} in the '{Queue}' queue of the app's storage account ({Reason}): is its queue service reachable (Azurite: its queue port, 10001 for UseDevelopmentStorage=true)?", key, BlobTriggerPoison.QueueName, poison.Message);
+                }
+
+                return;
+            }
         }
     }
 
