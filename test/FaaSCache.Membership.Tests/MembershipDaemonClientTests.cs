@@ -25,7 +25,9 @@ public sealed class MembershipDaemonClientTests
 
         await azurite.StopAsync();
         int before = attempts.Count;
-        await Assert.ThrowsAsync<RequestFailedException>(() => store.ReadAsync());
+        // Membership goes through IBlobStore: the store names the failure, the client's answer is its cause.
+        var failure = await Assert.ThrowsAsync<StorageUnavailableException>(() => store.ReadAsync());
+        Assert.IsType<RequestFailedException>(failure.InnerException);
         Assert.Equal(1, attempts.Count - before);
 
         await azurite.StartAgainAsync();

@@ -1,8 +1,7 @@
 using System.Globalization;
 using Azure;
-using Azure.Storage.Blobs;
-using Azure.Storage.Blobs.Models;
 using FaaSCache.Options;
+using FaaSCache.Storage;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 
@@ -14,11 +13,14 @@ namespace FaaSCache.Membership;
 public sealed record MembershipSnapshot(MembershipList List, ETag? ETag);
 
 /// <summary>
-/// The membership list of one app, kept in one JSON blob (<c>&lt;container&gt;/&lt;app&gt;.json</c>) and changed
-/// only by compare-and-swap on the blob's ETag, so concurrent writers never lose each other's changes.
+/// The membership list of one app, kept in one JSON blob (<c>&lt;container&gt;/&lt;app&gt;.json</c>) of an
+/// <see cref="IBlobStore"/> and changed only by compare-and-swap on the blob's ETag
+/// (<see cref="IBlobStore.UploadIfUnchangedAsync"/>), so concurrent writers never lose each other's changes. Storage
+/// failures are the store's own (an <see cref="AzureBlobStore"/>'s <see cref="StorageUnavailableException"/>); the Azure
+/// conveniences (<see cref="Create"/>, client options) are in <c>MembershipStore.Azure.cs</c>.
 /// </summary>
-/// <remarks>Safe to use from several threads; holds no state but the container client.</remarks>
-public sealed class MembershipStore
+/// <remarks>Safe to use from several threads; holds no state but the store.</remarks>
+public sealed partial class MembershipStore
 {
     /// <summary>The container used when none is configured.</summary>
     public const string DefaultContainerName = "faascache-membership";
@@ -26,82 +28,48 @@ public sealed class MembershipStore
     /// <summary>The longest app name accepted.</summary>
     public const int MaxAppNameLength = 200;
 
-    /// <summary>The newest blob service version Azurite 3.35.0 accepts (the SDK's default is newer).</summary>
-    public const BlobClientOptions.ServiceVersion PinnedServiceVersion = BlobClientOptions.ServiceVersion.V2025_11_05;
+    private const string JsonContentType = "application/json";
 
-    private readonly BlobContainerClient _container;
-    private readonly BlobClient _blob;
+    private readonly IBlobStore _storage;
     private readonly MembershipStoreOptions _options;
     private readonly ILogger _logger;
 
-    /// <summary>Creates a store for <paramref name="app"/>'s list in <paramref name="container"/>.</summary>
-    /// <param name="container">The container holding membership blobs (created on the first write if missing).</param>
+    /// <summary>Creates a store for <paramref name="app"/>'s list in <paramref name="containerName"/> of <paramref name="storage"/>.</summary>
+    /// <param name="storage">The blob store (an <see cref="AzureBlobStore"/>, or an in-memory one in unit tests).</param>
     /// <param name="app">The app name; see <see cref="BlobNameFor"/>.</param>
+    /// <param name="containerName">The container holding membership blobs (created on the first write if missing).</param>
     /// <param name="options">Retry limits; defaults when null.</param>
     /// <param name="logger">Logger for retries.</param>
-    /// <exception cref="ArgumentException">The app name is not usable.</exception>
+    /// <exception cref="ArgumentException">The app or container name is not usable.</exception>
     /// <exception cref="FaaSCacheConfigurationException"><paramref name="options"/> are out of range.</exception>
-    public MembershipStore(BlobContainerClient container, string app, MembershipStoreOptions? options = null, ILogger? logger = null)
+    public MembershipStore(IBlobStore storage, string app, string containerName = DefaultContainerName, MembershipStoreOptions? options = null, ILogger? logger = null)
     {
-        ArgumentNullException.ThrowIfNull(container);
+        ArgumentNullException.ThrowIfNull(storage);
         _options = new MembershipStoreOptionsValidator().ThrowIfInvalid(options ?? new MembershipStoreOptions());
-
         string blobName = BlobNameFor(app);
-        _container = container;
-        _blob = container.GetBlobClient(blobName);
+        ValidateContainerName(containerName);
+        _storage = storage;
         _logger = logger ?? NullLogger.Instance;
         App = app;
-        BlobPath = $"{_container.Name}/{blobName}";
+        BlobPath = $"{containerName}/{blobName}";
     }
 
     /// <summary>Gets the app name as given.</summary>
     public string App { get; }
 
-    /// <summary>Gets "container/blob" of the membership blob (used in messages).</summary>
+    /// <summary>Gets "container/blob" of the membership blob (used in messages, and its key in the store).</summary>
     public string BlobPath { get; }
 
-    /// <summary>Gets the blob's URI.</summary>
-    public Uri BlobUri => _blob.Uri;
-
-    /// <summary>Creates a store from a connection string, with client options pinned to <see cref="PinnedServiceVersion"/>.</summary>
-    /// <param name="connectionString">The storage connection string.</param>
-    /// <param name="app">The app name; see <see cref="BlobNameFor"/>.</param>
-    /// <param name="containerName">The container of the membership blobs.</param>
-    /// <param name="_options">Retry limits of <see cref="UpdateAsync"/>; defaults when null.</param>
-    /// <param name="_logger">Logger for retries.</param>
-    /// <param name="clientOptions">The blob client's options (<see cref="CreateClientOptions"/> when null; a daemon passes <see cref="CreateDaemonClientOptions"/>).</param>
-    /// <exception cref="ArgumentException">The app or container name is not usable.</exception>
-    public static MembershipStore Create(
-        string connectionString,
-        string app,
-        string containerName = DefaultContainerName,
-        MembershipStoreOptions? _options = null,
-        ILogger? _logger = null,
-        BlobClientOptions? clientOptions = null)
+    /// <summary>Gets the blob's URI (the store's account URI and <see cref="BlobPath"/>).</summary>
+    public Uri BlobUri
     {
-        ArgumentException.ThrowIfNullOrEmpty(connectionString);
-        ValidateContainerName(containerName);
-        var client = new BlobContainerClient(connectionString, containerName, clientOptions ?? CreateClientOptions());
-        return new MembershipStore(client, app, _options, _logger);
+        get
+        {
+            var uri = new UriBuilder(_storage.AccountUri);
+            uri.Path = $"{uri.Path.TrimEnd('/')}/{BlobPath}";
+            return uri.Uri;
+        }
     }
-
-    /// <summary>
-    /// Client options for a heartbeating daemon: one attempt per request, at most <paramref name="attemptTimeout"/> long.
-    /// The daemon's loop tries again within a heartbeat interval by itself; the SDK's own back-off (1.6 + 3.2 + 6.4 s)
-    /// would keep a heartbeat asleep for seconds after storage answers again (a restarted storage account), and the
-    /// instance without its lease all that time, removed by the others, whose heartbeats happened to land first.
-    /// </summary>
-    public static BlobClientOptions CreateDaemonClientOptions(TimeSpan attemptTimeout)
-    {
-        ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(attemptTimeout, TimeSpan.Zero);
-        BlobClientOptions options = CreateClientOptions();
-        options.Retry.MaxRetries = 0;
-        options.Retry.NetworkTimeout = attemptTimeout;
-        return options;
-    }
-
-    /// <summary>Blob client options pinned to <see cref="PinnedServiceVersion"/>.</summary>
-    public static BlobClientOptions CreateClientOptions() => new(PinnedServiceVersion);
 
     /// <summary>
     /// The blob name of <paramref name="app"/>'s list: the name lower-cased (Function App names are
@@ -164,34 +132,23 @@ public sealed class MembershipStore
     /// <exception cref="MembershipFormatException">The blob is not a valid membership list.</exception>
     public async Task<MembershipSnapshot?> ReadIfChangedAsync(ETag? knownETag, CancellationToken cancellationToken = default)
     {
-        var download = new BlobDownloadOptions
-        {
-            Conditions = knownETag is { } etag ? new BlobRequestConditions { IfNoneMatch = etag } : null,
-        };
-
-        Response<BlobDownloadResult> response;
+        FetchResult<byte[]> read;
         try
         {
-            response = await _blob.DownloadContentAsync(download, cancellationToken).ConfigureAwait(false);
+            read = await _storage.FetchBytesAsync(BlobPath, knownETag?.ToString(), cancellationToken).ConfigureAwait(false);
         }
-        catch (RequestFailedException e) when (e.Status == 304)
-        {
-            return null;
-        }
-        catch (RequestFailedException e) when (e.Status == 404)
+        catch (BlobNotFoundException)
         {
             return knownETag is null ? null : new MembershipSnapshot(MembershipList.Empty, null);
         }
 
-        if (response.GetRawResponse().Status == 304)
+        if (read.Status == FetchStatus.NotModified)
         {
-            // Depending on the SDK path a 304 comes back as a body-less response instead of an exception.
             return null;
         }
 
-        BlobDownloadResult result = response.Value;
-        var list = MembershipJson.Parse(result.Content.ToMemory().Span, BlobPath);
-        return new MembershipSnapshot(list, result.Details.ETag);
+        var list = MembershipJson.Parse(read.Value, BlobPath);
+        return new MembershipSnapshot(list, new ETag(read.ETag!));
     }
 
     /// <summary>
@@ -211,7 +168,6 @@ public sealed class MembershipStore
     {
         ArgumentNullException.ThrowIfNull(change);
         TimeSpan pause = _options.BackoffBase;
-        RequestFailedException? last = null;
         for (int attempt = 1; attempt <= _options.MaxAttempts; attempt++)
         {
             MembershipSnapshot current = await ReadAsync(cancellationToken).ConfigureAwait(false);
@@ -221,19 +177,15 @@ public sealed class MembershipStore
                 return current;
             }
 
-            try
+            ConditionalUploadResult written = await _storage.UploadIfUnchangedAsync(
+                BlobPath, MembershipJson.Serialize(next), current.ETag?.ToString(), JsonContentType, cancellationToken).ConfigureAwait(false);
+            if (written.Written)
             {
-                ETag written = await WriteAsync(next, current.ETag, cancellationToken).ConfigureAwait(false);
-                return new MembershipSnapshot(next, written);
-            }
-            catch (RequestFailedException e) when (e.Status is 412 or 409 || (e.Status == 404 && current.ETag is not null))
-            {
-                // 412: changed since the read (If-Match); 409: created since the read (If-None-Match: *);
-                // 404 after reading a blob: deleted since the read. In every case: read again.
-                last = e;
-                _logger.LogDebug("Membership blob {Blob} changed under update attempt {Attempt} ({Status}); retrying", BlobPath, attempt, e.Status);
+                return new MembershipSnapshot(next, new ETag(written.ETag!));
             }
 
+            // Changed since the read (412), created since the read (409) or deleted since the read: read again.
+            _logger.LogDebug("Membership blob {Blob} changed under update attempt {Attempt} (precondition failed); retrying", BlobPath, attempt);
             if (attempt < _options.MaxAttempts)
             {
                 // Decorrelated jitter: spreads the losers of one race over a growing window so they do not collide again.
@@ -242,7 +194,7 @@ public sealed class MembershipStore
             }
         }
 
-        throw new MembershipConflictException(BlobPath, _options.MaxAttempts, last);
+        throw new MembershipConflictException(BlobPath, _options.MaxAttempts);
     }
 
     private TimeSpan NextPause(TimeSpan previous)
@@ -250,51 +202,6 @@ public sealed class MembershipStore
         double lo = _options.BackoffBase.TotalMilliseconds;
         double hi = Math.Min(_options.BackoffMax.TotalMilliseconds, Math.Max(lo, previous.TotalMilliseconds * 3));
         return TimeSpan.FromMilliseconds(lo + (Random.Shared.NextDouble() * (hi - lo)));
-    }
-
-    private async Task<ETag> WriteAsync(MembershipList list, ETag? expected, CancellationToken cancellationToken)
-    {
-        var upload = new BlobUploadOptions
-        {
-            HttpHeaders = new BlobHttpHeaders { ContentType = "application/json" },
-            Conditions = expected is { } etag
-                ? new BlobRequestConditions { IfMatch = etag }
-                : new BlobRequestConditions { IfNoneMatch = ETag.All },
-        };
-        var content = BinaryData.FromBytes(MembershipJson.Serialize(list));
-
-        for (int round = 0; ; round++)
-        {
-            try
-            {
-                Response<BlobContentInfo> response = await _blob.UploadAsync(content, upload, cancellationToken).ConfigureAwait(false);
-                return response.Value.ETag;
-            }
-            catch (RequestFailedException e) when (e.Status == 404 && round == 0 && IsContainerMissing(e))
-            {
-                await CreateContainerAsync(cancellationToken).ConfigureAwait(false);
-            }
-        }
-    }
-
-    private static bool IsContainerMissing(RequestFailedException e)
-        => string.Equals(e.ErrorCode, BlobErrorCode.ContainerNotFound.ToString(), StringComparison.Ordinal) || e.ErrorCode is null;
-
-    private async Task CreateContainerAsync(CancellationToken cancellationToken)
-    {
-        try
-        {
-            var created = await _container.CreateIfNotExistsAsync(cancellationToken: cancellationToken).ConfigureAwait(false);
-            if (created is not null)
-            {
-                _logger.LogInformation("Created membership container {Container}", _container.Name);
-            }
-        }
-        catch (RequestFailedException e) when (e.Status == 403)
-        {
-            // A container-scoped SAS may not create containers; the retried write says what is really wrong.
-            _logger.LogDebug(e, "Could not create membership container {Container}", _container.Name);
-        }
     }
 
     /// <inheritdoc />

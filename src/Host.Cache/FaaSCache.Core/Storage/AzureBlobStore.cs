@@ -165,7 +165,20 @@ public sealed class AzureBlobStore : IBlobStore
     {
         BlobClient blob = GetBlob(key);
         var options = new BlobUploadOptions { Conditions = new BlobRequestConditions { IfNoneMatch = ETag.All } };
-        return await UploadCreatingContainerAsync("create", key, blob, token => blob.UploadAsync(new BinaryData(content), options, token), createOnly: true, cancellationToken).ConfigureAwait(false) is not null;
+        return await UploadCreatingContainerAsync("create", key, blob, token => blob.UploadAsync(new BinaryData(content), options, token), options.Conditions, cancellationToken).ConfigureAwait(false) is not null;
+    }
+
+    /// <inheritdoc />
+    public async Task<ConditionalUploadResult> UploadIfUnchangedAsync(string key, ReadOnlyMemory<byte> content, string? expectedETag, string? contentType = null, CancellationToken cancellationToken = default)
+    {
+        BlobClient blob = GetBlob(key);
+        var options = new BlobUploadOptions
+        {
+            HttpHeaders = contentType is null ? null : new BlobHttpHeaders { ContentType = contentType },
+            Conditions = expectedETag is null ? new BlobRequestConditions { IfNoneMatch = ETag.All } : new BlobRequestConditions { IfMatch = new ETag(expectedETag) },
+        };
+        string? etag = await UploadCreatingContainerAsync("conditional upload", key, blob, token => blob.UploadAsync(new BinaryData(content), options, token), options.Conditions, cancellationToken).ConfigureAwait(false);
+        return etag is null ? ConditionalUploadResult.PreconditionFailed : ConditionalUploadResult.WrittenAs(etag);
     }
 
     /// <summary>
@@ -199,16 +212,16 @@ public sealed class AzureBlobStore : IBlobStore
                 content.Position = start;
                 return blob.UploadAsync(content, options, token);
             },
-            createOnly,
+            options.Conditions,
             cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>
     /// One upload (<paramref name="upload"/>, which may run more than once) that creates a missing container first, as the
-    /// Functions blob extension's output bindings do; returns the new ETag, or null when <paramref name="createOnly"/> and
-    /// the blob exists.
+    /// Functions blob extension's output bindings do; returns the new ETag, or null when <paramref name="conditions"/> did
+    /// not hold. Under <c>If-Match</c> a missing container is not created: the version expected is gone.
     /// </summary>
-    private async Task<string?> UploadCreatingContainerAsync(string operation, string key, BlobClient blob, Func<CancellationToken, Task<Response<BlobContentInfo>>> upload, bool createOnly, CancellationToken cancellationToken)
+    private async Task<string?> UploadCreatingContainerAsync(string operation, string key, BlobClient blob, Func<CancellationToken, Task<Response<BlobContentInfo>>> upload, BlobRequestConditions? conditions, CancellationToken cancellationToken)
         => await RunAsync<string?>(operation, key,
             async token =>
             {
@@ -218,7 +231,7 @@ public sealed class AzureBlobStore : IBlobStore
                     {
                         return (await upload(token).ConfigureAwait(false)).Value.ETag.ToString();
                     }
-                    catch (RequestFailedException e) when (createOnly && e.Status is 409 or 412 && e.ErrorCode != BlobErrorCode.ContainerNotFound)
+                    catch (RequestFailedException e) when (ConditionFailed(e, conditions))
                     {
                         return null;
                     }
@@ -316,6 +329,10 @@ public sealed class AzureBlobStore : IBlobStore
                 e) { Key = key };
         }
     }
+
+    // 412 (or 409 under If-None-Match: *): another version, or the blob exists; a 404 under If-Match: the version is gone.
+    private static bool ConditionFailed(RequestFailedException e, BlobRequestConditions? conditions) => conditions is not null
+        && (e.Status is 409 or 412 ? e.ErrorCode != BlobErrorCode.ContainerNotFound : e.Status == 404 && conditions.IfMatch is not null);
 
     // Listings carry ETags without the quotes that response headers have; versions compare as quoted strings.
     private static string Quoted(string? etag) => etag is null or "" ? string.Empty : etag.StartsWith('"') ? etag : $"\"{etag}\"";

@@ -30,6 +30,10 @@ public abstract class DelegatingBlobStore(IBlobStore inner) : IBlobStore
     public virtual Task<bool> TryCreateAsync(string key, ReadOnlyMemory<byte> content, CancellationToken cancellationToken = default) => Inner.TryCreateAsync(key, content, cancellationToken);
 
     /// <inheritdoc />
+    public virtual Task<ConditionalUploadResult> UploadIfUnchangedAsync(string key, ReadOnlyMemory<byte> content, string? expectedETag, string? contentType = null, CancellationToken cancellationToken = default)
+        => Inner.UploadIfUnchangedAsync(key, content, expectedETag, contentType, cancellationToken);
+
+    /// <inheritdoc />
     public virtual Task<string?> GetVersionAsync(string key, CancellationToken cancellationToken = default) => Inner.GetVersionAsync(key, cancellationToken);
 
     /// <inheritdoc />

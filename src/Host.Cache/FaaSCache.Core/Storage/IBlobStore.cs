@@ -35,7 +35,35 @@ public readonly record struct BlobListing(string Key, string ETag, long Length, 
 /// <param name="XxHash3">The XxHash3 (64-bit) of the content that a cachelet's upload recorded in the blob's metadata.</param>
 public readonly record struct BlobInfo(string ETag, long Length, byte[]? ContentMd5, ulong? XxHash3);
 
-/// <summary>A narrow blob storage API: conditional fetch, ranged fetch, upload, version query, delete.</summary>
+/// <summary>Outcome of a conditional upload.</summary>
+public enum ConditionalUploadStatus
+{
+    /// <summary>The condition held: the content was written.</summary>
+    Written,
+
+    /// <summary>
+    /// The condition did not hold (storage's 412, or 409 for a create-only upload): the blob is another version, is gone,
+    /// or already exists. Nothing was written.
+    /// </summary>
+    PreconditionFailed,
+}
+
+/// <summary>What a conditional upload did.</summary>
+/// <param name="Status">Whether the content was written.</param>
+/// <param name="ETag">The new version when written; null when the precondition failed.</param>
+public readonly record struct ConditionalUploadResult(ConditionalUploadStatus Status, string? ETag)
+{
+    /// <summary>Gets the result of an upload whose condition did not hold.</summary>
+    public static ConditionalUploadResult PreconditionFailed => new(ConditionalUploadStatus.PreconditionFailed, null);
+
+    /// <summary>Gets a value indicating whether the content was written.</summary>
+    public bool Written => Status == ConditionalUploadStatus.Written;
+
+    /// <summary>The result of an upload that wrote version <paramref name="etag"/>.</summary>
+    public static ConditionalUploadResult WrittenAs(string etag) => new(ConditionalUploadStatus.Written, etag);
+}
+
+/// <summary>A narrow blob storage API: conditional fetch, ranged fetch, upload, conditional upload, version query, delete.</summary>
 public interface IBlobStore
 {
     /// <summary>The metadata name of a write id (<see cref="UploadAsync(string, Stream, string?, CancellationToken)"/>).</summary>
@@ -84,6 +112,20 @@ public interface IBlobStore
     /// <summary>Creates the blob only if it does not exist (<c>If-None-Match: *</c>); false when it already does.</summary>
     Task<bool> TryCreateAsync(string key, ReadOnlyMemory<byte> content, CancellationToken cancellationToken = default);
 
+    /// <summary>
+    /// Compare-and-swap: uploads <paramref name="content"/> only if the blob is still the version
+    /// <paramref name="expectedETag"/> (<c>If-Match</c>), or, when <paramref name="expectedETag"/> is null, only if no blob
+    /// of that name exists (<c>If-None-Match: *</c>; the container is created if needed). Storage decides, atomically; a
+    /// failed condition is a <see cref="ConditionalUploadStatus.PreconditionFailed"/> result, not an exception, whatever
+    /// the store. Records no checksum or write id: meant for small documents that their writers read whole.
+    /// </summary>
+    /// <param name="key">The blob, <c>container/blob</c>.</param>
+    /// <param name="content">The whole new content.</param>
+    /// <param name="expectedETag">The version read before the change; null when the blob did not exist.</param>
+    /// <param name="contentType">The Content-Type to store (storage's default when null).</param>
+    /// <param name="cancellationToken">Cancellation.</param>
+    Task<ConditionalUploadResult> UploadIfUnchangedAsync(string key, ReadOnlyMemory<byte> content, string? expectedETag, string? contentType = null, CancellationToken cancellationToken = default);
+
     /// <summary>Returns the current ETag, or null when the blob does not exist.</summary>
     Task<string?> GetVersionAsync(string key, CancellationToken cancellationToken = default);
 
@@ -102,5 +144,21 @@ public static class BlobStoreExtensions
     {
         ArgumentNullException.ThrowIfNull(store);
         return store.UploadAsync(key, content, null, cancellationToken);
+    }
+
+    /// <summary>
+    /// Reads a small blob whole with its version, as <see cref="IBlobStore.FetchAsync"/> does (a current
+    /// <paramref name="ifNoneMatch"/> answers <see cref="FetchStatus.NotModified"/> with no body). Throws
+    /// <see cref="BlobNotFoundException"/>.
+    /// </summary>
+    public static Task<FetchResult<byte[]>> FetchBytesAsync(this IBlobStore store, string key, string? ifNoneMatch = null, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(store);
+        return store.FetchAsync(key, ifNoneMatch, static async (length, _, content, token) =>
+        {
+            using var buffer = new MemoryStream(checked((int)length));
+            await content.CopyToAsync(buffer, token).ConfigureAwait(false);
+            return buffer.ToArray();
+        }, cancellationToken);
     }
 }

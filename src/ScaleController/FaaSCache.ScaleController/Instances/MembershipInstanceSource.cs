@@ -1,6 +1,7 @@
 using Azure;
 using FaaSCache.Membership;
 using FaaSCache.Options;
+using FaaSCache.Storage;
 using Microsoft.Extensions.Logging;
 
 namespace FaaSCache.ScaleController.Instances;
@@ -78,7 +79,7 @@ public sealed class MembershipInstanceSource(MembershipStore store, TimeProvider
                 _list = MembershipList.Empty; // no blob yet: no instance joined
             }
         }
-        catch (Exception e) when (e is RequestFailedException or MembershipFormatException)
+        catch (Exception e) when (e is RequestFailedException or StorageUnavailableException or MembershipFormatException)
         {
             logger.LogWarning("Could not read the membership blob {Blob}; keeping the last list: {Error}", store.BlobPath, e.Message);
         }

@@ -106,6 +106,33 @@ public sealed class InMemoryBlobStore : IBlobStore
         return Task.FromResult(PutIfAbsent(key, content.ToArray(), checksum: null) is not null);
     }
 
+    /// <inheritdoc />
+    /// <remarks>As storage does: a stale or absent version fails <c>If-Match</c> (412, 404); an existing blob fails a create (409).</remarks>
+    public Task<ConditionalUploadResult> UploadIfUnchangedAsync(string key, ReadOnlyMemory<byte> content, string? expectedETag, string? contentType = null, CancellationToken cancellationToken = default)
+    {
+        Fault?.Invoke("upload", key);
+        if (expectedETag is null)
+        {
+            return Task.FromResult(PutIfAbsent(key, content.ToArray(), checksum: null) is { } created
+                ? ConditionalUploadResult.WrittenAs(created)
+                : ConditionalUploadResult.PreconditionFailed);
+        }
+
+        BlobKey parsed = BlobKey.Parse(key);
+        lock (_gate)
+        {
+            if (ContainerLocked(parsed.Container, create: false) is not { } container
+                || !container.TryGetValue(parsed.BlobName, out Blob? blob) || blob.ETag != expectedETag)
+            {
+                return Task.FromResult(ConditionalUploadResult.PreconditionFailed);
+            }
+
+            string etag = NextETagLocked();
+            container[parsed.BlobName] = new Blob(content.ToArray(), etag, null, null);
+            return Task.FromResult(ConditionalUploadResult.WrittenAs(etag));
+        }
+    }
+
     /// <summary>Stores <paramref name="bytes"/> as <paramref name="key"/> unless it exists; its new ETag, or null.</summary>
     private string? PutIfAbsent(string key, byte[] bytes, ulong? checksum)
     {
