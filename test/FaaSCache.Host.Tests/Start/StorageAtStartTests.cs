@@ -32,6 +32,7 @@ public sealed class StorageAtStartTests : AzuriteTests
     {
         // The development storage's port: this test needs it free (stop an Azurite of your own on 10000 to run it).
         Assert.True(Free(10000), "port 10000 is in use: the development storage is already running on this machine");
+        Assert.True(Free(10001), "port 10001 is in use: the development storage's queue service is already running on this machine");
 
         using FunctionAppFolder app = Hello();
         using var shm = new TempShmDirectory();
@@ -42,10 +43,19 @@ public sealed class StorageAtStartTests : AzuriteTests
             Assert.Equal("hello", await http.GetStringAsync("api/hello"));
             Assert.Contains("nothing answered on 127.0.0.1:10000, so the host started Azurite", host.Output, StringComparison.Ordinal);
             Assert.True(Directory.Exists(Path.Combine(app.Path, ".faascache", "azurite")));
+            // Its queue service too (the blob triggers' poison queue).
+            var clock = Stopwatch.StartNew();
+            while (Free(10001) && clock.Elapsed < TimeSpan.FromSeconds(15))
+            {
+                await Task.Delay(100);
+            }
+
+            Assert.False(Free(10001), $"nothing listens on the development storage's queue port 10001{Environment.NewLine}{host.Output}");
             Assert.Equal(0, await host.StopAsync());
         }
 
         Assert.True(Free(10000), "the Azurite the host started is gone with it");
+        Assert.True(Free(10001), "the queue service the host started is gone with it");
     }
 
     private static bool Free(int port)

@@ -18,10 +18,12 @@ public sealed class DevelopmentStorage : IDisposable
     private static readonly TimeSpan ConnectTimeout = TimeSpan.FromSeconds(2);
     private static readonly TimeSpan StartTimeout = TimeSpan.FromSeconds(30);
     private readonly Process? _azurite;
+    private readonly Process? _queues;
 
-    private DevelopmentStorage(Process? azurite, string? description)
+    private DevelopmentStorage(Process? azurite, string? description, Process? queues = null)
     {
         _azurite = azurite;
+        _queues = queues;
         Description = description;
     }
 
@@ -99,17 +101,51 @@ public sealed class DevelopmentStorage : IDisposable
             await Task.Delay(100, cancellationToken).ConfigureAwait(false);
         }
 
+        // Its queue service too (the blob triggers' poison queue), on the development storage's queue port, if free.
+        Process? queues = await StartQueuesAsync(connection, mainJs, data, cancellationToken).ConfigureAwait(false);
         return new DevelopmentStorage(azurite,
-            $"development storage: nothing answered on {endpoint.Host}:{endpoint.Port}, so the host started Azurite (pid {azurite.Id}, data in {data}); it stops with the host");
+            $"development storage: nothing answered on {endpoint.Host}:{endpoint.Port}, so the host started Azurite (pid {azurite.Id}{(queues is null ? string.Empty : $", queues pid {queues.Id}")}, data in {data}); it stops with the host",
+            queues);
+    }
+
+    private static async Task<Process?> StartQueuesAsync(string connection, string blobMainJs, string data, CancellationToken cancellationToken)
+    {
+        string queueMainJs = Path.GetFullPath(Path.Combine(Path.GetDirectoryName(blobMainJs)!, "..", "queue", "main.js"));
+        Uri endpoint = new Azure.Storage.Queues.QueueServiceClient(connection).Uri;
+        if (!File.Exists(queueMainJs) || await WhyNotReachableAsync(endpoint, cancellationToken).ConfigureAwait(false) is null)
+        {
+            return null;
+        }
+
+        var start = new ProcessStartInfo("node") { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
+        foreach (string argument in (string[])[queueMainJs, "--queueHost", endpoint.Host, "--queuePort", endpoint.Port.ToString(System.Globalization.CultureInfo.InvariantCulture), "--location", data, "--silent", "--loose", "--skipApiVersionCheck", "--disableTelemetry"])
+        {
+            start.ArgumentList.Add(argument);
+        }
+
+        Process? queues = Process.Start(start);
+        if (queues is null)
+        {
+            return null;
+        }
+
+        queues.OutputDataReceived += (_, _) => { };
+        queues.ErrorDataReceived += (_, _) => { };
+        queues.BeginOutputReadLine();
+        queues.BeginErrorReadLine();
+        return queues;
     }
 
     /// <summary>Stops the Azurite this host started, if any.</summary>
     public void Dispose()
     {
-        if (_azurite is not null)
+        foreach (Process? process in (Process?[])[_queues, _azurite])
         {
-            Stop(_azurite);
-            _azurite.Dispose();
+            if (process is not null)
+            {
+                Stop(process);
+                process.Dispose();
+            }
         }
     }
 
