@@ -188,28 +188,44 @@ cmd_start() {
     [ -d "$shm_parent" ] || shm_parent="$cluster_dir"
     shm_base="$(mktemp -d "$shm_parent/faascache-cluster.XXXXXX")"
 
-    local i id port
-    for i in $(seq 1 "$n"); do
-        id="$app_name-$i"
+    # Instance k (0-based) on a free port; run again on a new one when a port it chose was taken before it bound it.
+    launch() {
+        local k="$1" id="${ids[$1]}" port
         port="$(free_port)"
         mkdir -p "$shm_base/$id"
         FUNCTIONS_UNIX_SHARED_MEMORY_DIRECTORIES="$shm_base/$id" DOTNET_CLI_TELEMETRY_OPTOUT=1 \
             dotnet "$dll" start --script-root "$script_root" --port "$port" --instance-id "$id" --app-name "$app_name" \
             --cache "$cache" --auth off </dev/null >"$cluster_dir/$id.log" 2>&1 &
-        ids+=("$id"); pids+=("$!"); ports+=("$port"); peers+=(""); roots+=("$shm_base/$id"); logs+=("$cluster_dir/$id.log")
+        pids[k]="$!"; ports[k]="$port"; peers[k]=""; roots[k]="$shm_base/$id"; logs[k]="$cluster_dir/$id.log"
         say "started $id: pid $!, http://127.0.0.1:$port/, log $cluster_dir/$id.log"
+    }
+
+    local i
+    for i in $(seq 1 "$n"); do
+        ids+=("$app_name-$i")
+        launch $((i - 1))
     done
 
     # Ready: every instance answers, has every instance in its membership list, and its workers are ready. An
     # instance that exits, or whose worker cannot start, is reported within seconds with its error.
     local members_arg=()
     [ "$cache" = off ] || members_arg=(--members "$n")
+    local attempt
     for i in "${!ids[@]}"; do
-        if ! dotnet "$tool" host wait --url "http://127.0.0.1:${ports[$i]}/" --pid "${pids[$i]}" --timeout 120 "${members_arg[@]}" | sed 's/^/[cluster] /'; then
+        attempt=1
+        while ! dotnet "$tool" host wait --url "http://127.0.0.1:${ports[$i]}/" --pid "${pids[$i]}" --timeout 120 "${members_arg[@]}" | sed 's/^/[cluster] /'; do
+            # Instances start at once, each choosing free ports for its servers: another process may take one between
+            # the choice and the bind. Such an instance exits at once with "address already in use"; it starts again.
+            if [ "$attempt" -lt 3 ] && ! kill -0 "${pids[$i]}" 2>/dev/null && grep -q "address already in use" "${logs[$i]}"; then
+                attempt=$((attempt + 1))
+                say "${ids[$i]}: a port it chose was taken before it could bind it; starting it again (attempt $attempt of 3)"
+                launch "$i"
+                continue
+            fi
             say "${ids[$i]} was not ready; last lines of its log:" >&2
             tail -n 30 "${logs[$i]}" | sed 's/^/    /' >&2
             exit 1
-        fi
+        done
         peers[$i]="$(dotnet "$tool" host get --url "http://127.0.0.1:${ports[$i]}/" peer-endpoint)"
     done
 

@@ -64,7 +64,9 @@ public static class StartCommand
         }
         catch (IOException e)
         {
-            await Console.Error.WriteLineAsync($"FaaSCache host: cannot listen on port {settings.Port}: {e.Message}");
+            // The port that could not be bound, which is not always the HTTP one (the worker, SDK and peer ports too).
+            System.Text.RegularExpressions.Match failed = System.Text.RegularExpressions.Regex.Match(e.Message, @"https?://[^\s:/]+:(\d+)");
+            await Console.Error.WriteLineAsync($"FaaSCache host: cannot listen on port {(failed.Success ? failed.Groups[1].Value : settings.Port.ToString(System.Globalization.CultureInfo.InvariantCulture))}: {e.Message}");
             return 1;
         }
         catch (FaaSCacheConfigurationException e)
