@@ -25,19 +25,40 @@ public sealed class BandwidthPlannerTests
     }
 
     [Fact]
-    public void The_plan_takes_the_fewest_instances_within_ten_percent_of_the_fastest()
+    public void Among_running_instances_the_plan_takes_the_fastest_not_the_fewest_within_ten_percent()
     {
         // As above with 16 running: past 12 instances the helpers share the requester's 1 GB/s inbound link
         // (T(13) = (800/13) / (1000/12) = 0.738 s, the fastest; T(14) = 0.743 s). T(11) = 800 / 990 = 0.808 s is within
-        // 10% of 0.738 s and T(10) = 0.889 s is not: N = 11.
+        // 10% of it, but all 16 run already and using one costs nothing: N = 13.
         var profile = new TransferProfile(90 * MB, null, 1000 * MB, null, null);
 
         BandwidthPlan plan = BandwidthPlanner.Plan((long)(800 * MB), running: 16, maxInstances: 16, profile);
 
-        Assert.Equal(11, plan.Instances);
-        Assert.Equal(0.738, plan.Evaluated.Min(), 3);
-        Assert.Equal(0.808, plan.PredictedSeconds, 3);
-        Assert.Contains("fewest within 10% of the fastest", plan.Reason, StringComparison.Ordinal);
+        Assert.Equal(13, plan.Instances);
+        Assert.Equal(0.738, plan.PredictedSeconds, 3);
+        Assert.Contains("the fastest up to the limit of 16", plan.Reason, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void The_ten_percent_slack_spares_only_instances_that_must_start()
+    {
+        // 800 MB, BW_BS = 90 MB/s, BW_Inst = 1 GB/s, T_Load = 1 s, limit 16. With 1 running every helper must start:
+        // the requester keeps the 90 MB it reads in T_Load and N instances split the other 709.8 MB, so
+        // T(10) = (90.18 + 70.98) / 90 = 1.791 s (the requester's part; each helper's 70.98 MB ends at 1.789 s),
+        // T(12) = 1.659 s (the fastest), T(9) = 1.878 s: N = 10, the fewest within 10%.
+        // With 4 running: T(4) = 800 / 360 = 2.222 s; a helper to start splits only what the requester has not begun (its
+        // 200 MB share less the 90 MB it reads in T_Load), so the running helpers' 200 MB at 90 MB/s still take 2.222 s.
+        var profile = new TransferProfile(90 * MB, null, 1000 * MB, null, TimeSpan.FromSeconds(1));
+
+        BandwidthPlan cold = BandwidthPlanner.Plan((long)(800 * MB), running: 1, maxInstances: 16, profile);
+        BandwidthPlan four = BandwidthPlanner.Plan((long)(800 * MB), running: 4, maxInstances: 16, profile);
+
+        Assert.Equal(10, cold.Instances);
+        Assert.Equal(1.791, cold.PredictedSeconds, 3);
+        Assert.Contains("fewest within 10% of the fastest", cold.Reason, StringComparison.Ordinal);
+        Assert.Equal(4, four.Instances);
+        Assert.Equal(2.222, four.PredictedSeconds, 3);
+        Assert.Contains("the fastest up to the limit of 16", four.Reason, StringComparison.Ordinal);
     }
 
     [Fact]
