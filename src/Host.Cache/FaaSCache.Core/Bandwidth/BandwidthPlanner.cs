@@ -64,7 +64,7 @@ public static class BandwidthPlanner
         string why = chosen == fastest
             ? $"the fastest {bound}"
             : chosen <= running
-                ? $"the fastest of the {running} running, within {StopChange * 100:0}% of the fastest {bound} (N={fastest}: {Seconds(best)}): no instance started for it"
+                ? $"the fastest of the {running} running instance(s), within {StopChange * 100:0}% of the fastest {bound} (N={fastest}: {Seconds(best)})"
                 : $"the fewest within {StopChange * 100:0}% of the fastest {bound} (N={fastest}: {Seconds(best)})";
         if (profile.InboundBytesPerSecond is { } inbound)
         {

@@ -5,9 +5,9 @@ namespace FaaSCache.Caching;
 
 /// <summary>
 /// Version-keyed access for hosts whose blob binding checks versions itself (the WebJobs
-/// <c>IFunctionDataCache</c> contract: get or put by (key, ETag), with active references).
+/// <c>IFunctionDataCache</c> contract: get or put by (key, ETag), with active references, which this part owns).
 /// </summary>
-public sealed partial class Cachelet
+internal sealed class VersionedCopies(CacheletCore core)
 {
     private readonly Dictionary<(string Key, string Version), (CacheEntry Entry, int Count)> _activeReferences = [];
 
@@ -19,13 +19,13 @@ public sealed partial class Cachelet
     {
         mapName = string.Empty;
         length = 0;
-        lock (_gate)
+        lock (core.Gate)
         {
-            if (!_entries.TryGetValue(key, out CacheEntry? entry) || entry.Version != version || IsExpiredLocked(entry))
+            if (!core.Entries.TryGetValue(key, out CacheEntry? entry) || entry.Version != version || core.IsExpiredLocked(entry))
             {
                 // The caller reads storage itself next (and puts the object): a local miss.
-                RecordAccessLocked(key, AccessKind.LocalMiss);
-                Metrics.Read(ReadSource.LocalMiss, 0, forPeer: false);
+                core.RecordAccessLocked(key, AccessKind.LocalMiss);
+                core.Metrics.Read(ReadSource.LocalMiss, 0, forPeer: false);
                 return false;
             }
 
@@ -34,13 +34,13 @@ public sealed partial class Cachelet
                 AddActiveReferenceLocked(entry);
             }
 
-            TouchLocked(entry);
-            RecordAccessLocked(key, AccessKind.LocalHit);
+            core.TouchLocked(entry);
+            core.RecordAccessLocked(key, AccessKind.LocalHit);
             mapName = entry.Map.Name;
             length = entry.Size;
         }
 
-        Metrics.Read(ReadSource.LocalHit, length, forPeer: false);
+        core.Metrics.Read(ReadSource.LocalHit, length, forPeer: false);
         return true;
     }
 
@@ -51,7 +51,7 @@ public sealed partial class Cachelet
     /// </summary>
     public bool TryAdoptVersion(string key, string version, string mapName, bool addReference)
     {
-        if (_doNotCache.IsMatch(key))
+        if (core.DoNotCache.IsMatch(key))
         {
             return false;
         }
@@ -59,7 +59,7 @@ public sealed partial class Cachelet
         SharedMemoryMap map;
         try
         {
-            map = _shm.Adopt(mapName);
+            map = core.Shm.Adopt(mapName);
         }
         catch (SharedMemoryException)
         {
@@ -67,16 +67,16 @@ public sealed partial class Cachelet
         }
 
         var dead = new List<CacheEntry>();
-        bool owned = _owners.IsLocalOwner(key);
+        bool owned = core.Owners.IsLocalOwner(key);
         bool adopted = false;
-        lock (_gate)
+        lock (core.Gate)
         {
             // The same version twice would mix up the active references of the two copies: keep the first.
-            bool duplicate = _entries.TryGetValue(key, out CacheEntry? existing) && existing.Version == version;
-            if (!duplicate && TryReserveLocked(map.ContentLength, dead))
+            bool duplicate = core.Entries.TryGetValue(key, out CacheEntry? existing) && existing.Version == version;
+            if (!duplicate && core.TryReserveLocked(map.ContentLength, dead))
             {
-                var entry = new CacheEntry(key, version, map, owned, IsLarge(map.ContentLength));
-                InsertLocked(entry, dead);
+                var entry = new CacheEntry(key, version, map, owned, core.IsLarge(map.ContentLength));
+                core.InsertLocked(entry, dead);
                 if (addReference)
                 {
                     AddActiveReferenceLocked(entry);
@@ -86,10 +86,10 @@ public sealed partial class Cachelet
             }
         }
 
-        DeleteMaps(dead);
+        core.DeleteMaps(dead);
         if (!adopted)
         {
-            _shm.Disown(map);
+            core.Shm.Disown(map);
         }
 
         return adopted;
@@ -98,20 +98,17 @@ public sealed partial class Cachelet
     /// <summary>True when <paramref name="key"/> is cached at exactly <paramref name="version"/>; records no access.</summary>
     public bool HasVersion(string key, string version)
     {
-        lock (_gate)
+        lock (core.Gate)
         {
-            return _entries.TryGetValue(key, out CacheEntry? entry) && entry.Version == version && !IsExpiredLocked(entry);
+            return core.Entries.TryGetValue(key, out CacheEntry? entry) && entry.Version == version && !core.IsExpiredLocked(entry);
         }
     }
-
-    /// <inheritdoc />
-    public bool RemoveVersion(string key, string version) => HasVersion(key, version) && Remove(key);
 
     /// <summary>Drops one active reference taken by <see cref="TryGetVersion"/> or <see cref="TryAdoptVersion"/>.</summary>
     public void ReleaseVersion(string key, string version)
     {
         CacheEntry entry;
-        lock (_gate)
+        lock (core.Gate)
         {
             if (!_activeReferences.TryGetValue((key, version), out var held))
             {
@@ -129,7 +126,7 @@ public sealed partial class Cachelet
             }
         }
 
-        Release(entry);
+        core.Release(entry);
     }
 
     private void AddActiveReferenceLocked(CacheEntry entry)

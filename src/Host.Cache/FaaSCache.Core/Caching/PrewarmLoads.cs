@@ -5,7 +5,7 @@ using FaaSCache.Storage;
 namespace FaaSCache.Caching;
 
 /// <summary>§3.3: the Load Daemon's loads. They fill free space only, and count as no access of any kind.</summary>
-public sealed partial class Cachelet
+internal sealed class PrewarmLoads(CacheletCore core, ReadPath reads, MapFills fills)
 {
     /// <summary>
     /// Loads the current version of <paramref name="key"/> from storage into free capacity, for pre-warm: it never
@@ -18,51 +18,43 @@ public sealed partial class Cachelet
     /// <returns>What the load did.</returns>
     public async Task<PrewarmLoadResult> PrewarmAsync(string key, CancellationToken cancellationToken = default)
     {
-        ObjectDisposedException.ThrowIf(_disposed != 0, this);
-        BlobKey.Parse(key);
-        if (_doNotCache.IsMatch(key))
+        if (core.DoNotCache.IsMatch(key))
         {
             return new PrewarmLoadResult(PrewarmLoadOutcome.Excluded);
         }
 
-        var lead = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
-        lock (_gate)
+        if (reads.TryLead(key) is not { } lead)
         {
-            if (_entries.ContainsKey(key) || _inflight.ContainsKey(key))
-            {
-                return new PrewarmLoadResult(PrewarmLoadOutcome.AlreadyCached);
-            }
-
-            _inflight[key] = lead.Task;
+            return new PrewarmLoadResult(PrewarmLoadOutcome.AlreadyCached);
         }
 
         try
         {
-            FetchResult<SharedMemoryMap?> fetched = await LoadIntoFreeSpaceAsync(key, cancellationToken).ConfigureAwait(false);
+            FetchResult<SharedMemoryMap?> fetched = await fills.LoadIntoFreeSpaceAsync(key, cancellationToken).ConfigureAwait(false);
             if (fetched.Value is not { } map)
             {
                 return new PrewarmLoadResult(PrewarmLoadOutcome.NoRoom);
             }
 
-            bool owned = _owners.IsLocalOwner(key);
+            bool owned = core.Owners.IsLocalOwner(key);
             bool raced;
-            lock (_gate)
+            lock (core.Gate)
             {
                 // A write (a peer's, as the owner) that landed meanwhile is newer than what storage gave us: keep it.
-                raced = _entries.ContainsKey(key);
+                raced = core.Entries.ContainsKey(key);
                 if (raced)
                 {
-                    UnreserveLocked(map.ContentLength);
+                    core.UnreserveLocked(map.ContentLength);
                 }
                 else
                 {
-                    InsertLocked(new CacheEntry(key, fetched.ETag!, map, owned, IsLarge(map.ContentLength)), []);
+                    core.InsertLocked(new CacheEntry(key, fetched.ETag!, map, owned, core.IsLarge(map.ContentLength)), []);
                 }
             }
 
             if (raced)
             {
-                _shm.Delete(map);
+                core.Shm.Delete(map);
                 return new PrewarmLoadResult(PrewarmLoadOutcome.AlreadyCached);
             }
 
@@ -74,7 +66,7 @@ public sealed partial class Cachelet
         }
         finally
         {
-            EndInflight(key);
+            reads.EndInflight(key);
             // Waiting readers look again: they find the object, or fetch it themselves (cancelled, failed or no room).
             lead.SetResult(true);
         }
