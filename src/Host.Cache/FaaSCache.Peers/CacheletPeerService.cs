@@ -62,11 +62,7 @@ public sealed partial class CacheletPeerService : CacheletPeer.CacheletPeerBase
         try
         {
             // A whole-object miss is streamed while the owner downloads it; a range needs the bytes it names first.
-            served = request.Range is null
-                ? await _cachelet.ServePeerGetPipelinedAsync(request.Key, request.FetchIfMissing, cancellationToken).ConfigureAwait(false)
-                : await _cachelet.ServePeerGetAsync(request.Key, request.FetchIfMissing, cancellationToken).ConfigureAwait(false) is { } whole
-                    ? PeerGetServe.Whole(whole.Lease, whole.Hit)
-                    : null;
+            served = await _cachelet.ServePeerGetAsync(request.Key, request.FetchIfMissing, follow: request.Range is null, cancellationToken).ConfigureAwait(false);
         }
         catch (BlobNotFoundException e)
         {

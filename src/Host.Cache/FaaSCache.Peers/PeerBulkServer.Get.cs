@@ -34,7 +34,7 @@ public sealed partial class PeerBulkServer
         try
         {
             BlobKey.Parse(key);
-            served = await _cache.ServePeerGetPipelinedAsync(key, fetchIfMissing, stopping).ConfigureAwait(false);
+            served = await _cache.ServePeerGetAsync(key, fetchIfMissing, follow: true, stopping).ConfigureAwait(false);
         }
         catch (BlobNotFoundException e)
         {

@@ -26,13 +26,13 @@ internal sealed class InProcessPeers : IPeerClient
     public async Task<PeerFetchResult<T>?> GetAsync<T>(string memberId, string key, bool fetchIfMissing, PeerBodyConsumer<T> consume, CancellationToken cancellationToken = default)
     {
         Gets++;
-        var served = await Member(memberId).ServePeerGetAsync(key, fetchIfMissing, cancellationToken);
-        if (served is not { } s)
+        PeerGetServe? served = await Member(memberId).ServePeerGetAsync(key, fetchIfMissing, follow: false, cancellationToken);
+        if (served is not { Lease: { } held } s)
         {
             return null;
         }
 
-        using ObjectLease lease = s.Lease;
+        using ObjectLease lease = held;
         await using Stream content = lease.OpenRead();
         T value = await consume(lease.Count, lease.Version, content, cancellationToken);
         return new PeerFetchResult<T>(lease.Version, lease.Count, s.Hit, value);

@@ -157,20 +157,18 @@ public sealed class Cachelet : IObjectCache, IPeerServingCache, IVersionedCache,
     /// <inheritdoc />
     public Task<PeerGetServe> ReadPipelinedAsync(string key, CancellationToken cancellationToken = default) => _reads.ReadAsync(key, forward: true, follow: true, cancellationToken);
 
-    /// <summary>
-    /// Serves a peer's get: with <paramref name="fetchIfMissing"/> (this cachelet is the owner) a miss is fetched
-    /// from storage (a remote miss for the caller); without, null when not cached. <c>Hit</c> tells which.
-    /// </summary>
-    public async Task<(ObjectLease Lease, bool Hit)?> ServePeerGetAsync(string key, bool fetchIfMissing, CancellationToken cancellationToken = default)
-        => await ServePeerGetPipelinedAsync(key, fetchIfMissing, follow: false, cancellationToken).ConfigureAwait(false) is { Lease: { } lease } served ? (lease, served.Hit) : null;
+    /// <inheritdoc />
+    public async Task<PeerGetServe?> ServePeerGetAsync(string key, bool fetchIfMissing, bool follow, CancellationToken cancellationToken = default)
+    {
+        _core.ThrowIfDisposed();
+        _core.Metrics.PeerServed();
+        if (fetchIfMissing)
+        {
+            return await _reads.ReadAsync(key, forward: false, follow, cancellationToken).ConfigureAwait(false);
+        }
 
-    /// <summary>
-    /// Serves a peer's get like <see cref="ServePeerGetAsync"/>, except that a miss the owner downloads itself is handed
-    /// over as soon as its first bytes are in (<see cref="PeerGetServe.Progress"/>), so the transfer to the peer overlaps
-    /// the download. The owner admits the object only once it is whole; if the download breaks, the peer is told.
-    /// </summary>
-    public Task<PeerGetServe?> ServePeerGetPipelinedAsync(string key, bool fetchIfMissing, CancellationToken cancellationToken = default)
-        => ServePeerGetPipelinedAsync(key, fetchIfMissing, follow: true, cancellationToken);
+        return _reads.CachedForPeer(key) is { } cached ? PeerGetServe.Whole(cached, hit: true) : null;
+    }
 
     /// <summary>
     /// Loads the current version of <paramref name="key"/> from storage into free capacity, for pre-warm (§3.3): it never
@@ -474,18 +472,6 @@ public sealed class Cachelet : IObjectCache, IPeerServingCache, IVersionedCache,
 
     /// <inheritdoc />
     public void Dispose() => DisposeAsync().AsTask().GetAwaiter().GetResult();
-
-    private async Task<PeerGetServe?> ServePeerGetPipelinedAsync(string key, bool fetchIfMissing, bool follow, CancellationToken cancellationToken)
-    {
-        _core.ThrowIfDisposed();
-        _core.Metrics.PeerServed();
-        if (fetchIfMissing)
-        {
-            return await _reads.ReadAsync(key, forward: false, follow, cancellationToken).ConfigureAwait(false);
-        }
-
-        return _reads.CachedForPeer(key) is { } cached ? PeerGetServe.Whole(cached, hit: true) : null;
-    }
 
     /// <summary>
     /// With a TTL, expired objects are freed in the background (not only when read again or when room is needed):

@@ -7,15 +7,11 @@ public interface IPeerServingCache
 {
     /// <summary>
     /// Serves a peer's get: with <paramref name="fetchIfMissing"/> (this cachelet is the owner) a miss is fetched from
-    /// storage (a remote miss for the caller); without, null when not cached. <c>Hit</c> tells which.
+    /// storage (a remote miss for the caller); without, null when not cached. <see cref="PeerGetServe.Hit"/> tells which.
+    /// With <paramref name="follow"/>, a miss this cachelet downloads is handed over while it downloads
+    /// (<see cref="PeerGetServe.Progress"/>): the transfer overlaps the download; without, the lease is whole.
     /// </summary>
-    Task<(ObjectLease Lease, bool Hit)?> ServePeerGetAsync(string key, bool fetchIfMissing, CancellationToken cancellationToken = default);
-
-    /// <summary>
-    /// Serves a peer's get as <see cref="ServePeerGetAsync"/> does, except that a miss this cachelet downloads may be
-    /// handed over while it downloads (<see cref="PeerGetServe.Progress"/>): the transfer overlaps the download.
-    /// </summary>
-    Task<PeerGetServe?> ServePeerGetPipelinedAsync(string key, bool fetchIfMissing, CancellationToken cancellationToken = default);
+    Task<PeerGetServe?> ServePeerGetAsync(string key, bool fetchIfMissing, bool follow, CancellationToken cancellationToken = default);
 
     /// <summary>
     /// Serves a peer's write: this cachelet is the owner and commits it under the app's preset. A create-only write
