@@ -56,4 +56,7 @@ public sealed class HostSettings
 
     /// <summary>Gets how often blob-trigger containers are polled for writes made by others.</summary>
     public TimeSpan BlobPollInterval { get; init; } = TimeSpan.FromSeconds(2);
+
+    /// <summary>Gets the file every invocation's blob accesses are appended to (<c>--access-log</c>); null: none.</summary>
+    public string? AccessLogPath { get; init; }
 }

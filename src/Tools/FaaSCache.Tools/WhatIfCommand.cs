@@ -6,7 +6,7 @@ namespace FaaSCache.Tools;
 
 /// <summary>
 /// <c>faascache what-if --log access-log.csv</c>: replays one app's access log (the Azure blob trace's columns, CSV or
-/// Parquet) under a grid of host.json policy sets and prints which wins, with the expected hit rate and latency of each.
+/// Parquet, as <c>faascache start --access-log</c> writes it; or Azure Storage's own request logs, JSON lines) under a grid of host.json policy sets and prints which wins, with the expected hit rate and latency of each.
 /// </summary>
 public static class WhatIfCommand
 {
@@ -14,8 +14,12 @@ public static class WhatIfCommand
     /// <returns>The command.</returns>
     public static Command Create()
     {
-        var log = new Option<string>("--log") { Description = "The app's access log: CSV or .parquet with the Azure blob trace's columns (Timestamp, AnonAppName, AnonFunctionInvocationId, AnonBlobName, AnonBlobETag, BlobBytes, Read, Write, ...).", Required = true };
-        var app = new Option<string>("--app") { Description = "The app to replay when the log holds several (AnonAppName)." };
+        var log = new Option<string>("--log")
+        {
+            Description = "The app's accesses: the file `faascache start --access-log` writes, any CSV or .parquet with the Azure blob trace's columns (Timestamp, AnonAppName, AnonFunctionInvocationId, AnonBlobName, AnonBlobETag, BlobBytes, Read, Write, ...), or Azure Storage's own request logs (StorageBlobLogs from a diagnostic setting, JSON lines: .json, .jsonl).",
+            Required = true,
+        };
+        var app = new Option<string>("--app") { Description = "The app to replay when the log holds several (AnonAppName; the storage account in a StorageBlobLogs file)." };
         var results = new Option<string>("--results") { Description = "The directory with the latency benchmarks' CSVs (cachelet-read.csv, remote-read.csv). Default: benchmarks/results of the checkout the tool was built in, or under the current directory." };
         var top = new Option<int>("--top") { Description = "Rows of the ranking to print.", DefaultValueFactory = _ => 15 };
         var profile = new Option<string>("--storage-profile")

@@ -9,7 +9,8 @@ namespace FaaSCache.Diagnostics;
 /// <param name="MapName">The shared-memory map handed to the worker, if any.</param>
 /// <param name="Bytes">The content length.</param>
 /// <param name="BytesCopied">Bytes the host wrote in memory to deliver it (0 for a local hit).</param>
-public sealed record InputRecord(string Binding, string Key, string Source, string? MapName, long Bytes, long BytesCopied);
+/// <param name="Version">The version (ETag) read, when known.</param>
+public sealed record InputRecord(string Binding, string Key, string Source, string? MapName, long Bytes, long BytesCopied, string? Version = null);
 
 /// <summary>What happened to one output.</summary>
 /// <param name="Binding">The binding name.</param>
@@ -19,7 +20,8 @@ public sealed record InputRecord(string Binding, string Key, string Source, stri
 /// <param name="Adopted">True when the cache took the worker's map as it was (no copy).</param>
 /// <param name="Persisted">True when storage had it when the invocation ended.</param>
 /// <param name="BytesCopied">Bytes the host copied to store it.</param>
-public sealed record OutputRecord(string Binding, string Key, string? MapName, long Bytes, bool Adopted, bool Persisted, long BytesCopied);
+/// <param name="Version">The version (ETag, or the cache's pending version) written.</param>
+public sealed record OutputRecord(string Binding, string Key, string? MapName, long Bytes, bool Adopted, bool Persisted, long BytesCopied, string? Version = null);
 
 /// <summary>One invocation, as the host's admin endpoint <c>/admin/invocations</c> reports it (and its readers read it back).</summary>
 public sealed class InvocationRecord

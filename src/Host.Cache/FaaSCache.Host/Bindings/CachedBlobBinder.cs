@@ -30,7 +30,7 @@ public sealed class CachedBlobBinder(IObjectCache cache, SharedMemoryStore share
                 var shared = new RpcSharedMemory { Name = lease.MapName, Offset = lease.Offset, Count = lease.Count, Type = asString ? RpcDataType.String : RpcDataType.Bytes };
                 return new BoundInput(
                     new ParameterBinding { Name = binding.Name, RpcSharedMemory = shared },
-                    new InputRecord(binding.Name, key, lease.Source.ShortName(), lease.MapName, lease.Count, lease.BytesCopied),
+                    new InputRecord(binding.Name, key, lease.Source.ShortName(), lease.MapName, lease.Count, lease.BytesCopied, lease.Version),
                     lease);
             }
 
@@ -42,7 +42,7 @@ public sealed class CachedBlobBinder(IObjectCache cache, SharedMemoryStore share
                 : new TypedData { Bytes = UnsafeByteOperations.UnsafeWrap(lease.Memory) };
             return new BoundInput(
                 new ParameterBinding { Name = binding.Name, Data = data },
-                new InputRecord(binding.Name, key, lease.Source.ShortName(), null, lease.Count, lease.BytesCopied + lease.Count),
+                new InputRecord(binding.Name, key, lease.Source.ShortName(), null, lease.Count, lease.BytesCopied + lease.Count, lease.Version),
                 lease);
         }
         catch
@@ -58,7 +58,7 @@ public sealed class CachedBlobBinder(IObjectCache cache, SharedMemoryStore share
         ObjectLease lease = await cache.ReadAsync(key, cancellationToken).ConfigureAwait(false);
         return new BoundInput(
             new ParameterBinding { Name = binding.Name, Data = DeferredBinding.ModelBindingData(binding, key) },
-            new InputRecord(binding.Name, key, lease.Source.ShortName(), lease.MapName, lease.Count, lease.BytesCopied),
+            new InputRecord(binding.Name, key, lease.Source.ShortName(), lease.MapName, lease.Count, lease.BytesCopied, lease.Version),
             lease);
     }
 
@@ -69,7 +69,7 @@ public sealed class CachedBlobBinder(IObjectCache cache, SharedMemoryStore share
         {
             ReadOnlyMemory<byte> data = OutputValues.Bytes(binding, key, value.Data);
             WriteReceipt written = await cache.WriteAsync(key, data, cancellationToken).ConfigureAwait(false);
-            return new OutputRecord(binding.Name, key, null, data.Length, false, written.Persisted, written.BytesCopied);
+            return new OutputRecord(binding.Name, key, null, data.Length, false, written.Persisted, written.BytesCopied, written.Version);
         }
 
         // Journaled before anything else, so that whatever happens next the map is not left behind.
@@ -142,7 +142,7 @@ public sealed class CachedBlobBinder(IObjectCache cache, SharedMemoryStore share
     private async Task<OutputRecord> AdoptAsync(BindingDefinition binding, string key, RpcSharedMemory shm, CancellationToken cancellationToken)
     {
         WriteReceipt adopted = await cache.WriteMapAsync(key, shm.Name, shm.Count, cancellationToken).ConfigureAwait(false);
-        return new OutputRecord(binding.Name, key, shm.Name, shm.Count, adopted.Cached, adopted.Persisted, adopted.BytesCopied);
+        return new OutputRecord(binding.Name, key, shm.Name, shm.Count, adopted.Cached, adopted.Persisted, adopted.BytesCopied, adopted.Version);
     }
 
     /// <summary>
@@ -167,6 +167,6 @@ public sealed class CachedBlobBinder(IObjectCache cache, SharedMemoryStore share
         }
 
         WriteReceipt written = await cache.WriteAsync(key, bytes, cancellationToken).ConfigureAwait(false);
-        return new OutputRecord(binding.Name, key, shm.Name, bytes.Length, Adopted: false, written.Persisted, written.BytesCopied);
+        return new OutputRecord(binding.Name, key, shm.Name, bytes.Length, Adopted: false, written.Persisted, written.BytesCopied, written.Version);
     }
 }

@@ -22,7 +22,7 @@ public sealed class StockBlobBinder(IBlobStore storage, SharedMemoryStore shared
         TypedData data = OutputValues.AsString(binding)
             ? new TypedData { String = System.Text.Encoding.UTF8.GetString(bytes) }
             : new TypedData { Bytes = UnsafeByteOperations.UnsafeWrap(bytes) };
-        return new BoundInput(new ParameterBinding { Name = binding.Name, Data = data }, new InputRecord(binding.Name, key, "storage", null, bytes.Length, bytes.Length), null);
+        return new BoundInput(new ParameterBinding { Name = binding.Name, Data = data }, new InputRecord(binding.Name, key, "storage", null, bytes.Length, bytes.Length, fetched.ETag), null);
     }
 
     /// <inheritdoc />
@@ -55,8 +55,8 @@ public sealed class StockBlobBinder(IBlobStore storage, SharedMemoryStore shared
             throw new BindingException($"Output '{binding.Name}' ({key}): {e.Message}", e);
         }
 
-        await storage.UploadAsync(key, new MemoryStream(bytes.ToArray(), writable: false), cancellationToken).ConfigureAwait(false);
-        return new OutputRecord(binding.Name, key, value.RpcSharedMemory?.Name, bytes.Length, false, true, bytes.Length);
+        string etag = await storage.UploadAsync(key, new MemoryStream(bytes.ToArray(), writable: false), cancellationToken).ConfigureAwait(false);
+        return new OutputRecord(binding.Name, key, value.RpcSharedMemory?.Name, bytes.Length, false, true, bytes.Length, etag);
     }
 
     /// <inheritdoc />

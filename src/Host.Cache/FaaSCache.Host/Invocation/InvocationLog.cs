@@ -1,9 +1,13 @@
 using FaaSCache.Diagnostics;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
 
 namespace FaaSCache.Host.Invocation;
 
-/// <summary>The last invocations and running totals, for the admin endpoint and tests.</summary>
-public sealed class InvocationLog
+/// <summary>The last invocations and running totals, for the admin endpoint and tests; each also goes to the <c>--access-log</c> file when one is set.</summary>
+/// <param name="accessLog">The access log, when <c>--access-log</c> names one.</param>
+/// <param name="logger">Where a failed append is reported (the invocation is not failed for it).</param>
+public sealed class InvocationLog(AccessLog? accessLog = null, ILogger<InvocationLog>? logger = null)
 {
     private const int Capacity = 500;
     private readonly Lock _gate = new();
@@ -33,6 +37,15 @@ public sealed class InvocationLog
             {
                 _recent.RemoveFirst();
             }
+        }
+
+        try
+        {
+            accessLog?.Append(record);
+        }
+        catch (IOException e)
+        {
+            (logger ?? NullLogger<InvocationLog>.Instance).LogWarning("Invocation {Id} was not written to the access log {Path}: {Reason}", record.InvocationId, accessLog!.Path, e.Message);
         }
     }
 

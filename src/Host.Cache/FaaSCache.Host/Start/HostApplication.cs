@@ -119,6 +119,12 @@ public static class HostApplication
         }
         services.AddSingleton<WorkerRegistry>();
         services.AddSingleton<IWorkerProcesses, WorkerProcesses>();
+        if (settings.AccessLogPath is { } accessLog)
+        {
+            // Opened now: a path that cannot be written stops start-up with its name, not the first invocation.
+            services.AddSingleton(new AccessLog(accessLog, settings.AppName));
+        }
+
         services.AddSingleton<InvocationLog>();
         if (sdk is not null)
         {

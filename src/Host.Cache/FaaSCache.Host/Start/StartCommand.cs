@@ -51,7 +51,7 @@ public static class StartCommand
         {
             built = HostApplication.Build(app, settings);
         }
-        catch (KeyStoreException e)
+        catch (Exception e) when (e is KeyStoreException or IOException)
         {
             await Console.Error.WriteLineAsync($"FaaSCache host: cannot start the app: {e.Message}");
             return 1;

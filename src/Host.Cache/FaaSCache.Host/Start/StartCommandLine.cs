@@ -38,6 +38,12 @@ public static class StartCommandLine
         Description = "The folder holding <language>/worker.config.json. Default: $FAASCACHE_WORKERS_DIR, else workers/ beside the host's executable.",
     };
 
+    private static readonly Option<string> AccessLog = new("--access-log")
+    {
+        Description = "Append every blob input and output of every invocation to this file, one row each in the Azure blob trace's CSV columns (with --cache on or off): the log `faascache what-if --log` replays.",
+        HelpName = "file",
+    };
+
     private static readonly Option<TimeSpan> BlobPollInterval = new("--blob-poll-interval")
     {
         Description = "Seconds between polls of blob-trigger containers for writes made by others (> 0; default 2).",
@@ -144,7 +150,7 @@ public static class StartCommandLine
     {
         var command = new Command("start", "Runs a function app as Core Tools' `func start` does, with blob bindings served through the cache.")
         {
-            ScriptRoot, Port, Cache, InstanceId, WorkersDir, BlobPollInterval, AppName, Membership, PeerPort, PeerAddress, ListenAddress, ScaleController, Auth, ReadyTimeout,
+            ScriptRoot, Port, Cache, InstanceId, WorkersDir, BlobPollInterval, AppName, Membership, PeerPort, PeerAddress, ListenAddress, ScaleController, Auth, ReadyTimeout, AccessLog,
         };
         command.SetAction((result, cancellationToken) => run(ToSettings(result), cancellationToken));
         return command;
@@ -182,6 +188,7 @@ public static class StartCommandLine
             InstanceId = result.GetValue(InstanceId) is "auto" ? Dns.GetHostName() : result.GetValue(InstanceId) ?? $"host-{port}",
             WorkersDirectory = result.GetValue(WorkersDir) ?? FindWorkersDirectory(),
             BlobPollInterval = result.GetValue(BlobPollInterval),
+            AccessLogPath = result.GetValue(AccessLog),
             ListenAddress = result.GetValue(ListenAddress) ?? IPAddress.Loopback,
             ScaleController = result.GetValue(ScaleController),
             EnforceKeys = result.GetValue(Auth) != "off",

@@ -1,6 +1,6 @@
 namespace FaaSCache.Simulation.Trace;
 
-/// <summary>Trace files by extension: <c>.parquet</c> is Parquet, anything else CSV.</summary>
+/// <summary>Trace files by extension: <c>.parquet</c> is Parquet, <c>.json</c>/<c>.jsonl</c>/<c>.ndjson</c> Azure Storage's own request logs (<see cref="StorageBlobLogs"/>, read only), anything else CSV.</summary>
 public static class TraceFile
 {
     /// <summary>Whether <paramref name="path"/> names a Parquet file.</summary>
@@ -13,7 +13,9 @@ public static class TraceFile
     /// <param name="cancellationToken">Stops the read.</param>
     /// <returns>The rows in file order.</returns>
     public static IAsyncEnumerable<BlobAccess> ReadAsync(string path, CancellationToken cancellationToken = default)
-        => IsParquet(path) ? ParquetTrace.ReadAsync(path, cancellationToken) : CsvTrace.ReadAsync(path, cancellationToken);
+        => IsParquet(path) ? ParquetTrace.ReadAsync(path, cancellationToken)
+            : StorageBlobLogs.IsJsonLines(path) ? StorageBlobLogs.ReadAsync(path, cancellationToken)
+            : CsvTrace.ReadAsync(path, cancellationToken);
 
     /// <summary>Writes a CSV or Parquet trace, streaming.</summary>
     /// <param name="path">The file to create.</param>
