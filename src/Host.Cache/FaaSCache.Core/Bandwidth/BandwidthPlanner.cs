@@ -68,14 +68,18 @@ public static class BandwidthPlanner
                 : $"the fewest within {StopChange * 100:0}% of the fastest {bound} (N={fastest}: {Seconds(best)})";
         if (profile.InboundBytesPerSecond is { } inbound)
         {
-            why += string.Create(System.Globalization.CultureInfo.InvariantCulture, $"; split loads held to the {inbound / 1e6:0} MB/s measured into this instance ({profile.InboundSource ?? "a recent load"})");
+            string held = string.Create(System.Globalization.CultureInfo.InvariantCulture, $"split loads held to the {inbound / 1e6:0} MB/s measured into this instance ({profile.InboundSource ?? "a recent load"})");
             // The limit is what earlier loads carried, and a load held to it can never show that the link carries more:
             // where it binds, the plan takes one instance more than the fewest that reach it (no slower by the model, and
             // a load that carries more raises the limit; one that does not confirms it), not the 10% slack below it.
             if (fastest > 1 && fastest < limit && best >= ScaledLoadModel.InboundFloor(sizeBytes, profile) * (1 - 1e-9))
             {
                 chosen = fastest + 1;
-                why += $"; where it binds (N={fastest}), one more instance ({chosen}) tests whether it still holds";
+                why = $"{held}; where it binds (N={fastest}: {Seconds(best)}, {bound}), one more instance ({chosen}) tests whether it still holds";
+            }
+            else
+            {
+                why += $"; {held}";
             }
         }
 
