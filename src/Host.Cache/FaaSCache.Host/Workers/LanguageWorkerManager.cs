@@ -4,8 +4,8 @@ using FaaSCache.Host.AppModel;
 namespace FaaSCache.Host.Workers;
 
 /// <summary>
-/// Starts one language worker process with the real host's command line, hands its stream to a
-/// <see cref="WorkerChannel"/>, and restarts it when it dies (invocations in flight fail clearly).
+/// Starts one language worker process with the real host's command line (<see cref="WorkerProcessLauncher"/>),
+/// hands its stream to a <see cref="WorkerChannel"/>, and restarts it when it dies (invocations in flight fail clearly).
 /// A worker that dies before it is ready <see cref="MaxStartupAttempts"/> times in a row is not started
 /// again: the language is marked failed, its last output lines are logged, and invocations of it fail at
 /// once with <see cref="WorkerStartupFailedException"/> (the HTTP face answers 503 naming the error).
@@ -23,15 +23,13 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
     private readonly FunctionApp _app;
     private readonly WorkerRegistry _registry;
     private readonly IReadOnlyDictionary<string, string> _hostCapabilities;
-    private readonly IReadOnlyDictionary<string, string> _environment;
     private readonly ILoggerFactory _loggers;
     private readonly ILogger _logger;
     private readonly CancellationTokenSource _stopping = new();
     private TaskCompletionSource<WorkerChannel> _current = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private Task? _supervisor;
     private readonly TaskCompletionSource _failed = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly Lock _tailGate = new();
-    private readonly Queue<string> _outputTail = new();
+    private readonly WorkerProcessLauncher _launcher;
     private Process? _process;
     private int _restarts;
     private volatile WorkerState _state = WorkerState.Starting;
@@ -50,9 +48,9 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
         _app = app;
         _registry = registry;
         _hostCapabilities = hostCapabilities;
-        _environment = environment;
         _loggers = loggers;
         _logger = loggers.CreateLogger($"Worker.{worker.Language}");
+        _launcher = new WorkerProcessLauncher(worker, app, environment, loggers);
     }
 
     /// <summary>Gets the language.</summary>
@@ -160,12 +158,12 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
             _registry.Add(channel);
             var started = Stopwatch.StartNew();
             _state = WorkerState.Starting;
-            ClearOutputTail();
+            _launcher.ClearOutputTail();
             string exitReason;
             Process process;
             try
             {
-                process = StartProcess(grpcUri, workerId);
+                process = _launcher.Start(grpcUri, workerId);
             }
             catch (Exception e) when (e is System.ComponentModel.Win32Exception or InvalidOperationException)
             {
@@ -216,7 +214,7 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
             _state = WorkerState.Restarting;
             quickFailures = started.Elapsed < TimeSpan.FromSeconds(10) ? quickFailures + 1 : 0;
             TimeSpan backoff = TimeSpan.FromMilliseconds(Math.Min(10_000, 250 * (1 << Math.Clamp(quickFailures - 1, 0, 6))));
-            string tail = OutputTail();
+            string tail = _launcher.OutputTail();
             _logger.LogWarning(
                 "The {Language} worker exited with code {Code}{Phase}; restarting in {Delay} ms{Tail}",
                 _worker.Language,
@@ -232,7 +230,7 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
 
     private void MarkFailed(string reason)
     {
-        string tail = OutputTail();
+        string tail = _launcher.OutputTail();
         string failure = tail.Length == 0
             ? $"{reason}; it printed nothing. The host will not start it again; invocations of {_worker.Language} functions fail until the host is restarted."
             : $"{reason}. The host will not start it again; invocations of {_worker.Language} functions fail until the host is restarted. The worker's last output:{Environment.NewLine}{tail}";
@@ -258,35 +256,6 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
         _logger.LogError("{Failure}", failure);
     }
 
-    private void KeepOutputLine(string line)
-    {
-        lock (_tailGate)
-        {
-            if (_outputTail.Count == OutputTailLines)
-            {
-                _outputTail.Dequeue();
-            }
-
-            _outputTail.Enqueue(line);
-        }
-    }
-
-    private void ClearOutputTail()
-    {
-        lock (_tailGate)
-        {
-            _outputTail.Clear();
-        }
-    }
-
-    private string OutputTail()
-    {
-        lock (_tailGate)
-        {
-            return string.Join(Environment.NewLine, _outputTail.Select(l => "    " + l));
-        }
-    }
-
     private void PublishChannel(WorkerChannel channel)
     {
         if (!_current.TrySetResult(channel))
@@ -305,75 +274,6 @@ public sealed class LanguageWorkerManager : IAsyncDisposable
         catch (OperationCanceledException)
         {
         }
-    }
-
-    private Process StartProcess(Uri grpcUri, string workerId)
-    {
-        var start = new ProcessStartInfo(_worker.DefaultExecutablePath)
-        {
-            WorkingDirectory = _app.RootDirectory,
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-        };
-        foreach (string a in _worker.Arguments)
-        {
-            start.ArgumentList.Add(a);
-        }
-
-        start.ArgumentList.Add(_worker.DefaultWorkerPath);
-        foreach (string a in _worker.WorkerArguments)
-        {
-            start.ArgumentList.Add(a);
-        }
-
-        string requestId = Guid.NewGuid().ToString();
-        string maxLength = int.MaxValue.ToString(System.Globalization.CultureInfo.InvariantCulture);
-        string[] hostArguments =
-        [
-            "--host", grpcUri.Host, "--port", grpcUri.Port.ToString(System.Globalization.CultureInfo.InvariantCulture),
-            "--workerId", workerId, "--requestId", requestId, "--grpcMaxMessageLength", maxLength,
-            "--functions-uri", grpcUri.ToString(), "--functions-worker-id", workerId,
-            "--functions-request-id", requestId, "--functions-grpc-max-message-length", maxLength,
-        ];
-        foreach (string a in hostArguments)
-        {
-            start.ArgumentList.Add(a);
-        }
-
-        foreach ((string name, string value) in _environment)
-        {
-            start.Environment[name] = value;
-        }
-
-        // As the Functions host sets them (the .NET isolated worker resolves its function's script_file against the
-        // application directory and will not load without it).
-        start.Environment["FUNCTIONS_WORKER_RUNTIME"] = _worker.Language;
-        start.Environment["FUNCTIONS_WORKER_DIRECTORY"] = _worker.WorkerDirectory;
-        start.Environment["FUNCTIONS_APPLICATION_DIRECTORY"] = _app.RootDirectory;
-
-        var process = new Process { StartInfo = start, EnableRaisingEvents = true };
-        ILogger console = _loggers.CreateLogger($"Worker.{_worker.Language}.Console");
-        process.OutputDataReceived += (_, e) =>
-        {
-            if (e.Data is { Length: > 0 } line)
-            {
-                KeepOutputLine(line);
-                console.LogInformation("{Line}", line);
-            }
-        };
-        process.ErrorDataReceived += (_, e) =>
-        {
-            if (e.Data is { Length: > 0 } line)
-            {
-                KeepOutputLine(line);
-                console.LogInformation("{Line}", line);
-            }
-        };
-        process.Start();
-        process.BeginOutputReadLine();
-        process.BeginErrorReadLine();
-        return process;
     }
 
     /// <summary>Asks the worker to finish, then ends it.</summary>
