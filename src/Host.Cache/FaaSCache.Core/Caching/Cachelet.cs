@@ -10,13 +10,6 @@ using Microsoft.Extensions.Logging.Abstractions;
 
 namespace FaaSCache.Caching;
 
-/// <summary>What one memory-pressure eviction freed.</summary>
-/// <param name="Objects">Objects evicted.</param>
-/// <param name="Bytes">Bytes freed.</param>
-/// <param name="Skipped">Cached objects left because they are in use or not yet persisted.</param>
-/// <param name="KeptBytesReleased">Bytes of deleted maps' files kept for reuse that were deleted first.</param>
-public readonly record struct MemoryEvictionResult(int Objects, long Bytes, int Skipped, long KeptBytesReleased = 0);
-
 /// <summary>
 /// One host instance's part of the app's cache (§3): objects in shared memory, read paths LH/LM (RH/RM with peers),
 /// writes under the app's consistency preset, eviction under its policy. A façade: the index and what the parts share
@@ -36,7 +29,7 @@ public sealed class Cachelet : IObjectCache, IPeerServingCache, IVersionedCache,
     private readonly Invalidations _invalidations;
     private readonly VersionedCopies _copies;
     private readonly PrewarmLoads _prewarm;
-    private readonly ITimer? _expirySweep;
+    private readonly Evictions _evictions;
     private readonly bool _ownsShm;
     private IAsyncDisposable? _container;
 
@@ -74,7 +67,7 @@ public sealed class Cachelet : IObjectCache, IPeerServingCache, IVersionedCache,
         _prewarm = new PrewarmLoads(_core, _reads, _fills);
         _core.Owners.RingChanged += OnRingChanged;
         _core.Owners.LeaseChanged += OnLeaseChanged;
-        _expirySweep = StartExpirySweep();
+        _evictions = new Evictions(_core);
     }
 
     /// <summary>
@@ -102,16 +95,7 @@ public sealed class Cachelet : IObjectCache, IPeerServingCache, IVersionedCache,
     public long CacheMemoryBytes => BytesCached + _core.Shm.KeptBytes;
 
     /// <summary>Gets the number of cached objects.</summary>
-    public int Count
-    {
-        get
-        {
-            lock (_core.Gate)
-            {
-                return _core.Entries.Count;
-            }
-        }
-    }
+    public int Count => _core.Count;
 
     /// <summary>Gets the metrics.</summary>
     public CacheletMetrics Metrics => _core.Metrics;
@@ -261,20 +245,7 @@ public sealed class Cachelet : IObjectCache, IPeerServingCache, IVersionedCache,
     public bool Invalidate(string key, string version) => _invalidations.Drop(key, version);
 
     /// <summary>Serves a peer's version query: the cached version, else storage's (null when the blob does not exist).</summary>
-    public async Task<string?> GetOwnerVersionAsync(string key, CancellationToken cancellationToken = default)
-    {
-        lock (_core.Gate)
-        {
-            // A suspect copy (OwnerTrust) answers nothing: storage's version is the truth then.
-            if (_core.Entries.TryGetValue(key, out CacheEntry? entry) && !_core.IsExpiredLocked(entry)
-                && !(_core.RevalidatesAfterChanges && !entry.Dirty && (entry.Suspect || _core.Unsettled)))
-            {
-                return entry.Version;
-            }
-        }
-
-        return await _core.Storage.GetVersionAsync(key, cancellationToken).ConfigureAwait(false);
-    }
+    public Task<string?> GetOwnerVersionAsync(string key, CancellationToken cancellationToken = default) => _core.OwnerVersionAsync(key, cancellationToken);
 
     /// <summary>
     /// §4, bandwidth scaling: fetches a range of one version from storage for another instance's parallel load and hands
@@ -313,34 +284,13 @@ public sealed class Cachelet : IObjectCache, IPeerServingCache, IVersionedCache,
     public void ReleaseVersion(string key, string version) => _copies.ReleaseVersion(key, version);
 
     /// <summary>True when <paramref name="key"/> is cached (any version).</summary>
-    public bool Contains(string key)
-    {
-        lock (_core.Gate)
-        {
-            return _core.Entries.ContainsKey(key);
-        }
-    }
+    public bool Contains(string key) => _core.Contains(key);
 
     /// <summary>True when <paramref name="key"/> matches a <c>doNotCache</c> pattern.</summary>
     public bool IsExcluded(string key) => _core.DoNotCache.IsMatch(key);
 
     /// <summary>Removes <paramref name="key"/> from the cache (the map goes when its last lease does). Dirty objects stay.</summary>
-    public bool Remove(string key)
-    {
-        var dead = new List<CacheEntry>();
-        bool removed;
-        lock (_core.Gate)
-        {
-            removed = _core.Entries.TryGetValue(key, out CacheEntry? entry) && !entry.Dirty;
-            if (removed)
-            {
-                _core.DetachLocked(entry!, dead);
-            }
-        }
-
-        _core.DeleteMaps(dead);
-        return removed;
-    }
+    public bool Remove(string key) => _core.Remove(key);
 
     /// <summary>Statistics of one key, or null when it was never accessed.</summary>
     public ObjectStatistics? GetStatistics(string key)
@@ -362,64 +312,12 @@ public sealed class Cachelet : IObjectCache, IPeerServingCache, IVersionedCache,
 
     /// <summary>
     /// Frees at least <paramref name="bytes"/> of the cache's memory, or all it can (§3.4's Memory Daemon): first the files
-    /// kept for reuse (no object is lost for them), then objects in eviction-policy order, never one in use or not yet
-    /// persisted, whose files are deleted, not kept, while the pressure lasts. Each evicted key is remembered, so a later
-    /// read of it counts as a read after a memory eviction (the cache-size voter's signal that the working set no longer
-    /// fits beside the functions).
+    /// kept for reuse, then objects in eviction-policy order, never one in use or not yet persisted (<see cref="Evictions"/>).
     /// </summary>
-    public MemoryEvictionResult EvictForMemory(long bytes)
-    {
-        long released = _core.Shm.ReleaseKept(SharedMemoryStore.RecycleMaxIdle);
-        var dead = new List<CacheEntry>();
-        int objects = 0, skipped;
-        long freed = released;
-        lock (_core.Gate)
-        {
-            foreach (CacheEntry victim in _core.Entries.VictimOrder(_core.Time.GetUtcNow()).ToList())
-            {
-                if (freed >= bytes)
-                {
-                    break;
-                }
-
-                AccessStatistics.StatsState s = _core.StatsLocked(victim.Key);
-                s.Evictions++;
-                s.MemoryEvictions++;
-                s.AwaitingReadAfterMemoryEviction = true;
-                freed += victim.Size;
-                objects++;
-                _core.DetachLocked(victim, dead);
-            }
-
-            skipped = _core.Entries.Entries.Count(e => e.Pinned);
-        }
-
-        _core.DeleteMaps(dead);
-        _core.Metrics.Evicted(objects);
-        _core.Metrics.EvictedForMemory(objects, freed - released);
-        return new MemoryEvictionResult(objects, freed - released, skipped, released);
-    }
+    public MemoryEvictionResult EvictForMemory(long bytes) => _evictions.ForMemory(bytes);
 
     /// <summary>Frees every expired object that nobody uses; returns how many went.</summary>
-    internal int SweepExpired()
-    {
-        var dead = new List<CacheEntry>();
-        int expired;
-        lock (_core.Gate)
-        {
-            IReadOnlyList<CacheEntry> gone = _core.Entries.Expired(_core.Time.GetUtcNow());
-            foreach (CacheEntry entry in gone)
-            {
-                _core.DetachLocked(entry, dead);
-            }
-
-            expired = gone.Count;
-        }
-
-        _core.DeleteMaps(dead);
-        _core.Metrics.Evicted(expired);
-        return expired;
-    }
+    internal int SweepExpired() => _evictions.SweepExpired();
 
     /// <summary>Releases one reference taken by a lease or an active-reference caller.</summary>
     internal void Release(CacheEntry entry) => _core.Release(entry);
@@ -442,10 +340,7 @@ public sealed class Cachelet : IObjectCache, IPeerServingCache, IVersionedCache,
             return;
         }
 
-        if (_expirySweep is not null)
-        {
-            await _expirySweep.DisposeAsync().ConfigureAwait(false);
-        }
+        await _evictions.DisposeAsync().ConfigureAwait(false);
 
         _core.Owners.RingChanged -= OnRingChanged;
         _core.Owners.LeaseChanged -= OnLeaseChanged;
@@ -472,21 +367,6 @@ public sealed class Cachelet : IObjectCache, IPeerServingCache, IVersionedCache,
 
     /// <inheritdoc />
     public void Dispose() => DisposeAsync().AsTask().GetAwaiter().GetResult();
-
-    /// <summary>
-    /// With a TTL, expired objects are freed in the background (not only when read again or when room is needed):
-    /// a timer on the cachelet's clock sweeps every quarter of the TTL (between 1 s and 1 min).
-    /// </summary>
-    private ITimer? StartExpirySweep()
-    {
-        if (_core.Options.Eviction.Ttl is not TimeSpan ttl)
-        {
-            return null;
-        }
-
-        TimeSpan period = TimeSpan.FromTicks(Math.Clamp(ttl.Ticks / 4, TimeSpan.TicksPerSecond, TimeSpan.TicksPerMinute));
-        return _core.Time.CreateTimer(_ => SweepExpired(), null, period, period);
-    }
 
     private async Task<WriteReceipt> WriteAsync(string key, ReadOnlyMemory<byte> data, bool createOnly, CancellationToken cancellationToken)
     {

@@ -42,7 +42,7 @@ internal sealed class CacheletCore
         DoNotCache = new KeyGlob(options.DoNotCache);
         Trust = new OwnerTrust(owners, options, hasPeers: peers is not null, time);
         Entries = new CacheIndex<string, CacheEntry>(options.Eviction, options.EffectiveCapacityBytes, StringComparer.Ordinal);
-        Metrics = new CacheletMetrics(shm.InstanceId, () => Entries.Bytes, () => Facade.Count);
+        Metrics = new CacheletMetrics(shm.InstanceId, () => Entries.Bytes, () => Count);
         _maps = new MapDeleter(shm);
     }
 
@@ -102,6 +102,45 @@ internal sealed class CacheletCore
                 return _writeSequence;
             }
         }
+    }
+
+    /// <summary>Gets the number of cached objects.</summary>
+    public int Count
+    {
+        get
+        {
+            lock (Gate)
+            {
+                return Entries.Count;
+            }
+        }
+    }
+
+    /// <summary>True when <paramref name="key"/> is cached (any version).</summary>
+    public bool Contains(string key)
+    {
+        lock (Gate)
+        {
+            return Entries.ContainsKey(key);
+        }
+    }
+
+    /// <summary>Removes <paramref name="key"/> from the cache (the map goes when its last lease does). Dirty objects stay.</summary>
+    public bool Remove(string key)
+    {
+        var dead = new List<CacheEntry>();
+        bool removed;
+        lock (Gate)
+        {
+            removed = Entries.TryGetValue(key, out CacheEntry? entry) && !entry.Dirty;
+            if (removed)
+            {
+                DetachLocked(entry!, dead);
+            }
+        }
+
+        DeleteMaps(dead);
+        return removed;
     }
 
     /// <summary>Marks the parts disposed; false when they already were.</summary>
@@ -261,6 +300,22 @@ internal sealed class CacheletCore
         Logger.LogInformation(
             "{Self}: {Reason}; its {Count} cached copies are checked against storage before they are served again",
             Owners.SelfId, reason, marked);
+    }
+
+    /// <summary>A peer's version query: the cached version, else storage's (null when the blob does not exist).</summary>
+    public async Task<string?> OwnerVersionAsync(string key, CancellationToken cancellationToken)
+    {
+        lock (Gate)
+        {
+            // A suspect copy (OwnerTrust) answers nothing: storage's version is the truth then.
+            if (Entries.TryGetValue(key, out CacheEntry? entry) && !IsExpiredLocked(entry)
+                && !(RevalidatesAfterChanges && !entry.Dirty && (entry.Suspect || Unsettled)))
+            {
+                return entry.Version;
+            }
+        }
+
+        return await Storage.GetVersionAsync(key, cancellationToken).ConfigureAwait(false);
     }
 
     public void OwnerUnreachable(string owner, string key, Exception e)

@@ -215,7 +215,7 @@ internal sealed class ReadPath(CacheletCore core, MapFills fills)
         {
             // Deleted behind our back: forget the copy.
             core.Release(hit);
-            core.Facade.Remove(hit.Key);
+            core.Remove(hit.Key);
             throw;
         }
         catch
