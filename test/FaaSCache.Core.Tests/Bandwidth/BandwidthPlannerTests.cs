@@ -199,6 +199,37 @@ public sealed class BandwidthPlannerTests
     }
 
     [Fact]
+    public void A_test_split_that_carries_no_more_than_the_limit_confirms_it_and_is_not_repeated_until_the_limit_is_forgotten()
+    {
+        // The cold rig's 800 MB reads in the full run at ae72e06: BW_BS sampled at 76.5 MB/s (one instance alone: 800 / 76.5
+        // = 10.46 s), an inbound limit of 83 MB/s set by a 400 MB split that did not pay. The limit binds from N=2
+        // (800 / 83 = 9.64 s), so the plan tests it with one instance more (N=3). That split took 10.12 s (79 MB/s, no
+        // more than the limit, and within a quarter of its 9.64 s prediction): it confirms the limit, and the next plan
+        // keeps the one instance (10.46 s, within 10% of the 9.64 s floor) instead of testing again, as the run did.
+        var time = new FakeTimeProvider(new DateTimeOffset(2026, 11, 29, 18, 0, 0, TimeSpan.Zero));
+        var profiler = new TransferProfiler(time);
+        profiler.RecordStorage(76_500_000, TimeSpan.Zero, TimeSpan.FromSeconds(1));
+        profiler.RecordPeer(82_000_000, TimeSpan.Zero, TimeSpan.FromSeconds(1));
+        profiler.RecordInstanceLoad(TimeSpan.FromSeconds(1.72));
+        profiler.RecordScaledLoad(400_000_000, instances: 2, TimeSpan.FromSeconds(4.82), predictedSeconds: 3.36, singleSeconds: 4.67);
+        BandwidthPlan test = BandwidthPlanner.Plan(800_000_000, running: 1, maxInstances: 16, profiler.Current);
+        Assert.Equal(3, test.Instances);
+        Assert.Contains("tests whether it still holds", test.Reason, StringComparison.Ordinal);
+
+        profiler.RecordScaledLoad(800_000_000, test.Instances, TimeSpan.FromSeconds(10.12), test.PredictedSeconds, test.SingleSeconds);
+
+        Assert.True(profiler.Current.InboundConfirmed);
+        BandwidthPlan next = BandwidthPlanner.Plan(800_000_000, running: 1, maxInstances: 16, profiler.Current);
+        Assert.Equal(1, next.Instances);
+        Assert.Contains("confirmed by a split since", next.Reason, StringComparison.Ordinal);
+
+        // Ten minutes after the load that set it the limit is forgotten, confirmation and all: the planner splits again.
+        time.Advance(TransferProfiler.InboundLifetime);
+        Assert.False(profiler.Current.InboundConfirmed);
+        Assert.Null(profiler.Current.InboundBytesPerSecond);
+    }
+
+    [Fact]
     public void A_split_within_a_quarter_of_its_prediction_measures_no_limit_and_a_slow_one_that_paid_is_only_a_suspicion()
     {
         var time = new FakeTimeProvider(new DateTimeOffset(2026, 11, 28, 12, 0, 0, TimeSpan.Zero));

@@ -72,7 +72,11 @@ public static class BandwidthPlanner
             // The limit is what earlier loads carried, and a load held to it can never show that the link carries more:
             // where it binds, the plan takes one instance more than the fewest that reach it (no slower by the model, and
             // a load that carries more raises the limit; one that does not confirms it), not the 10% slack below it.
-            if (fastest > 1 && fastest < limit && best >= ScaledLoadModel.InboundFloor(sizeBytes, profile) * (1 - 1e-9))
+            if (profile.InboundConfirmed)
+            {
+                why += $"; {held}, confirmed by a split since (not tested again while it holds)";
+            }
+            else if (fastest > 1 && fastest < limit && best >= ScaledLoadModel.InboundFloor(sizeBytes, profile) * (1 - 1e-9))
             {
                 chosen = fastest + 1;
                 why = $"{held}; where it binds (N={fastest}: {Seconds(best)}, {bound}), one more instance ({chosen}) tests whether it still holds";

@@ -15,6 +15,10 @@ namespace FaaSCache.Bandwidth;
 /// load faster than this. Null while no recent scaled load fell short (<see cref="TransferProfiler"/>).
 /// </param>
 /// <param name="InboundSource">Which loads set <see cref="InboundBytesPerSecond"/>, for the plan's reason and the benchmarks.</param>
+/// <param name="InboundConfirmed">
+/// A split load made while the limit held carried no more than it: the limit is confirmed and not tested again (by a
+/// split of one instance more) while it holds.
+/// </param>
 public sealed record TransferProfile(
     double? StorageBytesPerSecond,
     TimeSpan? StorageLatency,
@@ -22,7 +26,8 @@ public sealed record TransferProfile(
     TimeSpan? PeerLatency,
     TimeSpan? InstanceLoad,
     double? InboundBytesPerSecond = null,
-    string? InboundSource = null)
+    string? InboundSource = null,
+    bool InboundConfirmed = false)
 {
     /// <summary>Gets a profile with nothing measured.</summary>
     public static TransferProfile Unmeasured { get; } = new(null, null, null, null, null);

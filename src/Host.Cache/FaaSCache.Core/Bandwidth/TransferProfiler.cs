@@ -13,7 +13,8 @@ namespace FaaSCache.Bandwidth;
 /// is held as a suspicion that a second such load must confirm, and that a load within its prediction clears. Any scaled
 /// load that carries more than the limit disproves it at once. A limit is forgotten
 /// <see cref="InboundLifetime"/> after the load that set it, so the planner tries splitting again when the network may
-/// have changed. Thread-safe.
+/// have changed. A split that carries no more than a limit confirms it: the planner then stops testing it with one
+/// instance more (a test that did not pay is not repeated) until it is forgotten. Thread-safe.
 /// </summary>
 public sealed class TransferProfiler
 {
@@ -41,6 +42,7 @@ public sealed class TransferProfiler
     private double? _inboundRate;
     private DateTimeOffset _inboundAt;
     private string? _inboundSource;
+    private bool _inboundConfirmed;
     private (double Rate, DateTimeOffset At, string Source)? _suspect;
 
     /// <summary>Initializes a new instance of the <see cref="TransferProfiler"/> class.</summary>
@@ -84,7 +86,8 @@ public sealed class TransferProfiler
                     Span(_peerLatency),
                     Span(_instanceLoad),
                     InboundLocked(_time.GetUtcNow()),
-                    InboundLocked(_time.GetUtcNow()) is null ? null : _inboundSource);
+                    InboundLocked(_time.GetUtcNow()) is null ? null : _inboundSource,
+                    InboundLocked(_time.GetUtcNow()) is not null && _inboundConfirmed);
             }
         }
     }
@@ -148,6 +151,13 @@ public sealed class TransferProfiler
             {
                 _inboundRate = null;
                 _inboundSource = null;
+                _inboundConfirmed = false;
+            }
+            else if (InboundLocked(now) is not null)
+            {
+                // A split made under the limit carried no more than it: the limit stands, and is not tested again until it is
+                // forgotten (InboundLifetime after the loads that set it: a confirmation does not make it last longer).
+                _inboundConfirmed = true;
             }
 
             if (predictedSeconds <= 0)
@@ -171,6 +181,7 @@ public sealed class TransferProfiler
                 _inboundSource = didNotPay ? $"{source}: slower than one instance" : $"{source}, confirming {_suspect!.Value.Source}";
                 _inboundRate = measured;
                 _inboundAt = now;
+                _inboundConfirmed = false;
                 _suspect = null;
             }
             else
