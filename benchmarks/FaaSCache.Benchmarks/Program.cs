@@ -30,6 +30,7 @@ internal static class Program
         new("simulate", "the paper's Fig. 8: the Azure-shaped 44.3 M-access trace (--quick: 1 M) through the cachelet's policy code, 32 MB .. 1 GB, pre-warm off/on; CSV, CDF PNG, throughput and peak memory", SimulateBenchmark.RunAsync),
         new(Fig12ReplayBenchmark.Name, "the paper's Fig. 12 from a replay of the cachelet's scaled load over the paper's links (90 MB/s storage, 750 MB/s between instances) with the measured T_Load: 400 KB .. 800 MB, N = 1 .. 6, running and cold helpers, the planner's N; CSV", Fig12ReplayBenchmark.RunAsync),
         new(SdkReadBenchmark.Name, "an unmodified storage SDK (.NET, Node, Python) downloading a blob straight from Azurite vs through the SDK endpoint (hit, miss), and a binding's hit, 1 KB .. 128 MB", SdkReadBenchmark.RunAsync),
+        new(ResultsBenchmark.Name, "Rosa et al.'s result caching on the thumbnail sample (declared in host.json): no_cache vs a hit from local, cluster (a remote owner) and redis at 18 KB, 229 KB and 4 MB, and 750 requests from 5 threads per location; results.csv, results-load.csv", ResultsBenchmark.RunAsync),
         new("reliability", "faults with real processes, per-preset histories checked for linearizability, a bounded soak; CSV of lost writes, stale and partial reads, leaks", ReliabilityBenchmark.RunAsync),
     ];
 

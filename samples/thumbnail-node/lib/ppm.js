@@ -58,6 +58,34 @@ function downsample(image, factor) {
 }
 
 /**
+ * Area-averaging downsampling (a box filter, what thumbnailers do): each output pixel is the mean of its
+ * `factor` x `factor` block, so the work grows with the whole image, not only with the thumbnail.
+ * @param {{ width: number, height: number, pixels: Buffer }} image
+ * @param {number} factor
+ */
+function shrink(image, factor) {
+  const width = Math.max(1, Math.floor(image.width / factor));
+  const height = Math.max(1, Math.floor(image.height / factor));
+  const pixels = Buffer.allocUnsafe(width * height * 3);
+  const stride = image.width * 3;
+  const area = factor * factor;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      let r = 0, g = 0, b = 0;
+      for (let dy = 0; dy < factor; dy++) {
+        let at = (y * factor + dy) * stride + x * factor * 3;
+        for (let dx = 0; dx < factor; dx++, at += 3) {
+          r += image.pixels[at]; g += image.pixels[at + 1]; b += image.pixels[at + 2];
+        }
+      }
+      const out = (y * width + x) * 3;
+      pixels[out] = Math.round(r / area); pixels[out + 1] = Math.round(g / area); pixels[out + 2] = Math.round(b / area);
+    }
+  }
+  return { width, height, pixels };
+}
+
+/**
  * @param {{ width: number, height: number, pixels: Buffer }} image
  * @param {string[]} [comments]
  */
@@ -66,4 +94,4 @@ function writePpm(image, comments = []) {
   return Buffer.concat([Buffer.from(header, 'latin1'), image.pixels]);
 }
 
-module.exports = { readPpm, downsample, writePpm };
+module.exports = { readPpm, downsample, shrink, writePpm };

@@ -25,13 +25,15 @@ public sealed partial class CacheletPeerService : CacheletPeer.CacheletPeerBase
     private readonly int _chunkSize;
     private readonly ILogger _logger;
     private readonly PeerBulkServer? _bulk;
+    private readonly FaaSCache.ResultCaching.LocalResultStore? _results;
 
     /// <summary>Initializes a new instance of the <see cref="CacheletPeerService"/> class.</summary>
     /// <param name="cachelet">This instance's cachelet (from DI).</param>
     /// <param name="options">Peer options.</param>
     /// <param name="logger">Logger.</param>
     /// <param name="bulk">The bulk listener for large gets; null: every body goes over gRPC.</param>
-    public CacheletPeerService(IPeerServingCache cachelet, IOptions<PeerServerOptions> options, ILogger<CacheletPeerService>? logger = null, PeerBulkServer? bulk = null)
+    /// <param name="results">The function results this instance keeps; null: it keeps none for peers.</param>
+    public CacheletPeerService(IPeerServingCache cachelet, IOptions<PeerServerOptions> options, ILogger<CacheletPeerService>? logger = null, PeerBulkServer? bulk = null, FaaSCache.ResultCaching.LocalResultStore? results = null)
     {
         ArgumentNullException.ThrowIfNull(cachelet);
         _ = new PeerServerOptionsValidator().ThrowIfInvalid(options.Value);
@@ -39,6 +41,7 @@ public sealed partial class CacheletPeerService : CacheletPeer.CacheletPeerBase
         _chunkSize = options.Value.ChunkSize;
         _logger = (ILogger?)logger ?? NullLogger.Instance;
         _bulk = bulk;
+        _results = results;
     }
 
     /// <inheritdoc />

@@ -124,25 +124,10 @@ public sealed partial class GrpcPeerClient : IPeerClient, IDisposable
             request,
             _options.FetchTimeout,
             "probe",
-            async (count, _, content, token) =>
+            (count, _, content, token) =>
             {
                 firstByte = System.Diagnostics.Stopwatch.GetTimestamp();
-                byte[] buffer = ArrayPool<byte>.Shared.Rent(_options.ChunkSize);
-                try
-                {
-                    long received = 0;
-                    int n;
-                    while ((n = await content.ReadAsync(buffer, token).ConfigureAwait(false)) > 0)
-                    {
-                        received += n;
-                    }
-
-                    return received;
-                }
-                finally
-                {
-                    ArrayPool<byte>.Shared.Return(buffer);
-                }
+                return StreamDrain.CountAsync(content, _options.ChunkSize, token);
             },
             cancellationToken).ConfigureAwait(false);
         long ended = System.Diagnostics.Stopwatch.GetTimestamp();

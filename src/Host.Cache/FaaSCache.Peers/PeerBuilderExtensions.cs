@@ -50,6 +50,7 @@ public static class PeerBuilderExtensions
             return client;
         });
         services.TryAddSingleton<IPeerClient>(sp => sp.GetRequiredService<GrpcPeerClient>());
+        services.TryAddSingleton<FaaSCache.ResultCaching.IResultPeers>(sp => sp.GetRequiredService<GrpcPeerClient>());
         if (hosting == PeerServerHosting.OwnServer)
         {
             services.TryAddEnumerable(ServiceDescriptor.Singleton<IHostedService, PeerServerHost>(sp =>

@@ -8,7 +8,7 @@ namespace FaaSCache.Tools;
 /// <summary>Small helpers for the scripts, so that they need no inline Python: a free port, an edit of host.json.</summary>
 public static class ScriptHelpers
 {
-    /// <summary>Creates <c>free-port</c> and <c>host-json</c>.</summary>
+    /// <summary>Creates <c>free-port</c> and <c>host-json</c> (<c>keys</c>, <c>set</c>).</summary>
     public static IEnumerable<Command> Create()
     {
         var freePort = new Command("free-port", "Prints a TCP port that is free on 127.0.0.1 now.");
@@ -63,7 +63,13 @@ public static class ScriptHelpers
             await File.WriteAllTextAsync(fileName, edited, ct);
             return 0;
         });
-        yield return new Command("host-json", "Edits a function app's host.json.") { set };
+        var keys = new Command("keys", "Prints every key of extensions.faasCache with its values, what it does and its default, as a Markdown table (docs/configuration.md holds the same table).");
+        keys.SetAction(_ =>
+        {
+            Console.Write(FaaSCache.Options.HostJsonKeys.Markdown());
+            return 0;
+        });
+        yield return new Command("host-json", "Lists the keys of extensions.faasCache, or edits a function app's host.json.") { keys, set };
     }
 
     /// <summary>The value as JSON (null, a number, a boolean, an array, an object, a quoted string), else the text as a string.</summary>

@@ -171,7 +171,7 @@ public sealed class FaaSCacheOptionsReaderTests : IDisposable
     }
 
     [Theory]
-    [InlineData("""{ "evictionPolicy": "lru" }""", "evictionPolicy", "consistency, persist, eviction, memoryHeadroomPercent, memoryLimitBytes, capacityBytes, doNotCache, sdkEndpoint, prewarm, scaling, membership")]
+    [InlineData("""{ "evictionPolicy": "lru" }""", "evictionPolicy", "consistency, persist, eviction, memoryHeadroomPercent, memoryLimitBytes, capacityBytes, doNotCache, sdkEndpoint, prewarm, scaling, membership, results")]
     [InlineData("""{ "eviction": { "polcy": "lru" } }""", "eviction:polcy", "policy, sizeThresholdBytes, ttl")]
     [InlineData("""{ "prewarm": { "threshold": 0.5 } }""", "prewarm:threshold", "enabled, hitRateThreshold")]
     [InlineData("""{ "scaling": { "cpu": true } }""", "scaling:cpu", "compute, cacheSize, bandwidth, targetConcurrency, targetLatency, lowAccessRate, profileInterval")]

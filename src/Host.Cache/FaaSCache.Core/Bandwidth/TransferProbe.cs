@@ -124,25 +124,10 @@ public sealed class TransferProbe : BackgroundService
         FetchResult<long> result = await _storage.FetchAsync(
             ProbeKey,
             null,
-            async (length, _, content, token) =>
+            (length, _, content, token) =>
             {
                 firstByte = System.Diagnostics.Stopwatch.GetTimestamp();
-                byte[] buffer = System.Buffers.ArrayPool<byte>.Shared.Rent(1 << 20);
-                try
-                {
-                    long received = 0;
-                    int n;
-                    while ((n = await content.ReadAsync(buffer, token).ConfigureAwait(false)) > 0)
-                    {
-                        received += n;
-                    }
-
-                    return received;
-                }
-                finally
-                {
-                    System.Buffers.ArrayPool<byte>.Shared.Return(buffer);
-                }
+                return StreamDrain.CountAsync(content, 1 << 20, token);
             },
             cancellationToken).ConfigureAwait(false);
         TimeSpan transfer = System.Diagnostics.Stopwatch.GetElapsedTime(firstByte);

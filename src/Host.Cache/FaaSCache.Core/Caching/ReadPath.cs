@@ -22,7 +22,7 @@ internal sealed class ReadPath(CacheletCore core, MapFills fills)
     /// </summary>
     public async Task<PeerGetServe> ReadAsync(string key, bool forward, bool follow, CancellationToken cancellationToken)
     {
-        if (!follow)
+        if (!follow || IsPlainHit(key))
         {
             ObjectLease whole = await ReadCoreAsync(key, forward, cancellationToken).ConfigureAwait(false);
             return PeerGetServe.Whole(whole, whole.Source == ReadSource.LocalHit);
@@ -45,18 +45,34 @@ internal sealed class ReadPath(CacheletCore core, MapFills fills)
     /// <summary>A cached copy for a peer that asked without letting this cachelet fetch (a previous owner's hand-over); null when none.</summary>
     public ObjectLease? CachedForPeer(string key)
     {
+        CacheEntry? hit = null;
         lock (core.Gate)
         {
-            if (!core.Entries.TryGetValue(key, out CacheEntry? entry) || core.IsExpiredLocked(entry))
+            if (core.Entries.TryGetValue(key, out CacheEntry? entry) && !core.IsExpiredLocked(entry))
             {
-                return null;
+                entry.RefCount++;
+                core.TouchLocked(entry);
+                hit = entry;
             }
+        }
 
-            entry.RefCount++;
-            core.TouchLocked(entry);
-            core.RecordAccessLocked(key, AccessKind.PeerHit);
-            core.Metrics.Read(ReadSource.LocalHit, entry.Size, forPeer: true);
-            return new ObjectLease(core.Facade, entry, entry.Map, key, entry.Version, ReadSource.LocalHit, bytesCopied: 0);
+        return hit is null ? null : HitLease(hit, forPeer: true);
+    }
+
+    /// <summary>
+    /// Whether a read of <paramref name="key"/> is a local hit that needs no storage request: such a read has no
+    /// download to follow, so it takes the plain path (no progress slot, no race between two tasks).
+    /// </summary>
+    private bool IsPlainHit(string key)
+    {
+        if (core.ChecksStorageVersion)
+        {
+            return false;
+        }
+
+        lock (core.Gate)
+        {
+            return core.Entries.TryGetValue(key, out CacheEntry? entry) && !core.IsExpiredLocked(entry) && !core.MustRevalidate(entry);
         }
     }
 

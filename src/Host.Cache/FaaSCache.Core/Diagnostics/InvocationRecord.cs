@@ -47,6 +47,12 @@ public sealed class InvocationRecord
     /// <summary>Gets or sets the error message of a failed invocation.</summary>
     public string? Error { get; set; }
 
+    /// <summary>Gets or sets, for a function whose results are cached, <c>hit</c> (answered without running) or <c>miss</c> (run); null otherwise.</summary>
+    public string? Result { get; set; }
+
+    /// <summary>Gets or sets where the result was looked for: <c>local</c>, <c>cluster (this instance owns it)</c>, <c>cluster (owner X)</c> or <c>redis</c>.</summary>
+    public string? ResultFrom { get; set; }
+
     /// <summary>Gets the inputs.</summary>
     [JsonObjectCreationHandling(JsonObjectCreationHandling.Populate)]
     public List<InputRecord> Inputs { get; } = [];

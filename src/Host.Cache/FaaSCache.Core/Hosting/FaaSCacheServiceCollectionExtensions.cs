@@ -81,6 +81,7 @@ public static class FaaSCacheServiceCollectionExtensions
             ownsSharedMemory: false, // the container owns the store, which users may replace or share
             peers: sp.GetService<IPeerClient>(),
             bandwidth: sp.GetService<Bandwidth.BandwidthScaler>()));
+        services.TryAddSingleton(sp => new ResultCaching.LocalResultStore(sp.GetRequiredService<FaaSCacheOptions>().Results.CapacityBytes, sp.GetRequiredService<TimeProvider>()));
         services.TryAddSingleton<IObjectCache>(sp => sp.GetRequiredService<Cachelet>());
         services.TryAddSingleton<IPeerServingCache>(sp => sp.GetRequiredService<Cachelet>());
         services.TryAddSingleton<IVersionedCache>(sp => sp.GetRequiredService<Cachelet>());

@@ -87,6 +87,9 @@ public sealed class FaaSCacheOptions
     /// <summary>Gets the membership settings.</summary>
     public MembershipOptions Membership { get; set; } = new();
 
+    /// <summary>Gets the result caching settings (Rosa et al.; the host acts on them).</summary>
+    public ResultCacheOptions Results { get; set; } = new();
+
     /// <summary>Gets what the consistency preset means (Table 3): read and write targets, default persistence, invalidation.</summary>
     public ConsistencyPolicy Policy => ConsistencyPolicy.For(Consistency);
 

@@ -9,9 +9,9 @@ namespace FaaSCache.Options;
 public static class FaaSCacheOptionsFormatter
 {
     /// <summary>
-    /// The options as indented camelCase JSON in host.json's shape, enums by their host.json names, plus
-    /// <c>effectivePersist</c> and <c>effectiveCapacityBytes</c> (what is in force when persist or capacity is unset).
-    /// Every setting shown acts on something.
+    /// The options as indented camelCase JSON in host.json's shape (every key of <see cref="HostJsonKeys.All"/>, in its
+    /// order), enums by their host.json names, plus <c>effectivePersist</c> and <c>effectiveCapacityBytes</c> (what is in
+    /// force when persist or capacity is unset). Every setting shown acts on something.
     /// </summary>
     /// <param name="o">The options.</param>
     /// <returns>The JSON text.</returns>
@@ -24,77 +24,40 @@ public static class FaaSCacheOptionsFormatter
         using (var w = new Utf8JsonWriter(buffer, writerOptions))
         {
             w.WriteStartObject();
-            w.WriteString(R.Consistency, R.Name(o.Consistency));
-            WriteNullableString(w, R.Persist, o.Persist is { } persist ? R.Name(persist) : null);
-            w.WriteString("effectivePersist", R.Name(o.EffectivePersist));
-
-            if (o.Eviction is { } eviction)
+            string group = string.Empty;
+            foreach (HostJsonKey key in HostJsonKeys.All)
             {
-                w.WriteStartObject(R.Eviction);
-                w.WriteString(R.Policy, R.Name(eviction.Policy));
-                w.WriteNumber(R.SizeThresholdBytes, eviction.SizeThresholdBytes);
-                WriteNullableString(w, R.Ttl, R.Format(eviction.Ttl));
-                w.WriteEndObject();
+                if (key.Group != group)
+                {
+                    if (group.Length > 0)
+                    {
+                        w.WriteEndObject();
+                    }
+
+                    group = key.Group;
+                    if (group.Length > 0)
+                    {
+                        w.WriteStartObject(group);
+                    }
+                }
+
+                if (group.Length == 0 || HostJsonKeys.Groups[group](o) is not null)
+                {
+                    Write(w, key, key.Get(o));
+                }
+
+                if (key.Path == R.Persist)
+                {
+                    w.WriteString("effectivePersist", R.Name(o.EffectivePersist));
+                }
+                else if (key.Path == R.CapacityBytes)
+                {
+                    w.WriteNumber("effectiveCapacityBytes", o.EffectiveCapacityBytes);
+                }
             }
 
-            w.WriteNumber(R.MemoryHeadroomPercent, o.MemoryHeadroomPercent);
-            if (o.MemoryLimitBytes is { } limit)
+            if (group.Length > 0)
             {
-                w.WriteNumber(R.MemoryLimitBytes, limit);
-            }
-            else
-            {
-                w.WriteNull(R.MemoryLimitBytes);
-            }
-
-            if (o.CapacityBytes is { } capacity)
-            {
-                w.WriteNumber(R.CapacityBytes, capacity);
-            }
-            else
-            {
-                w.WriteNull(R.CapacityBytes);
-            }
-
-            w.WriteNumber("effectiveCapacityBytes", o.EffectiveCapacityBytes);
-
-            w.WriteStartArray(R.DoNotCache);
-            foreach (string pattern in o.DoNotCache ?? [])
-            {
-                w.WriteStringValue(pattern);
-            }
-
-            w.WriteEndArray();
-            w.WriteBoolean(R.SdkEndpoint, o.SdkEndpoint);
-
-            if (o.Prewarm is { } prewarm)
-            {
-                w.WriteStartObject(R.Prewarm);
-                w.WriteBoolean(R.Enabled, prewarm.Enabled);
-                w.WriteNumber(R.HitRateThreshold, prewarm.HitRateThreshold);
-                w.WriteEndObject();
-            }
-
-            if (o.Scaling is { } scaling)
-            {
-                w.WriteStartObject(R.Scaling);
-                w.WriteBoolean(R.Compute, scaling.Compute);
-                w.WriteBoolean(R.CacheSize, scaling.CacheSize);
-                w.WriteBoolean(R.Bandwidth, scaling.Bandwidth);
-                w.WriteNumber(R.TargetConcurrency, scaling.TargetConcurrency);
-                WriteNullableString(w, R.TargetLatency, R.Format(scaling.TargetLatency));
-                w.WriteNumber(R.LowAccessRate, scaling.LowAccessRate);
-                w.WriteString(R.ProfileInterval, R.Format(scaling.ProfileInterval));
-                w.WriteEndObject();
-            }
-
-            if (o.Membership is { } membership)
-            {
-                w.WriteStartObject(R.Membership);
-                w.WriteString(R.HeartbeatInterval, R.Format(membership.HeartbeatInterval));
-                w.WriteString(R.FailureTimeout, R.Format(membership.FailureTimeout));
-                w.WriteNumber(R.VirtualNodes, membership.VirtualNodes);
-                w.WriteString(R.WatchInterval, R.Format(membership.WatchInterval));
                 w.WriteEndObject();
             }
 
@@ -104,15 +67,66 @@ public static class FaaSCacheOptionsFormatter
         return Encoding.UTF8.GetString(buffer.GetBuffer(), 0, (int)buffer.Length);
     }
 
-    private static void WriteNullableString(Utf8JsonWriter writer, string name, string? value)
+    private static void Write(Utf8JsonWriter w, HostJsonKey key, object? value)
     {
-        if (value is null)
+        switch (value)
         {
-            writer.WriteNull(name);
-        }
-        else
-        {
-            writer.WriteString(name, value);
+            case null:
+                w.WriteNull(key.Name);
+                break;
+            case bool b:
+                w.WriteBoolean(key.Name, b);
+                break;
+            case int i:
+                w.WriteNumber(key.Name, i);
+                break;
+            case long l:
+                w.WriteNumber(key.Name, l);
+                break;
+            case double d:
+                w.WriteNumber(key.Name, d);
+                break;
+            case IReadOnlyDictionary<string, FunctionResultOptions> functions:
+                w.WriteStartObject(key.Name);
+                foreach ((string name, FunctionResultOptions f) in functions)
+                {
+                    w.WriteStartObject(name);
+                    w.WriteStartArray("key");
+                    foreach (string part in f.Key ?? [])
+                    {
+                        w.WriteStringValue(part);
+                    }
+
+                    w.WriteEndArray();
+                    w.WriteString("ttl", R.Format(f.Ttl));
+                    w.WriteNumber("maxBytes", f.MaxBytes);
+                    if (f.Location is { } location)
+                    {
+                        w.WriteString("location", R.Name(location));
+                    }
+                    else
+                    {
+                        w.WriteNull("location");
+                    }
+
+                    w.WriteBoolean("skipOutputs", f.SkipOutputs);
+                    w.WriteEndObject();
+                }
+
+                w.WriteEndObject();
+                break;
+            case IEnumerable<string> items:
+                w.WriteStartArray(key.Name);
+                foreach (string item in items)
+                {
+                    w.WriteStringValue(item);
+                }
+
+                w.WriteEndArray();
+                break;
+            default:
+                w.WriteString(key.Name, key.Format(value));
+                break;
         }
     }
 }

@@ -21,6 +21,16 @@ public static partial class FaaSCacheOptionsReader
 
     private const int MaxShownValueLength = 120;
 
+    /// <summary>The keys of one function under <c>results.functions</c>, parsed as the table's keys of their kinds.</summary>
+    private static readonly Dictionary<string, HostJsonKey> ResultFunctionKeys = new[]
+    {
+        FunctionKey("key", HostJsonKind.Strings, "allowed values are non-empty arrays of key parts (body, method, json:<property path>, query:<name>, route:<name>, header:<name>)"),
+        FunctionKey("ttl", HostJsonKind.TimeSpan, R.AllowedResultTtl),
+        FunctionKey("maxBytes", HostJsonKind.WholeNumber, R.AllowedResultMaxBytes),
+        FunctionKey("location", HostJsonKind.Name, R.AllowedEnum<ResultLocation>() + " or null", nullable: true, names: [.. Enum.GetValues<ResultLocation>().Cast<Enum>()]),
+        FunctionKey("skipOutputs", HostJsonKind.Boolean, R.AllowedBoolean),
+    }.ToDictionary(k => k.Path, StringComparer.Ordinal);
+
     /// <summary>Reads and validates a <c>faasCache</c> section; a missing or null section gives the defaults.</summary>
     /// <param name="section">The section, usually <c>configuration.GetSection("extensions:faasCache")</c>.</param>
     /// <returns>The options.</returns>
@@ -41,52 +51,70 @@ public static partial class FaaSCacheOptionsReader
         ArgumentNullException.ThrowIfNull(options);
 
         var given = new Dictionary<string, string?>(StringComparer.OrdinalIgnoreCase);
-        string prefix = section.Path;
+        ReadGroup(section, section.Path, string.Empty, options, given);
+        FaaSCacheConfigurationException? error = HostJsonKeys.Check(options, section.Path, given).FirstOrDefault();
+        return error is null ? options : throw error;
+    }
 
-        foreach ((string name, IConfigurationSection child, string path) in Members(section, prefix, R.RootKeys))
+    /// <summary>The members of the section's top (<paramref name="group"/> "") or of one group, each read as the key table says.</summary>
+    private static void ReadGroup(IConfigurationSection section, string path, string group, FaaSCacheOptions options, Dictionary<string, string?> given)
+    {
+        foreach ((string name, IConfigurationSection child, string childPath) in Members(section, path, HostJsonKeys.NamesIn(group)))
         {
-            switch (name)
+            if (group.Length == 0 && HostJsonKeys.Groups.ContainsKey(name))
             {
-                case R.Consistency:
-                    options.Consistency = ReadEnum<ConsistencyPreset>(child, path, given);
-                    break;
-                case R.Persist:
-                    options.Persist = ReadOptionalEnum<PersistMode>(child, path, given);
-                    break;
-                case R.Eviction:
-                    ReadEviction(child, path, options.Eviction, given);
-                    break;
-                case R.MemoryHeadroomPercent:
-                    options.MemoryHeadroomPercent = ReadInt(child, path, R.AllowedMemoryHeadroomPercent, given);
-                    break;
-                case R.MemoryLimitBytes:
-                    options.MemoryLimitBytes = ReadOptionalLong(child, path, R.AllowedMemoryLimitBytes, given);
-                    break;
-                case R.CapacityBytes:
-                    options.CapacityBytes = ReadOptionalLong(child, path, R.AllowedCapacityBytes, given);
-                    break;
-                case R.DoNotCache:
-                    options.DoNotCache = ReadStringArray(child, path, given);
-                    break;
-                case R.SdkEndpoint:
-                    options.SdkEndpoint = ReadBool(child, path, given);
-                    break;
-                case R.Prewarm:
-                    ReadPrewarm(child, path, options.Prewarm, given);
-                    break;
-                case R.Scaling:
-                    ReadScaling(child, path, options.Scaling, given);
-                    break;
-                case R.Membership:
-                    ReadMembership(child, path, options.Membership, given);
-                    break;
-                default:
-                    throw new InvalidOperationException($"Key '{name}' is in the schema but not read.");
+                ReadGroup(child, childPath, name, options, given);
+                continue;
+            }
+
+            HostJsonKey key = HostJsonKeys.Find(group.Length == 0 ? name : R.Join(group, name))
+                ?? throw new InvalidOperationException($"Key '{name}' is listed but not in the table.");
+            object? value = ReadValue(key, child, childPath, given);
+            try
+            {
+                key.Set(options, value);
+            }
+            catch (OverflowException)
+            {
+                throw new FaaSCacheConfigurationException(childPath, given.GetValueOrDefault(childPath), key.Allowed);
             }
         }
+    }
 
-        FaaSCacheConfigurationException? error = R.Check(options, prefix, given).FirstOrDefault();
-        return error is null ? options : throw error;
+    /// <summary>One value, parsed by the key's kind; JSON null or "" is null where the key allows it.</summary>
+    private static object? ReadValue(HostJsonKey key, IConfigurationSection section, string path, Dictionary<string, string?> given)
+    {
+        if (key.Kind == HostJsonKind.Strings)
+        {
+            return ReadStringArray(section, path, given, R.AllowedDoNotCache, R.AllowedGlob);
+        }
+
+        if (key.Kind == HostJsonKind.FunctionMap)
+        {
+            return ReadResultFunctions(section, path, given);
+        }
+
+        string? text = key.Nullable ? Optional(section, path, key.Allowed, given) : Required(section, path, key.Allowed, given);
+        if (text is null)
+        {
+            return null;
+        }
+
+        const NumberStyles number = NumberStyles.AllowLeadingSign | NumberStyles.AllowDecimalPoint | NumberStyles.AllowExponent;
+        object? value = key.Kind switch
+        {
+            HostJsonKind.Name => key.Names.FirstOrDefault(n => string.Equals(R.Name(n), text, StringComparison.OrdinalIgnoreCase)),
+            HostJsonKind.Boolean => string.Equals(text, "true", StringComparison.OrdinalIgnoreCase) ? true
+                : string.Equals(text, "false", StringComparison.OrdinalIgnoreCase) ? false : null,
+            HostJsonKind.Text => text,
+            HostJsonKind.WholeNumber => long.TryParse(text, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out long l) ? l : null,
+            HostJsonKind.Number => double.TryParse(text, number, CultureInfo.InvariantCulture, out double d) && double.IsFinite(d) ? d : null,
+
+            // The constant ("c") format, [-][d.]hh:mm:ss[.fffffff]; a bare number (which .NET would read as days) is rejected.
+            HostJsonKind.TimeSpan => text.Contains(':', StringComparison.Ordinal) && TimeSpan.TryParseExact(text, "c", CultureInfo.InvariantCulture, out TimeSpan t) ? t : null,
+            _ => null,
+        };
+        return value ?? throw new FaaSCacheConfigurationException(path, text, key.Allowed);
     }
 
     /// <summary>
@@ -140,86 +168,12 @@ public static partial class FaaSCacheOptionsReader
         return string.IsNullOrEmpty(text) ? null : text;
     }
 
-    private static TEnum ReadEnum<TEnum>(IConfigurationSection section, string path, Dictionary<string, string?> given)
-        where TEnum : struct, Enum
-    {
-        string allowed = R.AllowedEnum<TEnum>();
-        string text = Required(section, path, allowed, given);
-        return R.TryParseName(text, out TEnum value) ? value : throw new FaaSCacheConfigurationException(path, text, allowed);
-    }
-
-    private static TEnum? ReadOptionalEnum<TEnum>(IConfigurationSection section, string path, Dictionary<string, string?> given)
-        where TEnum : struct, Enum
-    {
-        string allowed = R.AllowedEnum<TEnum>() + " or null";
-        string? text = Optional(section, path, allowed, given);
-        if (text is null)
-        {
-            return null;
-        }
-
-        return R.TryParseName(text, out TEnum value) ? value : throw new FaaSCacheConfigurationException(path, text, allowed);
-    }
-
-    private static bool ReadBool(IConfigurationSection section, string path, Dictionary<string, string?> given)
-    {
-        string text = Required(section, path, R.AllowedBoolean, given);
-        if (string.Equals(text, "true", StringComparison.OrdinalIgnoreCase))
-        {
-            return true;
-        }
-
-        return string.Equals(text, "false", StringComparison.OrdinalIgnoreCase)
-            ? false
-            : throw new FaaSCacheConfigurationException(path, text, R.AllowedBoolean);
-    }
-
-    private static int ReadInt(IConfigurationSection section, string path, string allowed, Dictionary<string, string?> given)
-    {
-        string text = Required(section, path, allowed, given);
-        return int.TryParse(text, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out int value)
-            ? value
-            : throw new FaaSCacheConfigurationException(path, text, allowed);
-    }
-
-    private static long ReadLong(IConfigurationSection section, string path, string allowed, Dictionary<string, string?> given) =>
-        ParseLong(Required(section, path, allowed, given), path, allowed);
-
-    private static long? ReadOptionalLong(IConfigurationSection section, string path, string allowed, Dictionary<string, string?> given) =>
-        Optional(section, path, allowed, given) is { } text ? ParseLong(text, path, allowed) : null;
-
-    private static long ParseLong(string text, string path, string allowed) =>
-        long.TryParse(text, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out long value)
-            ? value
-            : throw new FaaSCacheConfigurationException(path, text, allowed);
-
-    private static double ReadDouble(IConfigurationSection section, string path, string allowed, Dictionary<string, string?> given)
-    {
-        string text = Required(section, path, allowed, given);
-        const NumberStyles styles = NumberStyles.AllowLeadingSign | NumberStyles.AllowDecimalPoint | NumberStyles.AllowExponent;
-        return double.TryParse(text, styles, CultureInfo.InvariantCulture, out double value) && double.IsFinite(value)
-            ? value
-            : throw new FaaSCacheConfigurationException(path, text, allowed);
-    }
-
-    private static TimeSpan ReadTimeSpan(IConfigurationSection section, string path, string allowed, Dictionary<string, string?> given) =>
-        ParseTimeSpan(Required(section, path, allowed, given), path, allowed);
-
-    private static TimeSpan? ReadOptionalTimeSpan(IConfigurationSection section, string path, string allowed, Dictionary<string, string?> given) =>
-        Optional(section, path, allowed, given) is { } text ? ParseTimeSpan(text, path, allowed) : null;
-
-    /// <summary>A time span in the constant ("c") format, [-][d.]hh:mm:ss[.fffffff]; a bare number (which .NET would read as days) is rejected.</summary>
-    private static TimeSpan ParseTimeSpan(string text, string path, string allowed) =>
-        text.Contains(':', StringComparison.Ordinal) && TimeSpan.TryParseExact(text, "c", CultureInfo.InvariantCulture, out TimeSpan value)
-            ? value
-            : throw new FaaSCacheConfigurationException(path, text, allowed);
-
     /// <summary>An array of strings; JSON null or [] is empty. Element ranges (non-empty) are checked by the rules.</summary>
-    private static List<string> ReadStringArray(IConfigurationSection section, string path, Dictionary<string, string?> given)
+    private static List<string> ReadStringArray(IConfigurationSection section, string path, Dictionary<string, string?> given, string allowedArray, string allowedItem)
     {
         if (!string.IsNullOrEmpty(section.Value) && !HasChildren(section))
         {
-            throw new FaaSCacheConfigurationException(path, section.Value, R.AllowedDoNotCache);
+            throw new FaaSCacheConfigurationException(path, section.Value, allowedArray);
         }
 
         var items = new List<(int Index, string Value)>();
@@ -227,13 +181,13 @@ public static partial class FaaSCacheOptionsReader
         {
             if (!int.TryParse(child.Key, NumberStyles.None, CultureInfo.InvariantCulture, out int index))
             {
-                throw new FaaSCacheConfigurationException(path, Show(section), R.AllowedDoNotCache);
+                throw new FaaSCacheConfigurationException(path, Show(section), allowedArray);
             }
 
             string itemPath = R.Join(path, child.Key);
             if (HasChildren(child))
             {
-                throw new FaaSCacheConfigurationException(itemPath, Show(child), R.AllowedGlob);
+                throw new FaaSCacheConfigurationException(itemPath, Show(child), allowedItem);
             }
 
             given[itemPath] = child.Value;
@@ -242,6 +196,51 @@ public static partial class FaaSCacheOptionsReader
 
         items.Sort((a, b) => a.Index.CompareTo(b.Index));
         return items.ConvertAll(i => i.Value);
+    }
+
+    /// <summary><c>results.functions</c>: each function's object, its values parsed as the table's keys of the same kinds are.</summary>
+    private static Dictionary<string, FunctionResultOptions> ReadResultFunctions(IConfigurationSection section, string path, Dictionary<string, string?> given)
+    {
+        if (!string.IsNullOrEmpty(section.Value) && !HasChildren(section))
+        {
+            throw new FaaSCacheConfigurationException(path, section.Value, R.AllowedResultFunctions);
+        }
+
+        var functions = new Dictionary<string, FunctionResultOptions>(StringComparer.OrdinalIgnoreCase);
+        foreach (IConfigurationSection function in section.GetChildren())
+        {
+            var options = new FunctionResultOptions();
+            string at = R.Join(path, function.Key);
+            foreach ((string name, IConfigurationSection child, string childPath) in Members(function, at, [.. ResultFunctionKeys.Keys]))
+            {
+                HostJsonKey key = ResultFunctionKeys[name];
+                object? value = key.Kind == HostJsonKind.Strings
+                    ? ReadStringArray(child, childPath, given, key.Allowed, ResultKeyPart.Allowed)
+                    : ReadValue(key, child, childPath, given);
+                switch (name)
+                {
+                    case "key":
+                        options.Key = (List<string>)value!;
+                        break;
+                    case "ttl":
+                        options.Ttl = (TimeSpan)value!;
+                        break;
+                    case "maxBytes":
+                        options.MaxBytes = (long)value!;
+                        break;
+                    case "location":
+                        options.Location = (ResultLocation?)value;
+                        break;
+                    default:
+                        options.SkipOutputs = (bool)value!;
+                        break;
+                }
+            }
+
+            functions[function.Key] = options;
+        }
+
+        return functions;
     }
 
     private static bool HasChildren(IConfigurationSection section) => section.GetChildren().Any();
@@ -319,4 +318,16 @@ public static partial class FaaSCacheOptionsReader
 
         return "invalid JSON: " + innermost.Message;
     }
+
+    private static HostJsonKey FunctionKey(string name, HostJsonKind kind, string allowed, bool nullable = false, IReadOnlyList<Enum>? names = null) => new()
+    {
+        Path = name,
+        Kind = kind,
+        Nullable = nullable,
+        Allowed = allowed,
+        Description = name,
+        Names = names ?? [],
+        Get = _ => null,
+        Set = (_, _) => { },
+    };
 }

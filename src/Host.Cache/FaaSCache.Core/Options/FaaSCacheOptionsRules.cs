@@ -4,8 +4,9 @@ using System.Text.Json;
 namespace FaaSCache.Options;
 
 /// <summary>
-/// The one set of key names, ranges and "allowed" texts for <see cref="FaaSCacheOptions"/>, shared by
-/// <see cref="FaaSCacheOptionsReader"/> (host.json) and <see cref="FaaSCacheOptionsValidator"/> (options built in code).
+/// The ranges and "allowed" texts behind <see cref="HostJsonKeys"/>, the one table of host.json keys from which
+/// <see cref="FaaSCacheOptionsReader"/> (host.json), <see cref="FaaSCacheOptionsValidator"/> (options built in code),
+/// the start-up log and the documentation come.
 /// </summary>
 internal static class FaaSCacheOptionsRules
 {
@@ -23,29 +24,8 @@ internal static class FaaSCacheOptionsRules
     public const string Prewarm = "prewarm";
     public const string Scaling = "scaling";
     public const string Membership = "membership";
-    public const string Policy = "policy";
-    public const string SizeThresholdBytes = "sizeThresholdBytes";
-    public const string Ttl = "ttl";
-    public const string Enabled = "enabled";
-    public const string HitRateThreshold = "hitRateThreshold";
-    public const string Compute = "compute";
-    public const string CacheSize = "cacheSize";
-    public const string TargetConcurrency = "targetConcurrency";
-    public const string TargetLatency = "targetLatency";
-    public const string LowAccessRate = "lowAccessRate";
-    public const string ProfileInterval = "profileInterval";
-    public const string Bandwidth = "bandwidth";
     public const string HeartbeatInterval = "heartbeatInterval";
-    public const string FailureTimeout = "failureTimeout";
-    public const string VirtualNodes = "virtualNodes";
-    public const string WatchInterval = "watchInterval";
-
-    public static readonly string[] RootKeys =
-        [Consistency, Persist, Eviction, MemoryHeadroomPercent, MemoryLimitBytes, CapacityBytes, DoNotCache, SdkEndpoint, Prewarm, Scaling, Membership];
-    public static readonly string[] EvictionKeys = [Policy, SizeThresholdBytes, Ttl];
-    public static readonly string[] PrewarmKeys = [Enabled, HitRateThreshold];
-    public static readonly string[] ScalingKeys = [Compute, CacheSize, Bandwidth, TargetConcurrency, TargetLatency, LowAccessRate, ProfileInterval];
-    public static readonly string[] MembershipKeys = [HeartbeatInterval, FailureTimeout, VirtualNodes, WatchInterval];
+    public const string Results = "results";
 
     public const int MinMemoryHeadroomPercent = 0;
     public const int MaxMemoryHeadroomPercent = 90;
@@ -71,6 +51,11 @@ internal static class FaaSCacheOptionsRules
     public const string AllowedTargetLatency = "allowed values are null (latency does not vote) or positive time spans such as 00:00:00.500";
     public const string AllowedLowAccessRate = "allowed values are numbers of at least 0 (accesses per second)";
     public const string AllowedProfileInterval = "allowed values are time spans from 00:00:01 to 1.00:00:00";
+    public const string AllowedResultCapacityBytes = "allowed values are whole numbers of at least 65536 (64 KiB)";
+    public const string AllowedRedis = "allowed values are null or Redis connection strings such as localhost:6379";
+    public const string AllowedResultFunctions = "allowed values are objects that map function names to objects with the keys key, ttl, maxBytes, location, skipOutputs";
+    public const string AllowedResultTtl = "allowed values are positive time spans such as 00:10:00";
+    public const string AllowedResultMaxBytes = "allowed values are whole numbers of at least 1";
     public const string AllowedBoolean = "allowed values are true and false";
     public const string AllowedGlob = "allowed values are non-empty strings (glob patterns such as logs/*)";
     public const string AllowedDoNotCache = "allowed values are arrays of non-empty strings (glob patterns such as logs/*)";
@@ -120,176 +105,19 @@ internal static class FaaSCacheOptionsRules
 
     public static bool IsValidProfileInterval(TimeSpan value) => value >= TimeSpan.FromSeconds(1) && value <= TimeSpan.FromDays(1);
 
+    public static bool IsValidResultCapacityBytes(long value) => value >= 64 * 1024;
+
+    /// <summary>The "allowed values" text when a location is redis and no connection string is set, else null.</summary>
+    public static string? RedisRequired(ResultCacheOptions results, string prefix) =>
+        results.UsesRedis && string.IsNullOrWhiteSpace(results.Redis)
+            ? $"allowed values are Redis connection strings such as localhost:6379, required because '{Join(prefix, Results, "location")}' or a function's location is redis"
+            : null;
+
     public static bool IsValidGlob(string? value) => !string.IsNullOrWhiteSpace(value);
 
     /// <summary><c>strong</c> reads check the version in storage, so its writes must reach storage before they return.</summary>
     public static bool IsValidPersistFor(ConsistencyPreset consistency, PersistMode? persist) =>
         !Enum.IsDefined(consistency) || !ConsistencyPolicy.For(consistency).AllowsOnlySyncPersist || persist is null or PersistMode.Sync;
-
-    /// <summary>
-    /// Every range and cross-field rule, in schema order. <paramref name="given"/> maps full keys to the text
-    /// the user wrote, so the messages quote it; values without an entry are shown formatted.
-    /// </summary>
-    public static IEnumerable<FaaSCacheConfigurationException> Check(
-        FaaSCacheOptions options, string prefix, IReadOnlyDictionary<string, string?>? given = null)
-    {
-        ArgumentNullException.ThrowIfNull(options);
-
-        string? Shown(string key, string? formatted) => given is not null && given.TryGetValue(key, out string? text) ? text : formatted;
-        FaaSCacheConfigurationException Error(string key, string? formatted, string allowed) => new(key, Shown(key, formatted), allowed);
-
-        string key = Join(prefix, Consistency);
-        if (!Enum.IsDefined(options.Consistency))
-        {
-            yield return Error(key, Name(options.Consistency), AllowedEnum<ConsistencyPreset>());
-        }
-
-        key = Join(prefix, Persist);
-        if (options.Persist is { } persist && !Enum.IsDefined(persist))
-        {
-            yield return Error(key, Name(persist), AllowedEnum<PersistMode>());
-        }
-        else if (!IsValidPersistFor(options.Consistency, options.Persist))
-        {
-            yield return Error(key, options.Persist is { } p ? Name(p) : null, AllowedPersistWithStrong(prefix));
-        }
-
-        key = Join(prefix, Eviction);
-        if (options.Eviction is null)
-        {
-            yield return Error(key, null, AllowedObject(EvictionKeys));
-        }
-        else
-        {
-            EvictionOptions eviction = options.Eviction;
-            key = Join(prefix, Eviction, Policy);
-            if (!Enum.IsDefined(eviction.Policy))
-            {
-                yield return Error(key, Name(eviction.Policy), AllowedEnum<EvictionPolicy>());
-            }
-
-            key = Join(prefix, Eviction, SizeThresholdBytes);
-            if (!IsValidSizeThresholdBytes(eviction.SizeThresholdBytes))
-            {
-                yield return Error(key, Format(eviction.SizeThresholdBytes), AllowedSizeThresholdBytes);
-            }
-
-            key = Join(prefix, Eviction, Ttl);
-            if (!IsValidTtl(eviction.Ttl))
-            {
-                yield return Error(key, Format(eviction.Ttl), AllowedTtl);
-            }
-        }
-
-        key = Join(prefix, MemoryHeadroomPercent);
-        if (!IsValidMemoryHeadroomPercent(options.MemoryHeadroomPercent))
-        {
-            yield return Error(key, Format(options.MemoryHeadroomPercent), AllowedMemoryHeadroomPercent);
-        }
-
-        key = Join(prefix, MemoryLimitBytes);
-        if (!IsValidMemoryLimitBytes(options.MemoryLimitBytes))
-        {
-            yield return Error(key, Format(options.MemoryLimitBytes), AllowedMemoryLimitBytes);
-        }
-
-        key = Join(prefix, CapacityBytes);
-        if (!IsValidCapacityBytes(options.CapacityBytes))
-        {
-            yield return Error(key, Format(options.CapacityBytes), AllowedCapacityBytes);
-        }
-
-        key = Join(prefix, DoNotCache);
-        if (options.DoNotCache is null)
-        {
-            yield return Error(key, null, AllowedDoNotCache);
-        }
-        else
-        {
-            for (int i = 0; i < options.DoNotCache.Count; i++)
-            {
-                key = Join(prefix, DoNotCache, i.ToString(CultureInfo.InvariantCulture));
-                if (!IsValidGlob(options.DoNotCache[i]))
-                {
-                    yield return Error(key, options.DoNotCache[i], AllowedGlob);
-                }
-            }
-        }
-
-        key = Join(prefix, Prewarm);
-        if (options.Prewarm is null)
-        {
-            yield return Error(key, null, AllowedObject(PrewarmKeys));
-        }
-        else if (!IsValidHitRateThreshold(options.Prewarm.HitRateThreshold))
-        {
-            key = Join(prefix, Prewarm, HitRateThreshold);
-            yield return Error(key, Format(options.Prewarm.HitRateThreshold), AllowedHitRateThreshold);
-        }
-
-        if (options.Scaling is null)
-        {
-            key = Join(prefix, Scaling);
-            yield return Error(key, null, AllowedObject(ScalingKeys));
-        }
-        else
-        {
-            ScalingOptions scaling = options.Scaling;
-            if (!IsValidTargetConcurrency(scaling.TargetConcurrency))
-            {
-                yield return Error(Join(prefix, Scaling, TargetConcurrency), Format(scaling.TargetConcurrency), AllowedTargetConcurrency);
-            }
-
-            if (!IsValidTargetLatency(scaling.TargetLatency))
-            {
-                yield return Error(Join(prefix, Scaling, TargetLatency), Format(scaling.TargetLatency), AllowedTargetLatency);
-            }
-
-            if (!IsValidLowAccessRate(scaling.LowAccessRate))
-            {
-                yield return Error(Join(prefix, Scaling, LowAccessRate), Format(scaling.LowAccessRate), AllowedLowAccessRate);
-            }
-
-            if (!IsValidProfileInterval(scaling.ProfileInterval))
-            {
-                yield return Error(Join(prefix, Scaling, ProfileInterval), Format(scaling.ProfileInterval), AllowedProfileInterval);
-            }
-        }
-
-        key = Join(prefix, Membership);
-        if (options.Membership is null)
-        {
-            yield return Error(key, null, AllowedObject(MembershipKeys));
-        }
-        else
-        {
-            MembershipOptions membership = options.Membership;
-            key = Join(prefix, Membership, HeartbeatInterval);
-            bool heartbeatValid = IsValidHeartbeatInterval(membership.HeartbeatInterval);
-            if (!heartbeatValid)
-            {
-                yield return Error(key, Format(membership.HeartbeatInterval), AllowedHeartbeatInterval);
-            }
-
-            key = Join(prefix, Membership, FailureTimeout);
-            if (heartbeatValid && !IsValidFailureTimeout(membership.FailureTimeout, membership.HeartbeatInterval))
-            {
-                yield return Error(key, Format(membership.FailureTimeout), AllowedFailureTimeout(prefix, membership.HeartbeatInterval));
-            }
-
-            key = Join(prefix, Membership, VirtualNodes);
-            if (!IsValidVirtualNodes(membership.VirtualNodes))
-            {
-                yield return Error(key, Format(membership.VirtualNodes), AllowedVirtualNodes);
-            }
-
-            key = Join(prefix, Membership, WatchInterval);
-            if (!IsValidWatchInterval(membership.WatchInterval))
-            {
-                yield return Error(key, Format(membership.WatchInterval), AllowedWatchInterval);
-            }
-        }
-    }
 
     /// <summary>Joins configuration path segments with ':' (an empty prefix adds nothing).</summary>
     public static string Join(string prefix, params string[] segments)
@@ -302,22 +130,8 @@ internal static class FaaSCacheOptionsRules
     public static string Name<TEnum>(TEnum value)
         where TEnum : struct, Enum => JsonNamingPolicy.CamelCase.ConvertName(value.ToString());
 
-    /// <summary>The enum value whose host.json name matches <paramref name="text"/> ignoring case; numbers are not names.</summary>
-    public static bool TryParseName<TEnum>(string? text, out TEnum value)
-        where TEnum : struct, Enum
-    {
-        foreach (TEnum candidate in Enum.GetValues<TEnum>())
-        {
-            if (string.Equals(Name(candidate), text, StringComparison.OrdinalIgnoreCase))
-            {
-                value = candidate;
-                return true;
-            }
-        }
-
-        value = default;
-        return false;
-    }
+    /// <summary>The host.json (camelCase) name of an enum value whose type is not known at compile time.</summary>
+    public static string Name(Enum value) => JsonNamingPolicy.CamelCase.ConvertName(value.ToString());
 
     public static string Format(TimeSpan value) => value.ToString("c", CultureInfo.InvariantCulture);
 

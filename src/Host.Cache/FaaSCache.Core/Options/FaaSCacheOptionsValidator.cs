@@ -15,7 +15,7 @@ public sealed class FaaSCacheOptionsValidator : IValidateOptions<FaaSCacheOption
     public ValidateOptionsResult Validate(string? name, FaaSCacheOptions options)
     {
         ArgumentNullException.ThrowIfNull(options);
-        List<string> failures = [.. FaaSCacheOptionsRules.Check(options, FaaSCacheOptionsRules.SectionPath).Select(e => e.Message)];
+        List<string> failures = [.. HostJsonKeys.Check(options, FaaSCacheOptionsRules.SectionPath).Select(e => e.Message)];
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 

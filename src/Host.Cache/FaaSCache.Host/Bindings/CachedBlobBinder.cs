@@ -3,6 +3,7 @@ using FaaSCache.Diagnostics;
 using FaaSCache.Host.AppModel;
 using FaaSCache.Host.Invocation;
 using FaaSCache.SharedMemory;
+using FaaSCache.Storage;
 using Google.Protobuf;
 using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
 
@@ -18,6 +19,20 @@ namespace FaaSCache.Host.Bindings;
 /// </summary>
 public sealed class CachedBlobBinder(IObjectCache cache, SharedMemoryStore sharedMemory) : IBlobBinder
 {
+    /// <inheritdoc />
+    public async Task<string?> VersionOfAsync(string key, CancellationToken cancellationToken)
+    {
+        try
+        {
+            using ObjectLease lease = await cache.ReadAsync(key, cancellationToken).ConfigureAwait(false);
+            return lease.Version;
+        }
+        catch (BlobNotFoundException)
+        {
+            return null;
+        }
+    }
+
     /// <inheritdoc />
     public async Task<BoundInput> BindInputAsync(BindingDefinition binding, string key, bool workerMapsSharedMemory, CancellationToken cancellationToken)
     {

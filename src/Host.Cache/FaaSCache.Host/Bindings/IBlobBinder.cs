@@ -37,6 +37,13 @@ public interface IBlobBinder
     /// </summary>
     Task<OutputRecord> StoreOutputAsync(BindingDefinition binding, string key, ParameterBinding value, IWorkerOutputMaps worker, CancellationToken cancellationToken);
 
+    /// <summary>
+    /// The version (ETag) of the blob at <paramref name="key"/> a read would get now, or null when it does not exist:
+    /// what a cached function result was made from. Through the cache this is a read (a local hit when cached, checked
+    /// against storage under <c>strong</c>, and the object stays cached for the invocation that may follow).
+    /// </summary>
+    Task<string?> VersionOfAsync(string key, CancellationToken cancellationToken);
+
     /// <summary>An output map nothing stores (its binding is unknown, or an earlier output failed): not to be left behind.</summary>
     void DiscardOutputMap(string mapName);
 }

@@ -15,6 +15,9 @@ namespace FaaSCache.Host.Bindings;
 public sealed class StockBlobBinder(IBlobStore storage, SharedMemoryStore sharedMemory) : IBlobBinder
 {
     /// <inheritdoc />
+    public Task<string?> VersionOfAsync(string key, CancellationToken cancellationToken) => storage.GetVersionAsync(key, cancellationToken);
+
+    /// <inheritdoc />
     public async Task<BoundInput> BindInputAsync(BindingDefinition binding, string key, bool workerMapsSharedMemory, CancellationToken cancellationToken)
     {
         FetchResult<byte[]> fetched = await storage.FetchAsync(key, null, ReadAllAsync, cancellationToken).ConfigureAwait(false);

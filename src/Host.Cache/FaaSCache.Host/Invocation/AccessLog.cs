@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Text;
+using System.Threading.Channels;
 using FaaSCache.Diagnostics;
 
 namespace FaaSCache.Host.Invocation;
@@ -8,15 +9,17 @@ namespace FaaSCache.Host.Invocation;
 /// <c>--access-log FILE</c>: every blob input and output of every finished invocation, one row each, in the Azure blob
 /// trace's CSV columns (the ones <c>faascache what-if --log</c> and the simulator read), with the cache on or off, so an
 /// app can be observed before the cache is turned on. Rows are appended as invocations end (a header first when the
-/// file is new or empty); a comma in a name is written as <c>%2C</c>, since the trace's CSV has no quoting.
+/// file is new or empty) by a background writer, so an invocation never waits on the file; disposing drains what is
+/// queued. A comma in a name is written as <c>%2C</c>, since the trace's CSV has no quoting.
 /// </summary>
 public sealed class AccessLog : IDisposable
 {
     /// <summary>The header, the trace's columns in their order.</summary>
     public const string Header = "Timestamp,AnonRegion,AnonUserId,AnonAppName,AnonFunctionInvocationId,AnonBlobName,BlobType,AnonBlobETag,BlobBytes,Read,Write";
 
-    private readonly Lock _gate = new();
+    private readonly Channel<string> _rows = Channel.CreateUnbounded<string>(new UnboundedChannelOptions { SingleReader = true });
     private readonly StreamWriter _writer;
+    private readonly Task _drain;
     private readonly string _app;
 
     /// <summary>Initializes a new instance of the <see cref="AccessLog"/> class, opening <paramref name="path"/> to append.</summary>
@@ -48,6 +51,8 @@ public sealed class AccessLog : IDisposable
         {
             throw new IOException($"--access-log '{path}' cannot be opened for appending: {e.Message}", e);
         }
+
+        _drain = Task.Run(DrainAsync);
     }
 
     /// <summary>Gets the full path of the log.</summary>
@@ -81,19 +86,37 @@ public sealed class AccessLog : IDisposable
             return;
         }
 
-        lock (_gate)
+        _rows.Writer.TryWrite(rows.ToString());
+    }
+
+    /// <summary>Writes what is queued, then closes the file.</summary>
+    public void Dispose()
+    {
+        if (_rows.Writer.TryComplete())
         {
-            _writer.Write(rows);
-            _writer.Flush();
+            try
+            {
+                _drain.Wait(TimeSpan.FromSeconds(10));
+                _writer.Dispose();
+            }
+            catch (Exception e) when (e is AggregateException or IOException)
+            {
+                Console.Error.WriteLine($"--access-log '{Path}': the last rows could not be written: {e.GetBaseException().Message}");
+            }
         }
     }
 
-    /// <inheritdoc />
-    public void Dispose()
+    /// <summary>Appends rows as they come; flushes whenever the queue is empty, so the file trails the invocations by little.</summary>
+    private async Task DrainAsync()
     {
-        lock (_gate)
+        while (await _rows.Reader.WaitToReadAsync().ConfigureAwait(false))
         {
-            _writer.Dispose();
+            while (_rows.Reader.TryRead(out string? rows))
+            {
+                await _writer.WriteAsync(rows).ConfigureAwait(false);
+            }
+
+            await _writer.FlushAsync().ConfigureAwait(false);
         }
     }
 

@@ -25,7 +25,8 @@ public sealed class FunctionInvoker(
     IReadOnlyDictionary<string, LanguageWorkerManager> workers,
     InvocationLog log,
     ILogger<FunctionInvoker> logger,
-    FaaSCache.Scaling.InvocationMeter? meter = null)
+    FaaSCache.Scaling.InvocationMeter? meter = null,
+    ResultCaching.ResultCache? results = null)
 {
     /// <summary>The worker capability that says it reads inputs from, and writes outputs to, shared memory.</summary>
     public const string SharedMemoryCapability = "SharedMemoryDataTransfer";
@@ -79,65 +80,26 @@ public sealed class FunctionInvoker(
         using FaaSCache.Scaling.InvocationMeter.Invocation? metered = meter?.Start();
         try
         {
-            // A language whose worker cannot start fails at once, before any input is read.
-            manager.ThrowIfUnavailable();
-            WorkerChannel channel = await manager.GetReadyChannelAsync(cancellationToken).ConfigureAwait(false);
-            bool workerMaps = channel.ReadsSharedMemory;
-            var request = new InvocationRequest
+            // Result caching: a kept answer for the same key parts and input versions answers without the worker.
+            ResultCaching.ResultLookup? lookup = results is null
+                ? null
+                : await results.LookupAsync(function, trigger, b => TemplateOf(b).Resolve(trigger.BindingData, b.Name), cancellationToken).ConfigureAwait(false);
+            record.ResultFrom = lookup?.From;
+            if (lookup?.Hit is { } kept)
             {
-                InvocationId = record.InvocationId,
-                FunctionId = function.FunctionId,
-                // Always set, as the Functions host does: the .NET isolated worker reads it unconditionally.
-                TraceContext = new RpcTraceContext { TraceParent = TraceParent(), TraceState = Activity.Current?.TraceStateString ?? string.Empty },
-            };
-            request.TriggerMetadata.Add(RpcMessages.Metadata(trigger));
-            // The trigger first, then the other inputs in declaration order, as the Functions host sends them.
-            foreach (BindingDefinition binding in function.Bindings.Where(b => b.Direction != BindingDirection.Out).OrderBy(b => b.IsTrigger ? 0 : 1))
-            {
-                if (binding.IsTrigger && !binding.IsBlob)
-                {
-                    request.InputData.Add(new ParameterBinding { Name = binding.Name, Data = RpcMessages.TriggerData(trigger, channel.WorkerCapabilities) });
-                }
-                else if (binding.IsBlob)
-                {
-                    string key = binding.IsTrigger && trigger is BlobTriggerEvent blob ? blob.Key : TemplateOf(binding).Resolve(trigger.BindingData, binding.Name);
-                    request.InputData.Add(await BindInputAsync(binding, key, workerMaps, DeferredBinding.Decide(function, binding).Deferred, record, holds, cancellationToken).ConfigureAwait(false));
-                }
+                record.Result = "hit";
+                record.Status = "succeeded";
+                return new InvocationOutcome(kept, record);
             }
 
-            // A worker that serves HTTP itself gets the request forwarded, then the invocation (the Functions host's order).
-            using var forwarding = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-            Task<HttpResponseData>? proxied = trigger is HttpTriggerEvent httpTrigger && HttpProxy.WorkerAddress(channel.WorkerCapabilities) is { } workerHttp
-                ? proxy.ForwardAsync(workerHttp, httpTrigger.Request, record.InvocationId, forwarding.Token)
-                : null;
-            InvocationResponse response;
-            try
+            record.Result = lookup is null ? null : "miss";
+            InvocationOutcome outcome = await RunAsync(function, trigger, manager, record, holds, cancellationToken).ConfigureAwait(false);
+            if (lookup is not null)
             {
-                response = await channel.InvokeAsync(request, function, cancellationToken).ConfigureAwait(false);
-            }
-            catch
-            {
-                await forwarding.CancelAsync().ConfigureAwait(false);
-                await ObserveAsync(proxied).ConfigureAwait(false);
-                throw;
+                await results!.StoreAsync(lookup, outcome.Http, cancellationToken).ConfigureAwait(false);
             }
 
-            if (response.Result?.Status != StatusResult.Types.Status.Success)
-            {
-                await forwarding.CancelAsync().ConfigureAwait(false);
-                await ObserveAsync(proxied).ConfigureAwait(false);
-                string why = response.Result?.Exception?.Message is { Length: > 0 } m ? m : response.Result?.Result ?? "no result";
-                throw new FunctionInvocationException($"Function '{function.Name}' (invocation {record.InvocationId}) failed: {why}{DeferredBindingHint(function, why)}");
-            }
-
-            RpcHttp? http = await StoreOutputsAsync(function, response, trigger.BindingData, record, channel, cancellationToken).ConfigureAwait(false);
-            record.Status = "succeeded";
-            if (proxied is not null)
-            {
-                return new InvocationOutcome(await proxied.ConfigureAwait(false), record);
-            }
-
-            return new InvocationOutcome(http is null ? null : RpcMessages.FromRpc(http), record);
+            return outcome;
         }
         catch (Exception e)
         {
@@ -152,6 +114,70 @@ public sealed class FunctionInvoker(
             record.DurationMs = clock.Elapsed.TotalMilliseconds;
             log.Add(record);
         }
+    }
+
+    /// <summary>Runs the invocation on the function's worker: binds the inputs, invokes, stores the outputs.</summary>
+    private async Task<InvocationOutcome> RunAsync(FunctionDefinition function, TriggerEvent trigger, LanguageWorkerManager manager, InvocationRecord record, List<IDisposable> holds, CancellationToken cancellationToken)
+    {
+        // A language whose worker cannot start fails at once, before any input is read.
+        manager.ThrowIfUnavailable();
+        WorkerChannel channel = await manager.GetReadyChannelAsync(cancellationToken).ConfigureAwait(false);
+        bool workerMaps = channel.ReadsSharedMemory;
+        var request = new InvocationRequest
+        {
+            InvocationId = record.InvocationId,
+            FunctionId = function.FunctionId,
+            // Always set, as the Functions host does: the .NET isolated worker reads it unconditionally.
+            TraceContext = new RpcTraceContext { TraceParent = TraceParent(), TraceState = Activity.Current?.TraceStateString ?? string.Empty },
+        };
+        request.TriggerMetadata.Add(RpcMessages.Metadata(trigger));
+        // The trigger first, then the other inputs in declaration order, as the Functions host sends them.
+        foreach (BindingDefinition binding in function.Bindings.Where(b => b.Direction != BindingDirection.Out).OrderBy(b => b.IsTrigger ? 0 : 1))
+        {
+            if (binding.IsTrigger && !binding.IsBlob)
+            {
+                request.InputData.Add(new ParameterBinding { Name = binding.Name, Data = RpcMessages.TriggerData(trigger, channel.WorkerCapabilities) });
+            }
+            else if (binding.IsBlob)
+            {
+                string key = binding.IsTrigger && trigger is BlobTriggerEvent blob ? blob.Key : TemplateOf(binding).Resolve(trigger.BindingData, binding.Name);
+                request.InputData.Add(await BindInputAsync(binding, key, workerMaps, DeferredBinding.Decide(function, binding).Deferred, record, holds, cancellationToken).ConfigureAwait(false));
+            }
+        }
+
+        // A worker that serves HTTP itself gets the request forwarded, then the invocation (the Functions host's order).
+        using var forwarding = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        Task<HttpResponseData>? proxied = trigger is HttpTriggerEvent httpTrigger && HttpProxy.WorkerAddress(channel.WorkerCapabilities) is { } workerHttp
+            ? proxy.ForwardAsync(workerHttp, httpTrigger.Request, record.InvocationId, forwarding.Token)
+            : null;
+        InvocationResponse response;
+        try
+        {
+            response = await channel.InvokeAsync(request, function, cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            await forwarding.CancelAsync().ConfigureAwait(false);
+            await ObserveAsync(proxied).ConfigureAwait(false);
+            throw;
+        }
+
+        if (response.Result?.Status != StatusResult.Types.Status.Success)
+        {
+            await forwarding.CancelAsync().ConfigureAwait(false);
+            await ObserveAsync(proxied).ConfigureAwait(false);
+            string why = response.Result?.Exception?.Message is { Length: > 0 } m ? m : response.Result?.Result ?? "no result";
+            throw new FunctionInvocationException($"Function '{function.Name}' (invocation {record.InvocationId}) failed: {why}{DeferredBindingHint(function, why)}");
+        }
+
+        RpcHttp? http = await StoreOutputsAsync(function, response, trigger.BindingData, record, channel, cancellationToken).ConfigureAwait(false);
+        record.Status = "succeeded";
+        if (proxied is not null)
+        {
+            return new InvocationOutcome(await proxied.ConfigureAwait(false), record);
+        }
+
+        return new InvocationOutcome(http is null ? null : RpcMessages.FromRpc(http), record);
     }
 
     private async Task<ParameterBinding> BindInputAsync(BindingDefinition binding, string key, bool workerMaps, bool deferred, InvocationRecord record, List<IDisposable> holds, CancellationToken cancellationToken)

@@ -121,8 +121,10 @@ public static class HostApplication
         services.AddSingleton<IWorkerProcesses, WorkerProcesses>();
         if (settings.AccessLogPath is { } accessLog)
         {
-            // Opened now: a path that cannot be written stops start-up with its name, not the first invocation.
-            services.AddSingleton(new AccessLog(accessLog, settings.AppName));
+            // Opened now: a path that cannot be written stops start-up with its name, not the first invocation. Given by a
+            // factory so that the container disposes it at shutdown (which drains the rows still queued).
+            var log = new AccessLog(accessLog, settings.AppName);
+            services.AddSingleton(_ => log);
         }
 
         services.AddSingleton<InvocationLog>();
@@ -137,6 +139,7 @@ public static class HostApplication
             ? new CachedBlobBinder(sp.GetRequiredService<IObjectCache>(), sp.GetRequiredService<SharedMemoryStore>())
             : new StockBlobBinder(sp.GetRequiredService<IBlobStore>(), sp.GetRequiredService<SharedMemoryStore>()));
         services.AddSingleton<HttpProxy>();
+        services.AddSingleton<ResultCaching.ResultCache>();
         services.AddSingleton<FunctionInvoker>();
         services.AddSingleton<BlobTriggerService>();
         services.AddSingleton<WorkerHostedService>();
@@ -165,6 +168,8 @@ public static class HostApplication
             web.MapFaaSCacheScaleVotes().ServedOn(ListenerRole.Peers);
         }
 
+        ResultCaching.ResultCache results = web.Services.GetRequiredService<ResultCaching.ResultCache>();
+        app.OnIndexed(functions => results.Activate(functions));
         HttpTriggerEndpoints.Map(web, app, web.Services.GetRequiredService<FunctionInvoker>(), keys, web.Services.GetRequiredService<ILoggerFactory>());
         BlobWebhookEndpoints.Map(web, web.Services.GetRequiredService<BlobTriggerService>(), keys);
         AdminEndpoints.Map(web);

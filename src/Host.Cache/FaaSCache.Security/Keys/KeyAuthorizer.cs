@@ -43,36 +43,26 @@ public sealed class KeyAuthorizer(IKeyStore store, bool enforced)
             return KeyCheck.Allowed;
         }
 
-        string? key = KeyOf(request);
-        if (key is null)
-        {
-            return KeyCheck.Unauthorized;
-        }
-
-        HostKeys host = store.GetHostKeys();
-        if (Same(key, host.MasterKey))
-        {
-            return KeyCheck.Allowed;
-        }
-
-        bool matches = level switch
+        return Judge(request, (key, host) => level switch
         {
             AuthLevel.Function => host.FunctionKeys.Values.Any(k => Same(key, k)) || store.GetFunctionKeys(functionName).Values.Any(k => Same(key, k)),
             AuthLevel.System => host.SystemKeys.Values.Any(k => Same(key, k)),
             _ => false,
-        };
-        return matches ? KeyCheck.Allowed : KeyCheck.Unauthorized;
+        } ? KeyCheck.Allowed : KeyCheck.Unauthorized);
     }
 
     /// <summary>Checks a request for an admin route: the master key only (401 without a valid key, 403 with a lesser one).</summary>
     public KeyCheck CheckAdmin(HttpRequest request)
     {
         ArgumentNullException.ThrowIfNull(request);
-        if (!enforced)
-        {
-            return KeyCheck.Allowed;
-        }
+        return !enforced
+            ? KeyCheck.Allowed
+            : Judge(request, (key, host) => host.FunctionKeys.Values.Concat(host.SystemKeys.Values).Any(k => Same(key, k)) ? KeyCheck.Forbidden : KeyCheck.Unauthorized);
+    }
 
+    /// <summary>No key: 401; the master key: allowed everywhere; any other key: what <paramref name="lesser"/> says of it.</summary>
+    private KeyCheck Judge(HttpRequest request, Func<string, HostKeys, KeyCheck> lesser)
+    {
         string? key = KeyOf(request);
         if (key is null)
         {
@@ -80,12 +70,7 @@ public sealed class KeyAuthorizer(IKeyStore store, bool enforced)
         }
 
         HostKeys host = store.GetHostKeys();
-        if (Same(key, host.MasterKey))
-        {
-            return KeyCheck.Allowed;
-        }
-
-        return host.FunctionKeys.Values.Concat(host.SystemKeys.Values).Any(k => Same(key, k)) ? KeyCheck.Forbidden : KeyCheck.Unauthorized;
+        return Same(key, host.MasterKey) ? KeyCheck.Allowed : lesser(key, host);
     }
 
     private static string? KeyOf(HttpRequest request)

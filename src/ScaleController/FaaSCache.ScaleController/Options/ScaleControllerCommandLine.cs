@@ -14,22 +14,10 @@ public static class ScaleControllerCommandLine
     /// <summary>The environment variable that names the host DLL when <c>--host-dll</c> is not given.</summary>
     public const string HostDllVariable = "FAASCACHE_HOST_DLL";
 
-    private static readonly Option<InstanceSourceMode> Instances = new("--instances")
-    {
-        Description = "launch: run the host processes here behind the front door; membership: only decide, for the instances listed in the app's membership blob (KEDA runs them).",
-        DefaultValueFactory = _ => InstanceSourceMode.Launch,
-        CustomParser = r =>
-        {
-            string text = r.Tokens.Count > 0 ? r.Tokens[0].Value : "launch";
-            if (Enum.TryParse(text, ignoreCase: true, out InstanceSourceMode mode) && Enum.IsDefined(mode) && !int.TryParse(text, out _))
-            {
-                return mode;
-            }
-
-            r.AddError($"--instances '{text}' must be launch or membership");
-            return InstanceSourceMode.Launch;
-        },
-    };
+    private static readonly Option<InstanceSourceMode> Instances = Choice(
+        "--instances",
+        "launch: run the host processes here behind the front door; membership: only decide, for the instances listed in the app's membership blob (KEDA runs them).",
+        InstanceSourceMode.Launch);
 
     private static readonly Option<string> ScriptRoot = new("--script-root") { Description = "The function app folder every instance runs (holds host.json). Required with --instances launch." };
     private static readonly Option<string> AppName = new("--app-name") { Description = "The app name (instance ids <app>-N; the membership blob <app>.json). Default: the app folder's name." };
@@ -40,22 +28,10 @@ public static class ScaleControllerCommandLine
     private static readonly Option<TimeSpan> ScaleOutCooldown = Seconds("--scale-out-cooldown", "Least seconds between two scale-outs.", 1);
     private static readonly Option<TimeSpan> ScaleInCooldown = Seconds("--scale-in-cooldown", "Least seconds after any change before a scale-in.", 30);
     private static readonly Option<TimeSpan> IdleToZero = Seconds("--idle-to-zero", "Seconds without requests (every vote in) before the app scales to its minimum.", 60);
-    private static readonly Option<KeepAliveMode> KeepAlive = new("--keep-alive")
-    {
-        Description = "fixed: unload after --idle-to-zero; histogram: the hybrid histogram (§3.3) unloads after its keep-alive window and reloads at its pre-warm time (state in the blob faascache-meta/<app>/histogram.json).",
-        DefaultValueFactory = _ => KeepAliveMode.Fixed,
-        CustomParser = r =>
-        {
-            string text = r.Tokens.Count > 0 ? r.Tokens[0].Value : "fixed";
-            if (Enum.TryParse(text, ignoreCase: true, out KeepAliveMode mode) && Enum.IsDefined(mode) && !int.TryParse(text, out _))
-            {
-                return mode;
-            }
-
-            r.AddError($"--keep-alive '{text}' must be fixed or histogram");
-            return KeepAliveMode.Fixed;
-        },
-    };
+    private static readonly Option<KeepAliveMode> KeepAlive = Choice(
+        "--keep-alive",
+        "fixed: unload after --idle-to-zero; histogram: the hybrid histogram (§3.3) unloads after its keep-alive window and reloads at its pre-warm time (state in the blob faascache-meta/<app>/histogram.json).",
+        KeepAliveMode.Fixed);
 
     private static readonly Option<TimeSpan> HistogramBin = Seconds("--histogram-bin", "With --keep-alive histogram: the width of one of its 240 bins (the paper: 60, a 4-hour range).", 60);
     private static readonly Option<int> HistogramMinSamples = new("--histogram-min-samples") { Description = "With --keep-alive histogram: the fewest idle times before the histogram is trusted.", DefaultValueFactory = _ => 10 };
@@ -194,4 +170,27 @@ public static class ScaleControllerCommandLine
             return default;
         },
     };
+
+    /// <summary>An option that takes one of an enum's names (ignoring case; numbers are not names), the first one by default.</summary>
+    private static Option<TEnum> Choice<TEnum>(string name, string description, TEnum defaultValue)
+        where TEnum : struct, Enum
+    {
+        string names = string.Join(" or ", Enum.GetNames<TEnum>().Select(n => n.ToLowerInvariant()));
+        return new Option<TEnum>(name)
+        {
+            Description = description,
+            DefaultValueFactory = _ => defaultValue,
+            CustomParser = r =>
+            {
+                string text = r.Tokens.Count > 0 ? r.Tokens[0].Value : defaultValue.ToString().ToLowerInvariant();
+                if (Enum.TryParse(text, ignoreCase: true, out TEnum value) && Enum.IsDefined(value) && !int.TryParse(text, out _))
+                {
+                    return value;
+                }
+
+                r.AddError($"{name} '{text}' must be {names}");
+                return defaultValue;
+            },
+        };
+    }
 }

@@ -316,8 +316,25 @@ function toParameterBinding(name, encoded) {
   return { name, ...encoded };
 }
 
+/**
+ * Sends an invocation's success; a response that cannot be serialized is reported as a binding error instead of leaving
+ * the host waiting.
+ * @param {any} host
+ * @param {string} id
+ * @param {any[]} outputData
+ * @param {any} returnValue
+ */
+function respondSuccess(host, id, outputData, returnValue) {
+  try {
+    host._respond(id, host.success(), outputData, returnValue);
+  } catch (e) {
+    throw new BindingError(`the response cannot be sent: ${e instanceof Error ? e.message : e}`);
+  }
+}
+
 module.exports = {
   SHARED_MEMORY_SETTING,
+  respondSuccess,
   BindingError,
   OutputPolicy,
   isHttp,

@@ -138,11 +138,7 @@ async function invoke(host, request) {
       throw new UserError(e);
     }
     const { outputData, returnValue } = await encode(host, fn, context, result, id);
-    try {
-      host._respond(id, host.success(), outputData, returnValue);
-    } catch (e) { // the message could not be serialized: report it instead of leaving the host waiting
-      throw new bindings.BindingError(`the response cannot be sent: ${e instanceof Error ? e.message : e}`);
-    }
+    bindings.respondSuccess(host, id, outputData, returnValue);
   } catch (e) {
     host.shm.discardCreated(host.shm.createdNamesFor(id));
     if (e instanceof UserError) {

@@ -289,11 +289,7 @@ async function invoke(host, request) {
 
       const response = await invocationModel.getResponse(context, postContext.result);
       const { outputData, returnValue } = await encodeResponse(host, fn, response, id);
-      try {
-        host._respond(id, host.success(), outputData, returnValue);
-      } catch (e) { // the message could not be serialized: report it instead of leaving the host waiting
-        throw new bindings.BindingError(`the response cannot be sent: ${e instanceof Error ? e.message : e}`);
-      }
+      bindings.respondSuccess(host, id, outputData, returnValue);
     });
   } catch (e) {
     host.shm.discardCreated(host.shm.createdNamesFor(id));

@@ -11,7 +11,10 @@ namespace FaaSCache.Host.BlobEndpoint.Auth;
 /// user-delegation key, a stored access policy, an old version, a snapshot or directory) or whose effects only
 /// storage applies (response header overrides, an encryption scope on a write) is forwarded.
 /// </summary>
-internal sealed class SasVerifier
+/// <param name="accountName">The account whose key signs the SAS.</param>
+/// <param name="key">That account's key.</param>
+/// <param name="time">The clock the start and expiry times are checked against.</param>
+internal sealed class SasVerifier(string accountName, AccountKey key, TimeProvider time)
 {
     /// <summary>The oldest SAS version whose string-to-sign this class knows (16 fields for a service SAS).</summary>
     public const string OldestVerifiedVersion = "2020-12-06";
@@ -23,21 +26,6 @@ internal sealed class SasVerifier
     // The fields storage requires of a SAS with no stored policy (se is checked with the times).
     private static readonly string[] ServiceSasMandatoryFields = ["sp"];
     private static readonly string[] AccountSasMandatoryFields = ["sp", "ss", "srt"];
-
-    private readonly string _accountName;
-    private readonly AccountKey _key;
-    private readonly TimeProvider _time;
-
-    /// <summary>Creates the verifier of one account's SAS.</summary>
-    /// <param name="accountName">The account whose key signs the SAS.</param>
-    /// <param name="key">That account's key.</param>
-    /// <param name="time">The clock the start and expiry times are checked against.</param>
-    public SasVerifier(string accountName, AccountKey key, TimeProvider time)
-    {
-        _accountName = accountName;
-        _key = key;
-        _time = time;
-    }
 
     /// <summary>Serve, forward or refuse a request whose query carries a SAS signature (<c>sig</c>).</summary>
     /// <param name="request">The request as received.</param>
@@ -104,10 +92,10 @@ internal sealed class SasVerifier
         }
 
         string stringToSign = accountSas
-            ? StringToSign.ForAccountSas(_accountName, query)
-            : StringToSign.ForServiceSas(_accountName, query, container, blob);
+            ? StringToSign.ForAccountSas(accountName, query)
+            : StringToSign.ForServiceSas(accountName, query, container, blob);
 
-        if (!_key.SignatureMatches(stringToSign, AccountKey.DecodeBase64(Field("sig"))))
+        if (!key.SignatureMatches(stringToSign, AccountKey.DecodeBase64(Field("sig"))))
         {
             return AuthOutcome.Refuse(AuthenticationFailed, ServerFailedToAuthenticate,
                 $"Signature did not match. String to sign used was {stringToSign}");
@@ -120,7 +108,7 @@ internal sealed class SasVerifier
     {
         string Field(string name) => query.TryGetValue(name, out string? v) ? v : "";
 
-        DateTimeOffset now = _time.GetUtcNow();
+        DateTimeOffset now = time.GetUtcNow();
         string start = Field("st");
         string expiry = Field("se");
         if (expiry.Length == 0)

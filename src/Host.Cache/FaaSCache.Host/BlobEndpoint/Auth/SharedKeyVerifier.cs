@@ -9,32 +9,20 @@ namespace FaaSCache.Host.BlobEndpoint.Auth;
 /// over the request's string-to-sign (as this server builds it, then as the SDKs may have), and the request's date
 /// within storage's window.
 /// </summary>
-internal sealed class SharedKeyVerifier
+/// <param name="accountName">The account whose key signs the requests.</param>
+/// <param name="key">That account's key.</param>
+/// <param name="time">The clock the request date is checked against.</param>
+internal sealed class SharedKeyVerifier(string accountName, AccountKey key, TimeProvider time)
 {
     /// <summary>How far a Shared Key request's date may be from the clock (storage's window).</summary>
     public static readonly TimeSpan MaxRequestAge = TimeSpan.FromMinutes(15);
-
-    private readonly string _accountName;
-    private readonly AccountKey _key;
-    private readonly TimeProvider _time;
-
-    /// <summary>Creates the verifier of one account's Shared Key requests.</summary>
-    /// <param name="accountName">The account whose key signs the requests.</param>
-    /// <param name="key">That account's key.</param>
-    /// <param name="time">The clock the request date is checked against.</param>
-    public SharedKeyVerifier(string accountName, AccountKey key, TimeProvider time)
-    {
-        _accountName = accountName;
-        _key = key;
-        _time = time;
-    }
 
     /// <summary>
     /// The Shared Key string-to-sign of <paramref name="request"/> as this server builds it first: the x-ms-* headers in
     /// ordinal order, the Date line from a real Date header only, and the raw path under <c>/&lt;account&gt;</c>.
     /// </summary>
     public string StringToSignFor(HttpRequest request) =>
-        StringToSign.ForSharedKey(request, _accountName, sdkHeaderOrder: false, dateLineFromHeader: true);
+        StringToSign.ForSharedKey(request, accountName, sdkHeaderOrder: false, dateLineFromHeader: true);
 
     /// <summary>Verified, or a 403 <c>AuthenticationFailed</c> saying what was wrong.</summary>
     /// <param name="request">The request as received.</param>
@@ -51,16 +39,16 @@ internal sealed class SharedKeyVerifier
 
         string account = credentials[..colon];
         string signature = credentials[(colon + 1)..];
-        if (!string.Equals(account, _accountName, StringComparison.Ordinal))
+        if (!string.Equals(account, accountName, StringComparison.Ordinal))
         {
             return AuthOutcome.Refuse(AuthenticationFailed,
-                $"{ServerFailedToAuthenticate} The Authorization header is signed for account '{Shorten(account)}', but this endpoint serves account '{_accountName}'.");
+                $"{ServerFailedToAuthenticate} The Authorization header is signed for account '{Shorten(account)}', but this endpoint serves account '{accountName}'.");
         }
 
         // A signature that is not base64 cannot match; it gets the same answer as a wrong one.
         byte[]? provided = AccountKey.DecodeBase64(signature);
         string serverStringToSign = StringToSignFor(request);
-        if (_key.SignatureMatches(serverStringToSign, provided))
+        if (key.SignatureMatches(serverStringToSign, provided))
         {
             return CheckRequestDate(request);
         }
@@ -77,8 +65,8 @@ internal sealed class SharedKeyVerifier
                 continue;
             }
 
-            string candidate = StringToSign.ForSharedKey(request, _accountName, sdkOrder, dateFromHeader);
-            if (tried.Add(candidate) && _key.SignatureMatches(candidate, provided))
+            string candidate = StringToSign.ForSharedKey(request, accountName, sdkOrder, dateFromHeader);
+            if (tried.Add(candidate) && key.SignatureMatches(candidate, provided))
             {
                 return CheckRequestDate(request);
             }
@@ -108,7 +96,7 @@ internal sealed class SharedKeyVerifier
                 $"The request date '{Shorten(raw)}' is not valid.");
         }
 
-        DateTimeOffset now = _time.GetUtcNow();
+        DateTimeOffset now = time.GetUtcNow();
         TimeSpan age = now - sent;
         if (age > MaxRequestAge || age < -MaxRequestAge)
         {
