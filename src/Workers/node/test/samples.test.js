@@ -95,7 +95,11 @@ test('the v4 sample and benchmark apps bring @azure/functions 4.16.5 (bash scrip
 describe('samples/thumbnail-node-v4', () => {
   test('the same routes and blob paths as samples/thumbnail-node, in the v4 model', async (t) => {
     const { functions } = await v4(t, THUMBNAIL_V4);
-    assert.deepEqual(Object.keys(functions).sort(), ['IndexThumbnail', 'Thumbnail']);
+    // ThumbnailOf (the image in the body, for result caching) is the v4 sample's own.
+    assert.deepEqual(Object.keys(functions).sort(), ['IndexThumbnail', 'Thumbnail', 'ThumbnailOf']);
+    assert.deepEqual(functions.ThumbnailOf.bindings.map((b) => [b.type, b.direction, b.route || b.path]), [
+      ['httpTrigger', 'in', 'thumbnail-of'], ['blob', 'in', 'settings/thumbnail.json'], ['http', 'out', undefined],
+    ]);
     const thumb = functions.Thumbnail.bindings;
     assert.deepEqual(thumb.map((b) => [b.type, b.direction, b.route || b.path]), [
       ['httpTrigger', 'in', 'thumbnail/{name}'], ['blob', 'in', 'photos/{name}'], ['http', 'out', undefined], ['blob', 'out', 'thumbnails/{name}'],
