@@ -116,6 +116,50 @@ public sealed class ResultCachingEndToEndTests(AzuriteFixture azurite, ITestOutp
         Assert.Contains("'route:missing' is not a parameter", log, StringComparison.Ordinal);
     }
 
+    [Fact]
+    public Task Python_v1_ReadModel_is_answered_from_its_result() => EveryModelAsync(new PythonApp());
+
+    [Fact]
+    public Task Python_v2_ReadModel_is_answered_from_its_result() => EveryModelAsync(new PythonV2App());
+
+    [NodeWorkerFact]
+    public Task Node_v3_ReadModel_is_answered_from_its_result() => EveryModelAsync(new NodeApp());
+
+    [NodeV4Fact]
+    public Task Node_v4_ReadModel_is_answered_from_its_result() => EveryModelAsync(new NodeV4App());
+
+    /// <summary>
+    /// The same test app in each model (ReadModel: an HTTP GET reads models/{name} and writes results/{name}.txt), its
+    /// results keyed on the query's name with its output skipped on a hit: the second request is a hit that writes
+    /// nothing, and a new version of the model runs the function again.
+    /// </summary>
+    private async Task EveryModelAsync(PipelineApp app)
+    {
+        await using RunningHost running = await RunningHost.StartAsync(azurite, () =>
+        {
+            FunctionAppFolder folder = app.Build();
+            JsonObject host = JsonNode.Parse(File.ReadAllText(folder.HostJsonPath))!.AsObject();
+            host["extensions"]!["faasCache"]!["results"] = new JsonObject
+            {
+                ["functions"] = new JsonObject { ["ReadModel"] = new JsonObject { ["key"] = new JsonArray("query:name"), ["skipOutputs"] = true } },
+            };
+            File.WriteAllText(folder.HostJsonPath, host.ToJsonString());
+            return folder;
+        });
+        await running.UploadAsync(app.Models, "m.bin", [1, 2, 3]);
+
+        JsonElement first = await running.GetJsonAsync("api/ReadModel?name=m.bin");
+        JsonElement second = await running.GetJsonAsync("api/ReadModel?name=m.bin");
+        await running.UploadAsync(app.Models, "m.bin", [1, 2, 3, 4]);
+        JsonElement third = await running.GetJsonAsync("api/ReadModel?name=m.bin");
+
+        Assert.Equal(first.GetRawText(), second.GetRawText());
+        Assert.Equal((3, 4), (second.GetProperty("bytes").GetInt32(), third.GetProperty("bytes").GetInt32()));
+        InvocationRecord[] records = [.. (await running.Host.GetInvocationsAsync("ReadModel")).OrderBy(r => r.StartedAt)];
+        Assert.Equal("miss,hit,miss", string.Join(",", records.Select(r => r.Result)));
+        Assert.Equal((1, 0, 1), (records[0].Outputs.Count, records[1].Outputs.Count, records[2].Outputs.Count));
+    }
+
     /// <summary>The sample with its host.json's <c>results</c> replaced.</summary>
     private static FunctionAppFolder Sample(string location, string ttl = "00:10:00", string? redis = null, JsonObject? functions = null)
     {
