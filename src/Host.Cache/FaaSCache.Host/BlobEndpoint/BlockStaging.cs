@@ -74,19 +74,28 @@ public sealed class BlockStaging
             return false;
         }
 
-        Staged staged = _blobs.GetOrAdd(key, _ => new Staged());
-        lock (staged)
+        while (true)
         {
-            staged.Touched = _time.GetUtcNow();
-            if (staged.Blocks.TryGetValue(blockId, out byte[]? old))
+            // A new blob's entry is touched from the start: a concurrent DropStale must not take it for an hour old.
+            Staged staged = _blobs.GetOrAdd(key, _ => new Staged { Touched = _time.GetUtcNow() });
+            lock (staged)
             {
-                Interlocked.Add(ref _bytes, -old.Length);
+                if (staged.Removed)
+                {
+                    // Cleared between the lookup and the lock (a commit, or stale): stage into the blob's new entry.
+                    continue;
+                }
+
+                staged.Touched = _time.GetUtcNow();
+                if (staged.Blocks.TryGetValue(blockId, out byte[]? old))
+                {
+                    Interlocked.Add(ref _bytes, -old.Length);
+                }
+
+                staged.Blocks[blockId] = data;
+                return true;
             }
-
-            staged.Blocks[blockId] = data;
         }
-
-        return true;
     }
 
     /// <summary>
@@ -200,6 +209,7 @@ public sealed class BlockStaging
             {
                 Interlocked.Add(ref _bytes, -staged.Blocks.Values.Sum(b => (long)b.Length));
                 staged.Blocks.Clear();
+                staged.Removed = true;
             }
         }
     }
@@ -231,5 +241,8 @@ public sealed class BlockStaging
         public Dictionary<string, byte[]> Blocks { get; } = new(StringComparer.Ordinal);
 
         public DateTimeOffset Touched { get; set; }
+
+        /// <summary>Gets or sets a value indicating whether the entry was taken out of the map (blocks go to a new one).</summary>
+        public bool Removed { get; set; }
     }
 }
