@@ -40,6 +40,22 @@ public sealed class ResultCachingEndToEndTests(AzuriteFixture azurite, ITestOutp
     }
 
     [NodeWorkerFact]
+    public async Task Concurrent_identical_requests_run_the_function_once_and_the_others_get_its_answer()
+    {
+        await using RunningHost running = await RunningHost.StartAsync(azurite, () => Sample(location: "local"));
+        await running.UploadAsync("settings", "thumbnail.json", "{\"factor\": 8}"u8.ToArray());
+        // A large image: its run takes long enough for every request to arrive while it runs.
+        byte[] image = Ppm(1024, seed: 8);
+
+        (string Invocations, byte[] Body)[] answers = await Task.WhenAll(Enumerable.Range(0, 8).Select(_ => PostAsync(running.Host, image)));
+
+        Assert.All(answers, a => Assert.Equal("1", a.Invocations));
+        Assert.All(answers, a => Assert.Equal(answers[0].Body, a.Body));
+        string[] results = [.. (await running.Host.GetInvocationsAsync(Function)).Select(r => r.Result ?? "none")];
+        Assert.Equal((1, 7), (results.Count(r => r == "miss"), results.Count(r => r == "hit")));
+    }
+
+    [NodeWorkerFact]
     public async Task A_result_past_its_ttl_is_not_used()
     {
         await using RunningHost running = await RunningHost.StartAsync(azurite, () => Sample(location: "local", ttl: "00:00:01"));

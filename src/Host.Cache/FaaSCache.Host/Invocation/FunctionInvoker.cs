@@ -93,13 +93,20 @@ public sealed class FunctionInvoker(
             }
 
             record.Result = lookup is null ? null : "miss";
-            InvocationOutcome outcome = await RunAsync(function, trigger, manager, record, holds, cancellationToken).ConfigureAwait(false);
-            if (lookup is not null)
+            try
             {
-                await results!.StoreAsync(lookup, outcome.Http, cancellationToken).ConfigureAwait(false);
-            }
+                InvocationOutcome outcome = await RunAsync(function, trigger, manager, record, holds, cancellationToken).ConfigureAwait(false);
+                if (lookup is not null)
+                {
+                    await results!.StoreAsync(lookup, outcome.Http, cancellationToken).ConfigureAwait(false);
+                }
 
-            return outcome;
+                return outcome;
+            }
+            finally
+            {
+                results?.Finish(lookup);
+            }
         }
         catch (Exception e)
         {

@@ -14,7 +14,11 @@ namespace FaaSCache.Host.ResultCaching;
 /// <param name="Function">The function's settings.</param>
 /// <param name="Hit">The cached answer, or null on a miss.</param>
 /// <param name="From">Where it was looked for (<see cref="FaaSCache.Diagnostics.InvocationRecord.ResultFrom"/>).</param>
-public sealed record ResultLookup(string Key, FunctionResultOptions Function, HttpResponseData? Hit, string From);
+public sealed record ResultLookup(string Key, FunctionResultOptions Function, HttpResponseData? Hit, string From)
+{
+    /// <summary>Gets, for the miss that runs the function first, what the same key's concurrent misses wait for.</summary>
+    internal TaskCompletionSource? Lead { get; init; }
+}
 
 /// <summary>
 /// Result caching (Rosa, Freitas, Simão; <c>extensions.faasCache.results</c>): in front of an HTTP-triggered function
@@ -34,6 +38,7 @@ public sealed class ResultCache : IAsyncDisposable
     private readonly ClusterResultStore _cluster;
     private readonly RedisResultStore? _redis;
     private readonly ILogger _logger;
+    private readonly Dictionary<string, Task> _inflight = new(StringComparer.Ordinal);
     private Dictionary<string, Active> _active = new(StringComparer.OrdinalIgnoreCase);
 
     /// <summary>Initializes a new instance of the <see cref="ResultCache"/> class.</summary>
@@ -161,11 +166,54 @@ public sealed class ResultCache : IAsyncDisposable
             return null;
         }
 
-        CachedResult? found = await StoreOf(active.Settings).GetAsync(key, cancellationToken).ConfigureAwait(false);
-        Interlocked.Increment(ref found is null ? ref _misses : ref _hits);
         ResultLocation location = _options.LocationOf(active.Settings);
         string from = location == ResultLocation.Cluster ? _cluster.Describe(key) : location.ToString().ToLowerInvariant();
-        return new ResultLookup(key, active.Settings, found is null ? null : new HttpResponseData(found.StatusCode, found.Headers.ToDictionary(h => h.Key, h => h.Value, StringComparer.OrdinalIgnoreCase), found.Body.ToArray(), IsJson: false), from);
+        for (int attempt = 0; ; attempt++)
+        {
+            CachedResult? found = await StoreOf(active.Settings).GetAsync(key, cancellationToken).ConfigureAwait(false);
+            if (found is not null)
+            {
+                Interlocked.Increment(ref _hits);
+                return new ResultLookup(key, active.Settings, new HttpResponseData(found.StatusCode, found.Headers.ToDictionary(h => h.Key, h => h.Value, StringComparer.OrdinalIgnoreCase), found.Body.ToArray(), IsJson: false), from);
+            }
+
+            // Concurrent misses on one key run the function once here: the others wait for its answer to be kept. A
+            // second miss after waiting (the run failed, or its answer was not kept) runs the function itself.
+            var lead = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            Task? running;
+            lock (_inflight)
+            {
+                if (!_inflight.TryGetValue(key, out running))
+                {
+                    _inflight[key] = lead.Task;
+                }
+            }
+
+            if (running is null || attempt > 0)
+            {
+                Interlocked.Increment(ref _misses);
+                return new ResultLookup(key, active.Settings, null, from) { Lead = running is null ? lead : null };
+            }
+
+            await running.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Ends a lookup's run: the same key's misses that waited for it look again.</summary>
+    /// <param name="lookup">The lookup, or null.</param>
+    public void Finish(ResultLookup? lookup)
+    {
+        if (lookup?.Lead is not { } lead)
+        {
+            return;
+        }
+
+        lock (_inflight)
+        {
+            _inflight.Remove(lookup.Key);
+        }
+
+        lead.TrySetResult();
     }
 
     /// <summary>Keeps a run's answer under the lookup's key: 2xx answers up to the function's <c>maxBytes</c>.</summary>
