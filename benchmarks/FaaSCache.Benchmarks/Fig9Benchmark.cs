@@ -18,6 +18,7 @@ internal static class Fig9Benchmark
     public const string CsvHeader = "path,p50_ms,n";
 
     private const string AppName = "amber-fig9";
+    private static readonly Dictionary<string, string> PollFast = new() { ["--blob-poll-interval"] = "0.2" };
     private static readonly string[] Models = ["models/bounding-box.bin", "models/people.bin", "models/car.bin"];
     private static readonly string[] Paths = ["vanilla", "lh", "rh"];
     private static readonly TimeSpan PipelineTimeout = TimeSpan.FromMinutes(2);
@@ -44,10 +45,11 @@ internal static class Fig9Benchmark
         using FunctionAppFolder vanillaApp = CopyApp("vanilla");
         using FunctionAppFolder lhApp = CopyApp("lh");
         using FunctionAppFolder rhApp = CopyApp("rh");
-        await using Instance vanilla = await Instance.StartAsync(vanillaApp, azurite, cache: false, $"fig9-vanilla-{Guid.NewGuid():N}"[..20], membership: false, ct);
-        await using Instance lh = await Instance.StartAsync(lhApp, azurite, cache: true, $"fig9-lh-{Guid.NewGuid():N}"[..20], membership: false, ct);
-        await using Instance ownerHost = await Instance.StartAsync(rhApp, azurite, cache: true, owner, membership: true, ct);
-        await using Instance readerHost = await Instance.StartAsync(rhApp, azurite, cache: true, reader, membership: true, ct);
+        string vanillaId = $"fig9-vanilla-{Guid.NewGuid():N}"[..20], lhId = $"fig9-lh-{Guid.NewGuid():N}"[..20];
+        await using BenchInstance vanilla = await BenchInstance.StartAsync(vanillaApp, azurite, cache: false, vanillaId, $"{AppName}-{vanillaId}", membership: false, ct, PollFast);
+        await using BenchInstance lh = await BenchInstance.StartAsync(lhApp, azurite, cache: true, lhId, $"{AppName}-{lhId}", membership: false, ct, PollFast);
+        await using BenchInstance ownerHost = await BenchInstance.StartAsync(rhApp, azurite, cache: true, owner, AppName, membership: true, ct, PollFast);
+        await using BenchInstance readerHost = await BenchInstance.StartAsync(rhApp, azurite, cache: true, reader, AppName, membership: true, ct, PollFast);
         await readerHost.WaitForMembersAsync(2, ct);
         await ownerHost.WaitForMembersAsync(2, ct);
         output.WriteLine($"hosts: vanilla {vanilla.Host.BaseUri}, lh {lh.Host.BaseUri}, rh owner {ownerHost.Host.BaseUri} and reader {readerHost.Host.BaseUri}");
@@ -101,7 +103,7 @@ internal static class Fig9Benchmark
     }
 
     /// <summary>One pipeline for a new image on <paramref name="instance"/>: its critical path of executions, in ms.</summary>
-    private static async Task<double> RunPipelineAsync(Instance instance, IBlobStore storage, string path, string image, CancellationToken ct, string? expectModels = null)
+    private static async Task<double> RunPipelineAsync(BenchInstance instance, IBlobStore storage, string path, string image, CancellationToken ct, string? expectModels = null)
     {
         await storage.UploadAsync($"images-{path}/{image}", new MemoryStream(PrewarmBenchmark.Ppm(image.GetHashCode(StringComparison.Ordinal))), ct);
         FaaSCacheHostProcess host = instance.Host;
@@ -183,49 +185,6 @@ internal static class Fig9Benchmark
             {
                 return (owner, reader);
             }
-        }
-    }
-
-    /// <summary>One host process of the benchmark, with its own shared-memory root.</summary>
-    private sealed class Instance(string id, FaaSCacheHostProcess host, TempShmDirectory shm) : IAsyncDisposable
-    {
-        public string Id => id;
-
-        public FaaSCacheHostProcess Host => host;
-
-        public static async Task<Instance> StartAsync(FunctionAppFolder app, AzuriteServer azurite, bool cache, string id, bool membership, CancellationToken ct)
-        {
-            var shm = new TempShmDirectory($"faascache-bench-{id}");
-            var args = new Dictionary<string, string>
-            {
-                ["--instance-id"] = id,
-                ["--app-name"] = membership ? AppName : $"{AppName}-{id}",
-                ["--membership"] = membership ? "on" : "off",
-                ["--blob-poll-interval"] = "0.2",
-            };
-            FaaSCacheHostProcess host = await FaaSCacheHostProcess.StartAsync(app.Path, azurite.ConnectionString, shm.Path, cache, args, cancellationToken: ct);
-            await host.WaitForWorkersAsync(cancellationToken: ct);
-            return new Instance(id, host, shm);
-        }
-
-        public async Task WaitForMembersAsync(int count, CancellationToken ct)
-        {
-            var clock = Stopwatch.StartNew();
-            while ((await Host.GetStatusAsync(ct)).Members?.Count < count)
-            {
-                if (clock.Elapsed > TimeSpan.FromSeconds(60))
-                {
-                    throw new TimeoutException($"{Id} did not see {count} members within 60 s.");
-                }
-
-                await Task.Delay(100, ct);
-            }
-        }
-
-        public async ValueTask DisposeAsync()
-        {
-            await Host.DisposeAsync();
-            shm.Dispose();
         }
     }
 }

@@ -57,7 +57,7 @@ internal static class ResultsBenchmark
             {
                 byte[] image = Image(size, seed: (int)size);
                 // The first request runs the function (a miss that keeps the result); the timed ones are hits.
-                Instance reader = await rig.ReaderForAsync(image, ct);
+                BenchInstance reader = await rig.ReaderForAsync(image, ct);
                 var samples = new LatencySamples(n);
                 for (int i = 0; i < n; i++)
                 {
@@ -80,7 +80,7 @@ internal static class ResultsBenchmark
 
             // Saturation: the medium image from 5 threads, every request after the first a hit (no_cache: every one runs).
             byte[] medium = Image(Sizes[1], seed: 7);
-            Instance target = await rig.ReaderForAsync(medium, ct);
+            BenchInstance target = await rig.ReaderForAsync(medium, ct);
             int errors = 0, next = 0;
             long began = Stopwatch.GetTimestamp();
             await Task.WhenAll(Enumerable.Range(0, 5).Select(_ => Task.Run(
@@ -155,7 +155,7 @@ internal static class ResultsBenchmark
     }
 
     /// <summary>The host(s) of one location: one instance, or two of one app for <c>cluster</c>.</summary>
-    private sealed class Rig(string location, FunctionAppFolder app, Instance[] instances) : IAsyncDisposable
+    private sealed class Rig(string location, FunctionAppFolder app, BenchInstance[] instances) : IAsyncDisposable
     {
         public static async Task<Rig> StartAsync(string location, AzuriteServer azurite, RedisServer redis, CancellationToken ct)
         {
@@ -172,13 +172,13 @@ internal static class ResultsBenchmark
                 $"faascache-bench-results-{location}");
             string appName = $"results-{location}-{Guid.NewGuid():N}"[..24];
             int count = location == "cluster" ? 2 : 1;
-            var instances = new Instance[count];
+            var instances = new BenchInstance[count];
             for (int i = 0; i < count; i++)
             {
-                instances[i] = await Instance.StartAsync(app, azurite, appName, $"{appName}-{i + 1}", membership: count > 1, ct);
+                instances[i] = await BenchInstance.StartAsync(app, azurite, cache: true, $"{appName}-{i + 1}", appName, membership: count > 1, ct);
             }
 
-            foreach (Instance instance in instances)
+            foreach (BenchInstance instance in instances.Where(_ => count > 1))
             {
                 await instance.WaitForMembersAsync(count, ct);
             }
@@ -192,7 +192,7 @@ internal static class ResultsBenchmark
         /// Runs the function once for <paramref name="image"/> (the miss that keeps its result) and returns the instance
         /// the timed requests go to: for <c>cluster</c>, the one that does not own the result (its hits come from the owner).
         /// </summary>
-        public async Task<Instance> ReaderForAsync(byte[] image, CancellationToken ct)
+        public async Task<BenchInstance> ReaderForAsync(byte[] image, CancellationToken ct)
         {
             await PostAsync(instances[0], image, ct);
             await ExpectAsync(instances[0], 1, location == "no_cache" ? null : "miss", ct);
@@ -206,7 +206,7 @@ internal static class ResultsBenchmark
         }
 
         /// <summary>One request, its answer read to the end.</summary>
-        public async Task PostAsync(Instance instance, byte[] image, CancellationToken ct)
+        public async Task PostAsync(BenchInstance instance, byte[] image, CancellationToken ct)
         {
             using var content = new ByteArrayContent(image);
             content.Headers.ContentType = new MediaTypeHeaderValue("image/x-portable-pixmap");
@@ -219,7 +219,7 @@ internal static class ResultsBenchmark
         }
 
         /// <summary>Checks the host's records of the last <paramref name="count"/> requests: each a result <paramref name="expect"/> (hit, miss; null: not cached).</summary>
-        public async Task<InvocationRecord[]> ExpectAsync(Instance instance, int count, string? expect, CancellationToken ct)
+        public async Task<InvocationRecord[]> ExpectAsync(BenchInstance instance, int count, string? expect, CancellationToken ct)
         {
             InvocationRecord[] last = [.. (await instance.Host.GetInvocationsAsync(Function, ct)).OrderBy(r => r.StartedAt).TakeLast(count)];
             if (last.Length < count || last.Any(r => r.Result != expect))
@@ -233,59 +233,12 @@ internal static class ResultsBenchmark
 
         public async ValueTask DisposeAsync()
         {
-            foreach (Instance instance in instances)
+            foreach (BenchInstance instance in instances)
             {
                 await instance.DisposeAsync();
             }
 
             app.Dispose();
-        }
-    }
-
-    /// <summary>One host process of the benchmark, with its own shared-memory root.</summary>
-    private sealed class Instance(string id, FaaSCacheHostProcess host, TempShmDirectory shm) : IAsyncDisposable
-    {
-        public string Id => id;
-
-        public FaaSCacheHostProcess Host => host;
-
-        public static async Task<Instance> StartAsync(FunctionAppFolder app, AzuriteServer azurite, string appName, string id, bool membership, CancellationToken ct)
-        {
-            var shm = new TempShmDirectory($"faascache-bench-{id}");
-            var args = new Dictionary<string, string>
-            {
-                ["--instance-id"] = id,
-                ["--app-name"] = appName,
-                ["--membership"] = membership ? "on" : "off",
-            };
-            FaaSCacheHostProcess host = await FaaSCacheHostProcess.StartAsync(app.Path, azurite.ConnectionString, shm.Path, cache: true, args, cancellationToken: ct);
-            await host.WaitForWorkersAsync(cancellationToken: ct);
-            return new Instance(id, host, shm);
-        }
-
-        public async Task WaitForMembersAsync(int count, CancellationToken ct)
-        {
-            if (count < 2)
-            {
-                return;
-            }
-
-            var clock = Stopwatch.StartNew();
-            while ((await Host.GetStatusAsync(ct)).Members?.Count < count)
-            {
-                if (clock.Elapsed > TimeSpan.FromSeconds(60))
-                {
-                    throw new TimeoutException($"{Id} did not see {count} members within 60 s.");
-                }
-
-                await Task.Delay(100, ct);
-            }
-        }
-
-        public async ValueTask DisposeAsync()
-        {
-            await Host.DisposeAsync();
-            shm.Dispose();
         }
     }
 }

@@ -23,6 +23,9 @@ public sealed class PeerAuthTests(AzuriteFixture azurite) : AzuriteTests
         Assert.Contains("refused", put.Message, StringComparison.Ordinal);
         Assert.Contains("refused", (await Assert.ThrowsAsync<PeerUnavailableException>(() => stranger.GetVersionAsync("b", key))).Message, StringComparison.Ordinal);
         Assert.Contains("refused", (await Assert.ThrowsAsync<PeerUnavailableException>(() => stranger.InvalidateAsync("b", key, "\"x\""))).Message, StringComparison.Ordinal);
+        // Function results (result caching, location cluster) are behind the same key.
+        Assert.Contains("refused", (await Assert.ThrowsAsync<PeerUnavailableException>(() => stranger.GetResultAsync("b", "F/00", CancellationToken.None))).Message, StringComparison.Ordinal);
+        Assert.Contains("refused", (await Assert.ThrowsAsync<PeerUnavailableException>(() => stranger.PutResultAsync("b", "F/00", [1], TimeSpan.FromMinutes(1), CancellationToken.None))).Message, StringComparison.Ordinal);
 
         Assert.Equal(0, cluster["b"].Count);
         Assert.Empty(cluster.MapFiles("b"));
@@ -44,6 +47,9 @@ public sealed class PeerAuthTests(AzuriteFixture azurite) : AzuriteTests
 
         Assert.Equal(StatusCode.Unauthenticated, e.StatusCode);
         Assert.Contains("refused", e.Status.Detail, StringComparison.Ordinal);
+        RpcException get = await Assert.ThrowsAsync<RpcException>(async () => await raw.GetResultAsync(new ResultRequest { Key = "F/00" }));
+        RpcException put = await Assert.ThrowsAsync<RpcException>(async () => await raw.PutResultAsync(new PutResultRequest { Key = "F/00", TtlMs = 60_000 }));
+        Assert.Equal((StatusCode.Unauthenticated, StatusCode.Unauthenticated), (get.StatusCode, put.StatusCode));
     }
 
     [Fact]

@@ -199,8 +199,7 @@ public static class HostJsonKeys
         FaaSCacheOptions options, string prefix, IReadOnlyDictionary<string, string?>? given = null)
     {
         ArgumentNullException.ThrowIfNull(options);
-        FaaSCacheConfigurationException Error(string key, string? formatted, string allowed) =>
-            new(key, given is not null && given.TryGetValue(key, out string? text) ? text : formatted, allowed);
+        FaaSCacheConfigurationException Error(string key, string? formatted, string allowed) => Failure(given, key, formatted, allowed);
 
         var missingGroups = new HashSet<string>(StringComparer.Ordinal);
         foreach (HostJsonKey key in All)
@@ -255,12 +254,15 @@ public static class HostJsonKeys
         }
     }
 
+    /// <summary>A broken rule's exception, quoting what the user wrote for the key when it was read from a file.</summary>
+    private static FaaSCacheConfigurationException Failure(IReadOnlyDictionary<string, string?>? given, string key, string? formatted, string allowed) =>
+        new(key, given is not null && given.TryGetValue(key, out string? text) ? text : formatted, allowed);
+
     /// <summary>The rules of each function's result caching: its key parts, ttl, maxBytes and location.</summary>
     private static IEnumerable<FaaSCacheConfigurationException> CheckFunctions(
         IReadOnlyDictionary<string, FunctionResultOptions>? functions, string path, IReadOnlyDictionary<string, string?>? given)
     {
-        FaaSCacheConfigurationException Error(string key, string? formatted, string allowed) =>
-            new(key, given is not null && given.TryGetValue(key, out string? text) ? text : formatted, allowed);
+        FaaSCacheConfigurationException Error(string key, string? formatted, string allowed) => Failure(given, key, formatted, allowed);
 
         if (functions is null)
         {

@@ -174,7 +174,7 @@ public sealed class ResultCache : IAsyncDisposable
             if (found is not null)
             {
                 Interlocked.Increment(ref _hits);
-                return new ResultLookup(key, active.Settings, new HttpResponseData(found.StatusCode, found.Headers.ToDictionary(h => h.Key, h => h.Value, StringComparer.OrdinalIgnoreCase), found.Body.ToArray(), IsJson: false), from);
+                return new ResultLookup(key, active.Settings, new HttpResponseData(found.StatusCode, found.Headers.ToDictionary(h => h.Key, h => h.Value, StringComparer.OrdinalIgnoreCase), WholeArray(found.Body), IsJson: false), from);
             }
 
             // Concurrent misses on one key run the function once here: the others wait for its answer to be kept. A
@@ -243,6 +243,12 @@ public sealed class ResultCache : IAsyncDisposable
 
     /// <inheritdoc />
     public ValueTask DisposeAsync() => _redis?.DisposeAsync() ?? ValueTask.CompletedTask;
+
+    /// <summary>The body's array itself when the memory is a whole array (a local result: no copy per hit), else a copy.</summary>
+    private static byte[] WholeArray(ReadOnlyMemory<byte> body) =>
+        System.Runtime.InteropServices.MemoryMarshal.TryGetArray(body, out ArraySegment<byte> segment) && segment.Offset == 0 && segment.Count == segment.Array!.Length
+            ? segment.Array
+            : body.ToArray();
 
     private static string[] RouteParameters(string route) =>
         [.. System.Text.RegularExpressions.Regex.Matches(route ?? string.Empty, @"\{\*?([A-Za-z0-9_]+)[^}]*\}").Select(m => m.Groups[1].Value)];
