@@ -23,6 +23,7 @@ namespace FaaSCache.Diagnostics;
 /// <param name="Memory">The Memory Daemon's last sample and evictions (null with the cache off).</param>
 /// <param name="Prewarm">The Load Daemon's progress and the keys it loaded (null with the cache off).</param>
 /// <param name="Error">Why the host is in Error, or null.</param>
+/// <param name="ProcessId">The host's process id: a starter that probes a port tells its own host from another process that took the port first.</param>
 public sealed record HostStatus(
     string App,
     string InstanceId,
@@ -38,7 +39,8 @@ public sealed record HostStatus(
     IReadOnlyList<HostMemberStatus>? Members,
     MemoryDaemonStatus? Memory = null,
     LoadDaemonStatus? Prewarm = null,
-    string? Error = null)
+    string? Error = null,
+    int ProcessId = 0)
 {
     /// <summary>Gets the member ids this instance sees, in order.</summary>
     [JsonIgnore]

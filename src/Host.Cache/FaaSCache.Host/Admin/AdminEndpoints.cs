@@ -54,7 +54,8 @@ public static class AdminEndpoints
                 Members: membership?.Members.Select(m => new HostMemberStatus(m.Id, m.Endpoint?.ToString(), m.LastHeartbeat)).ToList(),
                 Memory: settings.CacheEnabled ? memoryDaemon?.Status() : null,
                 Prewarm: settings.CacheEnabled ? loadDaemon?.Status() : null,
-                Error: lifecycle.Error));
+                Error: lifecycle.Error,
+                ProcessId: Environment.ProcessId));
         });
         web.MapMethods(PingPath, [HttpMethods.Get, HttpMethods.Post], () => Results.Ok());
         web.MapGet(ReadyPath, (HostLifecycle lifecycle) => Results.Json(

@@ -18,9 +18,12 @@ public sealed partial class FaaSCacheHostProcess
         timeout.CancelAfter(ProbeTimeout);
         HostStatus status = await Http.GetFromJsonAsync<HostStatus>("admin/host/status", Json, timeout.Token)
             ?? throw new InvalidOperationException("/admin/host/status answered null.");
-        lock (_gate)
+        if (IsOwn(status))
         {
-            _workerPids.UnionWith(status.Workers.Select(w => w.Pid).Where(p => p > 0));
+            lock (_gate)
+            {
+                _workerPids.UnionWith(status.Workers.Select(w => w.Pid).Where(p => p > 0));
+            }
         }
 
         return status;
@@ -89,6 +92,13 @@ public sealed partial class FaaSCacheHostProcess
             $"{Environment.NewLine}Host output:{Environment.NewLine}{Output}");
     }
 
+    /// <summary>
+    /// Whether <paramref name="status"/> came from this host: two starters may be handed the same free port, and what
+    /// answers on it is then the host that won the bind. On loopback the pid tells them apart (in a namespace of its own
+    /// the port is the host's alone).
+    /// </summary>
+    private bool IsOwn(HostStatus status) => !BaseUri.IsLoopback || status.ProcessId == 0 || status.ProcessId == ProcessId;
+
     /// <summary>True when <c>/admin/host/status</c> answers.</summary>
     private async Task<bool> AnswersAsync(CancellationToken cancellationToken)
     {
@@ -100,8 +110,8 @@ public sealed partial class FaaSCacheHostProcess
 
         try
         {
-            await GetStatusAsync(cancellationToken);
-            return true;
+            HostStatus status = await GetStatusAsync(cancellationToken);
+            return IsOwn(status);
         }
         catch (Exception e) when (e is HttpRequestException or JsonException || (e is OperationCanceledException && !cancellationToken.IsCancellationRequested))
         {
