@@ -142,6 +142,41 @@ public sealed class BandwidthPlannerTests
         Assert.True(p.HasBandwidths);
     }
     [Fact]
+    public void A_short_slow_probe_hardly_moves_a_rate_that_a_long_load_has_just_measured_and_a_sustained_slower_link_does()
+    {
+        // Issue 36's cold rig: one instance read 800 MB at 85 MB/s (9.4 s); an 8 MiB probe then ran while storage was busy
+        // (45 MB/s). As a sample among equals it took BW_BS to 73 MB/s, and the one-instance estimate for the next 800 MB
+        // (11 s) made a split held to the learned 82 MB/s look 12% faster than the instance that had just done 9.4 s.
+        var profiler = new TransferProfiler();
+        profiler.RecordStorage(800_000_000, TimeSpan.FromMilliseconds(40), TimeSpan.FromSeconds(800 / 85.0));
+        profiler.RecordStorage(TransferProbe.ProbeBytes, TimeSpan.FromMilliseconds(40), TimeSpan.FromSeconds(TransferProbe.ProbeBytes / 45e6));
+        profiler.RecordStorage(TransferProbe.ProbeBytes, TimeSpan.FromMilliseconds(40), TimeSpan.FromSeconds(TransferProbe.ProbeBytes / 45e6));
+        Assert.InRange(profiler.Current.StorageBytesPerSecond!.Value, 78e6, 85e6);
+
+        // Twenty seconds of loads at 50 MB/s: the link is slower now, and the rate says so.
+        for (int i = 0; i < 10; i++)
+        {
+            profiler.RecordStorage(100_000_000, TimeSpan.FromMilliseconds(40), TimeSpan.FromSeconds(2));
+        }
+
+        Assert.InRange(profiler.Current.StorageBytesPerSecond!.Value, 50e6, 52e6);
+    }
+
+    [Fact]
+    public void Probes_alone_average_as_equals_so_a_first_probe_taken_during_start_up_does_not_stand_for_long()
+    {
+        var profiler = new TransferProfiler();
+        profiler.RecordPeer(TransferProbe.ProbeBytes, TimeSpan.FromMilliseconds(50), TimeSpan.FromSeconds(TransferProbe.ProbeBytes / 100e6));
+        for (int i = 0; i < 3; i++)
+        {
+            profiler.RecordPeer(TransferProbe.ProbeBytes, TimeSpan.FromMilliseconds(5), TimeSpan.FromSeconds(TransferProbe.ProbeBytes / 340e6));
+        }
+
+        // The plain mean of 100, 340, 340, 340 would be 280; the time-weighted mean lies lower (the slow probe took longer).
+        Assert.InRange(profiler.Current.PeerBytesPerSecond!.Value, 180e6, 280e6);
+    }
+
+    [Fact]
     public void A_measured_inbound_limit_holds_every_split_load_to_it_and_the_plan_takes_one_more_than_the_fewest_that_reach_it()
     {
         // 800 MB, BW_BS = 90 MB/s, BW_Inst = 1 GB/s, 6 running, inbound measured at 200 MB/s: no split is faster than

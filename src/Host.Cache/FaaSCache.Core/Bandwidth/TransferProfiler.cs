@@ -4,8 +4,9 @@ namespace FaaSCache.Bandwidth;
 /// Keeps <see cref="TransferProfile"/> current from what this instance actually moves (§4: "periodically profiles
 /// T_Load, BW_BS and BW_Inst"): every storage download and every peer transfer of at least
 /// <see cref="MinBandwidthSampleBytes"/> is a bandwidth sample, every one a latency sample; the scale controller reports
-/// T_Load, which it measures. Recent samples weigh more (an exponentially weighted mean), so the profile follows
-/// changes in the network without jumping at one slow transfer. Scaled loads that take well over their prediction
+/// T_Load, which it measures. Recent samples weigh more (an exponentially weighted mean) and a bandwidth sample weighs by
+/// how long it transferred (<see cref="RateTimeConstant"/>), so the profile follows changes in the network without
+/// jumping at one short slow transfer. Scaled loads that take well over their prediction
 /// (<see cref="ShortfallTolerance"/>) measure what this instance's inbound link carries when storage and peer bytes arrive
 /// together (<see cref="TransferProfile.InboundBytesPerSecond"/>), and never on one outlier's word: a split slower than
 /// one instance alone would have been (it did not pay at all: a link shared by storage and peers) sets the limit at once,
@@ -21,8 +22,17 @@ public sealed class TransferProfiler
     /// <summary>Transfers smaller than this say more about latency than bandwidth and are not bandwidth samples.</summary>
     public const long MinBandwidthSampleBytes = 1L << 20;
 
-    /// <summary>The weight of a new sample in the running means.</summary>
+    /// <summary>The weight of a new latency sample in its running mean.</summary>
     public const double SampleWeight = 0.3;
+
+    /// <summary>
+    /// The time constant of the bandwidth means: a rate sample weighs <c>1 - exp(-transfer / RateTimeConstant)</c>, so a
+    /// rate is the mean over the recent seconds of transfer rather than over the recent transfers. An 8 MiB probe (about
+    /// 0.1 s at 90 MB/s) that ran while storage was busy moved BW_BS as much as an 800 MB load that had just measured
+    /// the link for 9 s, and the planner then judged a split against a one-instance estimate 17% slower than the one
+    /// instance it had just measured (issue 36's cold rig). Now a probe weighs 2-4% and the 9 s load 84%.
+    /// </summary>
+    public static readonly TimeSpan RateTimeConstant = TimeSpan.FromSeconds(5);
 
     /// <summary>How far over its prediction a planned scaled load may run before it counts as a measured inbound limit.</summary>
     public const double ShortfallTolerance = 0.25;
@@ -32,9 +42,9 @@ public sealed class TransferProfiler
 
     private readonly Lock _gate = new();
     private readonly TimeProvider _time;
-    private double? _storageRate;
+    private RateMean _storageRate;
     private double? _storageLatency;
-    private double? _peerRate;
+    private RateMean _peerRate;
     private double? _peerLatency;
     private double? _instanceLoad;
     private DateTimeOffset _lastStorageSample;
@@ -80,9 +90,9 @@ public sealed class TransferProfiler
             lock (_gate)
             {
                 return new TransferProfile(
-                    _storageRate,
+                    _storageRate.Value,
                     Span(_storageLatency),
-                    _peerRate,
+                    _peerRate.Value,
                     Span(_peerLatency),
                     Span(_instanceLoad),
                     InboundLocked(_time.GetUtcNow()),
@@ -206,21 +216,30 @@ public sealed class TransferProfiler
     /// <summary>The measured inbound limit, unless it was last measured <see cref="InboundLifetime"/> or more before <paramref name="now"/>.</summary>
     private double? InboundLocked(DateTimeOffset now) => now - _inboundAt < InboundLifetime ? _inboundRate : null;
 
-    private void Record(ref double? rate, ref double? latency, ref DateTimeOffset last, long bytes, TimeSpan firstByte, TimeSpan transfer)
+    private void Record(ref RateMean rate, ref double? latency, ref DateTimeOffset last, long bytes, TimeSpan firstByte, TimeSpan transfer)
     {
         if (firstByte >= TimeSpan.Zero)
         {
-            latency = Mean(latency, firstByte.TotalSeconds);
+            latency = latency is { } c ? c + (SampleWeight * (firstByte.TotalSeconds - c)) : firstByte.TotalSeconds;
         }
 
         if (bytes >= MinBandwidthSampleBytes && transfer > TimeSpan.Zero)
         {
-            rate = Mean(rate, bytes / transfer.TotalSeconds);
+            rate = rate.Add(bytes / transfer.TotalSeconds, 1 - Math.Exp(-transfer.TotalSeconds / RateTimeConstant.TotalSeconds));
             last = _time.GetUtcNow();
         }
     }
 
-    private static double Mean(double? current, double sample) => current is { } c ? c + (SampleWeight * (sample - c)) : sample;
+    /// <summary>
+    /// An exponentially weighted mean whose samples weigh unequally, divided by the weight it has seen (so a first short
+    /// sample does not stand alone until long ones outweigh it: four equal probes are their plain mean).
+    /// </summary>
+    private readonly record struct RateMean(double Sum, double Weight)
+    {
+        public double? Value => Weight > 0 ? Sum / Weight : null;
+
+        public RateMean Add(double sample, double weight) => new(((1 - weight) * Sum) + (weight * sample), ((1 - weight) * Weight) + weight);
+    }
 
     private static TimeSpan? Span(double? seconds) => seconds is { } s ? TimeSpan.FromSeconds(s) : null;
 }
