@@ -70,13 +70,15 @@ public static class BandwidthPlanner
         {
             string held = string.Create(System.Globalization.CultureInfo.InvariantCulture, $"split loads held to the {inbound / 1e6:0} MB/s measured into this instance ({profile.InboundSource ?? "a recent load"})");
             // The limit is what earlier loads carried, and a load held to it can never show that the link carries more:
-            // where it binds, the plan takes one instance more than the fewest that reach it (no slower by the model, and
-            // a load that carries more raises the limit; one that does not confirms it), not the 10% slack below it.
+            // where it binds and a split is chosen, the plan takes one instance more than the fewest that reach it (no slower
+            // by the model, and a load that carries more raises the limit; one that does not confirms it). Where the 10%
+            // slack keeps one instance (a held split gains too little to start instances for), nothing is tested: the
+            // split that did not pay is not made again.
             if (profile.InboundConfirmed)
             {
                 why += $"; {held}, confirmed by a split since (not tested again while it holds)";
             }
-            else if (fastest > 1 && fastest < limit && best >= ScaledLoadModel.InboundFloor(sizeBytes, profile) * (1 - 1e-9))
+            else if (chosen > 1 && fastest > 1 && fastest < limit && best >= ScaledLoadModel.InboundFloor(sizeBytes, profile) * (1 - 1e-9))
             {
                 chosen = fastest + 1;
                 why = $"{held}; where it binds (N={fastest}: {Seconds(best)}, {bound}), one more instance ({chosen}) tests whether it still holds";

@@ -22,12 +22,14 @@ public sealed class TransferProfiler
     /// <summary>Transfers smaller than this say more about latency than bandwidth and are not bandwidth samples.</summary>
     public const long MinBandwidthSampleBytes = 1L << 20;
 
-    /// <summary>The weight of a new latency sample in its running mean.</summary>
+    /// <summary>The weight of a new latency sample, and of a new BW_Inst sample, in its running mean.</summary>
     public const double SampleWeight = 0.3;
 
     /// <summary>
-    /// The time constant of the bandwidth means: a rate sample weighs <c>1 - exp(-transfer / RateTimeConstant)</c>, so a
-    /// rate is the mean over the recent seconds of transfer rather than over the recent transfers. An 8 MiB probe (about
+    /// The time constant of BW_BS's mean: a storage sample weighs <c>1 - exp(-transfer / RateTimeConstant)</c>, so the
+    /// rate is the mean over the recent seconds of transfer rather than over the recent transfers. BW_Inst's samples are
+    /// all probes of one size and weigh <see cref="SampleWeight"/> each (weighed by time, the slow probes taken while
+    /// the instances start stayed in the mean for dozens of probes and held BW_Inst at a third of the link). An 8 MiB probe (about
     /// 0.1 s at 90 MB/s) that ran while storage was busy moved BW_BS as much as an 800 MB load that had just measured
     /// the link for 9 s, and the planner then judged a split against a one-instance estimate 17% slower than the one
     /// instance it had just measured (issue 36's cold rig). Now a probe weighs 2-4% and the 9 s load 84%.
@@ -116,7 +118,7 @@ public sealed class TransferProfiler
     {
         lock (_gate)
         {
-            Record(ref _peerRate, ref _peerLatency, ref _lastPeerSample, bytes, firstByte, transfer);
+            Record(ref _peerRate, ref _peerLatency, ref _lastPeerSample, bytes, firstByte, transfer, timeWeighted: false);
         }
     }
 
@@ -168,6 +170,7 @@ public sealed class TransferProfiler
                 // A split made under the limit carried no more than it: the limit stands, and is not tested again until it is
                 // forgotten (InboundLifetime after the loads that set it: a confirmation does not make it last longer).
                 _inboundConfirmed = true;
+                return;
             }
 
             if (predictedSeconds <= 0)
@@ -175,7 +178,12 @@ public sealed class TransferProfiler
                 return;
             }
 
-            if (elapsed.TotalSeconds <= predictedSeconds * (1 + ShortfallTolerance))
+            // A split that saved less than half of what it was predicted to save over one instance did not pay: its link
+            // carried little more than one instance's stream. Judged before the tolerance below, which is wider than the
+            // whole saving of a split predicted to save little (the cold rig's 800 MB: 8.09 s predicted against 9.41 s
+            // alone took 9.69 s, within a quarter of its prediction, and was split again).
+            bool didNotPay = singleSeconds > 0 && elapsed.TotalSeconds > singleSeconds - ((singleSeconds - predictedSeconds) / 2);
+            if (!didNotPay && elapsed.TotalSeconds <= predictedSeconds * (1 + ShortfallTolerance))
             {
                 _suspect = null; // the last slow one was the outlier
                 return;
@@ -183,12 +191,11 @@ public sealed class TransferProfiler
 
             string source = string.Create(System.Globalization.CultureInfo.InvariantCulture,
                 $"{bytes / 1e6:0} MB over {instances} instances took {elapsed.TotalSeconds:0.00} s at {now:HH:mm:ss} (predicted {predictedSeconds:0.00} s, one alone {singleSeconds:0.00} s)");
-            bool didNotPay = singleSeconds > 0 && elapsed.TotalSeconds > singleSeconds;
             if (didNotPay || _suspect is not null)
             {
                 // The link carried at least the faster of the two loads that measured it.
                 double measured = Math.Max(rate, _suspect?.Rate ?? 0);
-                _inboundSource = didNotPay ? $"{source}: slower than one instance" : $"{source}, confirming {_suspect!.Value.Source}";
+                _inboundSource = didNotPay ? $"{source}: {(elapsed.TotalSeconds > singleSeconds ? "slower than one instance" : "less than half the saving predicted")}" : $"{source}, confirming {_suspect!.Value.Source}";
                 _inboundRate = measured;
                 _inboundAt = now;
                 _inboundConfirmed = false;
@@ -216,7 +223,7 @@ public sealed class TransferProfiler
     /// <summary>The measured inbound limit, unless it was last measured <see cref="InboundLifetime"/> or more before <paramref name="now"/>.</summary>
     private double? InboundLocked(DateTimeOffset now) => now - _inboundAt < InboundLifetime ? _inboundRate : null;
 
-    private void Record(ref RateMean rate, ref double? latency, ref DateTimeOffset last, long bytes, TimeSpan firstByte, TimeSpan transfer)
+    private void Record(ref RateMean rate, ref double? latency, ref DateTimeOffset last, long bytes, TimeSpan firstByte, TimeSpan transfer, bool timeWeighted = true)
     {
         if (firstByte >= TimeSpan.Zero)
         {
@@ -225,7 +232,7 @@ public sealed class TransferProfiler
 
         if (bytes >= MinBandwidthSampleBytes && transfer > TimeSpan.Zero)
         {
-            rate = rate.Add(bytes / transfer.TotalSeconds, 1 - Math.Exp(-transfer.TotalSeconds / RateTimeConstant.TotalSeconds));
+            rate = rate.Add(bytes / transfer.TotalSeconds, timeWeighted ? 1 - Math.Exp(-transfer.TotalSeconds / RateTimeConstant.TotalSeconds) : SampleWeight);
             last = _time.GetUtcNow();
         }
     }
