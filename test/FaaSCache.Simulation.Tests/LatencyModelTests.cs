@@ -92,5 +92,48 @@ public sealed class LatencyModelTests : IDisposable
         Assert.Equal(21_000, strong.RemoteMiss.Micros(1_000_000), 3);
         Assert.Null(LatencyModel.ProfileNamed("measured"));
         Assert.Same(FaaSCache.Storage.StorageProfile.Paper, LatencyModel.ProfileNamed("paper"));
+
+        // §6.1's reading, a miss as vanilla: the overheads go, the hits stay.
+        LatencyModel vanilla = LatencyModel.Load(_dir, strongConsistency: true, profile, missOverhead: false);
+        Assert.Equal(20_000, vanilla.LocalMiss.Micros(1_000_000), 3);
+        Assert.Equal(20_000, vanilla.RemoteMiss.Micros(1_000_000), 3);
+        Assert.Equal(5_000.1, vanilla.LocalHit.Micros(1_000_000), 3);
+
+        // The version check measured here as a fraction of a first byte: 500 / 2000 at the one size both rows have.
+        Assert.Equal(0.25, LatencyModel.MeasuredVersionCheckFraction(_dir), 6);
+    }
+
+    [Fact]
+    public void The_pricings_put_the_papers_reading_first_and_price_the_version_check_at_each_sensitivity_point_under_the_bound()
+    {
+        // Measured: a check is 0.25 of a first byte, 2.5 ms at the paper's 10 ms: the 2.5 ms row stands for it.
+        IReadOnlyList<Pricing> all = Pricing.All(measuredCheckFraction: 0.25, measuredCheckMs: 0.5);
+
+        Assert.Equal(Pricing.PaperStrong, all[0]);
+        Assert.Equal(
+            ["paper, strong, check 5 ms", "paper, strong, check 1 ms", "paper, strong, check 2.5 ms", "paper, owner", "paper, strong, check 5 ms, miss = vanilla", "paper, owner, miss = vanilla", "measured, strong", "measured, owner"],
+            all.Select(p => p.Label));
+
+        // A check measured at 0.3 of a first byte is a row of its own (3 ms); one at or above the bound is not.
+        Assert.Contains(Pricing.All(0.3, 0.5), p => p.Profile == "paper" && p.VersionCheckMs == 3);
+        Assert.Equal(all.Count, Pricing.All(0.72, 0.8).Count);
+
+        File.WriteAllText(Path.Combine(_dir, LatencyModel.CacheletReadFile), """
+            path,size_bytes,p50_us,p99_us,n
+            lh,1000000,0.1,1,10
+            lh_strong,1000000,600,900,10
+            lm,1000000,2500,3000,10
+            storage_direct,1000000,2000,2600,10
+            conditional_head,1000000,500,800,10
+            """);
+        File.WriteAllText(Path.Combine(_dir, LatencyModel.RemoteReadFile), """
+            path,size_bytes,p50_us,p99_us,n
+            rh,1000000,1000,1400,10
+            rm,1000000,3000,3500,10
+            """);
+        LatencyModel oneMs = new Pricing("paper", "strong", 1).Load(_dir);
+        LatencyModel owner = new Pricing("paper", "owner", 0).Load(_dir);
+        Assert.Equal(1_000.1, oneMs.LocalHit.Micros(1_000_000), 3);
+        Assert.Equal(0.1, owner.LocalHit.Micros(1_000_000), 3);
     }
 }

@@ -46,14 +46,26 @@ public sealed class TraceFileTests : IDisposable
         string path = Path.Combine(_dir, "simulate.csv");
         var policy = new PolicySet { CapacityBytes = 128L << 20, Prewarm = true };
         var hourly = new PolicySet { CapacityBytes = 128L << 20, UnloadAfterIdle = TimeSpan.FromHours(1) };
+        var halfMinute = new PolicySet { CapacityBytes = 128L << 20, UnloadAfterIdle = TimeSpan.FromSeconds(30) };
         SummaryCsv.Write(
             path,
-            [("measured", [new PolicySummary(policy, 10, -3.5, -1.25, 0.05, 0.6)]), ("paper", [new PolicySummary(policy, 10, 41.25, 38.5, 0.35, 0.6), new PolicySummary(hourly, 10, 20, 10, 0.1, 0.5)])],
+            [
+                (new Pricing("measured", "strong", 0.82), [new PolicySummary(policy, 10, -3.5, -1.25, 0.05, 0.6)]),
+                (Pricing.PaperStrong, [new PolicySummary(policy, 10, 41.25, 38.5, 0.35, 0.6), new PolicySummary(hourly, 10, 20, 10, 0.1, 0.5)]),
+                (new Pricing("paper", "owner", 0, MissOverhead: false), [new PolicySummary(halfMinute, 10, 12, 6, 0.02, 0.4)]),
+            ],
             TimeSpan.FromMinutes(10));
 
         var rows = SummaryCsv.Read(path);
 
         Assert.Equal(SummaryCsv.Header, File.ReadLines(path).First());
-        Assert.Equal([("measured", 128L, true, -3.5, -1.25, 0.05, 10.0), ("paper", 128L, true, 41.25, 38.5, 0.35, 10.0), ("paper", 128L, false, 20.0, 10.0, 0.1, 60.0)], rows);
+        Assert.Equal(
+            [
+                new SummaryRow("measured", 128L, true, -3.5, -1.25, 0.05, 10.0, "strong", 0.82, "measured"),
+                new SummaryRow("paper", 128L, true, 41.25, 38.5, 0.35, 10.0, "strong", 5, "measured"),
+                new SummaryRow("paper", 128L, false, 20.0, 10.0, 0.1, 60.0, "strong", 5, "measured"),
+                new SummaryRow("paper", 128L, false, 12.0, 6.0, 0.02, 0.5, "owner", 0, "vanilla"),
+            ],
+            rows);
     }
 }

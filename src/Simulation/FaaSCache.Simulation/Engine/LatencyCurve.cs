@@ -33,6 +33,9 @@ public sealed class LatencyCurve
         _micros = sorted.Select(p => p.Micros).ToArray();
     }
 
+    /// <summary>Gets the measured sizes, ascending.</summary>
+    public IReadOnlyList<long> Sizes => _sizes;
+
     /// <summary>The median latency for an object of <paramref name="sizeBytes"/>, in microseconds.</summary>
     /// <param name="sizeBytes">The object size.</param>
     /// <returns>Microseconds, never negative.</returns>
