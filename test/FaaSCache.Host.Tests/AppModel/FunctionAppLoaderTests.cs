@@ -235,8 +235,8 @@ public sealed class FunctionAppLoaderTests
     {
         const string queueFunctionJson = """
             { "scriptFile": "__init__.py", "bindings": [
-                { "type": "queueTrigger", "direction": "in", "name": "msg", "queueName": "orders" },
-                { "type": "queue", "direction": "out", "name": "done", "queueName": "done" } ] }
+                { "type": "serviceBusTrigger", "direction": "in", "name": "msg", "queueName": "orders" },
+                { "type": "serviceBus", "direction": "out", "name": "done", "queueName": "done" } ] }
             """;
         using FunctionAppFolder app = PythonApp(HttpFunctionJson).WithFunction("Orders", queueFunctionJson, ("__init__.py", PythonScript)).Build();
 
@@ -245,7 +245,7 @@ public sealed class FunctionAppLoaderTests
         Assert.Equal("Hello", Assert.Single(loaded.FolderFunctions).Name);
         string error = Assert.Single(loaded.FunctionErrors);
         Assert.Contains("Function 'Orders'", error, StringComparison.Ordinal);
-        Assert.Contains("binding 'msg' has type 'queueTrigger', binding 'done' has type 'queue'", error, StringComparison.Ordinal);
+        Assert.Contains("binding 'msg' has type 'serviceBusTrigger', binding 'done' has type 'serviceBus'", error, StringComparison.Ordinal);
         Assert.Contains("the rest of the app runs", error, StringComparison.Ordinal);
 
         // An app whose every function is left out and that no worker indexes has nothing to run: refused, naming why
@@ -256,7 +256,7 @@ public sealed class FunctionAppLoaderTests
             .Build();
         AppLoadException refused = Assert.Throws<AppLoadException>(() => FunctionAppLoader.Load(only.Path, WorkersDirectory, NoEnvironment()));
         Assert.Contains("No function of", refused.Message, StringComparison.Ordinal);
-        Assert.Contains("'queueTrigger'", refused.Message, StringComparison.Ordinal);
+        Assert.Contains("'serviceBusTrigger'", refused.Message, StringComparison.Ordinal);
     }
 
     private static FunctionAppBuilder PythonApp(string functionJson) => new FunctionAppBuilder()

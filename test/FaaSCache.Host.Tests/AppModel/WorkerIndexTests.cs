@@ -97,7 +97,7 @@ public sealed class WorkerIndexTests
         RpcFunctionMetadata good = Metadata("good", "g", "function_app.py", """{"direction": "IN", "type": "httpTrigger", "name": "req"}""");
         RpcFunctionMetadata noTrigger = Metadata("no_trigger", "n", "function_app.py", """{"direction": "IN", "type": "blob", "name": "src", "path": "images/x"}""");
         RpcFunctionMetadata badName = Metadata("9lives", "b", "function_app.py", """{"direction": "IN", "type": "httpTrigger", "name": "req"}""");
-        RpcFunctionMetadata unsupported = Metadata("queue", "q", "function_app.py", """{"direction": "IN", "type": "queueTrigger", "name": "msg"}""");
+        RpcFunctionMetadata unsupported = Metadata("queue", "q", "function_app.py", """{"direction": "IN", "type": "serviceBusTrigger", "name": "msg"}""");
         RpcFunctionMetadata badJson = Metadata("bad_json", "j", "function_app.py", """{"direction": "IN", "type": """);
 
         WorkerIndexResult result = WorkerIndex.FromResponse(App, "python", Response(good, noTrigger, badName, unsupported, badJson));
@@ -106,7 +106,7 @@ public sealed class WorkerIndexTests
         Assert.Equal(4, result.Errors.Count);
         Assert.Contains(result.Errors, e => e.Contains("'no_trigger'", StringComparison.Ordinal) && e.Contains("exactly one trigger", StringComparison.Ordinal));
         Assert.Contains(result.Errors, e => e.Contains("'9lives'", StringComparison.Ordinal) && e.Contains("start with a letter", StringComparison.Ordinal));
-        Assert.Contains(result.Errors, e => e.Contains("'queue'", StringComparison.Ordinal) && e.Contains("queueTrigger", StringComparison.Ordinal));
+        Assert.Contains(result.Errors, e => e.Contains("'queue'", StringComparison.Ordinal) && e.Contains("serviceBusTrigger", StringComparison.Ordinal));
         Assert.Contains(result.Errors, e => e.Contains("'bad_json'", StringComparison.Ordinal) && e.Contains("not valid JSON", StringComparison.Ordinal));
     }
 

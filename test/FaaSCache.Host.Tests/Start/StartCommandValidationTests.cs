@@ -25,7 +25,7 @@ public sealed class StartCommandValidationTests
                 {
                   "bindings": [
                     { "type": "httpTrigger", "direction": "in", "name": "req" },
-                    { "type": "queue", "direction": "out", "name": "message", "queueName": "work" }
+                    { "type": "serviceBus", "direction": "out", "name": "message", "queueName": "work" }
                   ]
                 }
                 """, ("__init__.py", "def main(req, message):\n    pass\n"))
@@ -35,8 +35,8 @@ public sealed class StartCommandValidationTests
 
         Assert.Equal(1, code);
         Assert.Contains(app.FunctionJsonPath("Enqueue"), error, StringComparison.Ordinal);
-        Assert.Contains("binding 'message' has type 'queue'", error, StringComparison.Ordinal);
-        Assert.Contains("supported: httpTrigger, http, blob, blobTrigger", error, StringComparison.Ordinal);
+        Assert.Contains("binding 'message' has type 'serviceBus'", error, StringComparison.Ordinal);
+        Assert.Contains("supported: httpTrigger, http, blob, blobTrigger, timerTrigger, queueTrigger, queue", error, StringComparison.Ordinal);
     }
 
     [Fact]

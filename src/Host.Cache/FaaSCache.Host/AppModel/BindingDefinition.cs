@@ -52,6 +52,15 @@ public sealed class BindingDefinition
     /// <summary>Gets a value indicating whether this is a timer trigger.</summary>
     public bool IsTimerTrigger => Type.Equals("timerTrigger", StringComparison.OrdinalIgnoreCase);
 
+    /// <summary>Gets a value indicating whether this is a storage queue trigger.</summary>
+    public bool IsQueueTrigger => Type.Equals("queueTrigger", StringComparison.OrdinalIgnoreCase);
+
+    /// <summary>Gets a value indicating whether this is a storage queue output.</summary>
+    public bool IsQueueOutput => Type.Equals("queue", StringComparison.OrdinalIgnoreCase) && Direction != BindingDirection.In;
+
+    /// <summary>Gets the queue of a queue trigger or output (<c>queueName</c>), or null.</summary>
+    public string? QueueName => Property("queueName");
+
     /// <summary>Gets a string property of the raw JSON (names compared case-insensitively, as the Functions host does), or null.</summary>
     public string? Property(string name)
         => Raw.FirstOrDefault(p => string.Equals(p.Key, name, StringComparison.OrdinalIgnoreCase)).Value is JsonValue value && value.TryGetValue(out string? s) ? s : null;

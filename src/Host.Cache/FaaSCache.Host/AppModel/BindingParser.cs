@@ -11,7 +11,7 @@ namespace FaaSCache.Host.AppModel;
 public static class BindingParser
 {
     /// <summary>The binding types this host serves.</summary>
-    public static readonly IReadOnlyList<string> SupportedTypes = ["httpTrigger", "http", "blob", "blobTrigger", "timerTrigger"];
+    public static readonly IReadOnlyList<string> SupportedTypes = ["httpTrigger", "http", "blob", "blobTrigger", "timerTrigger", "queueTrigger", "queue"];
 
     private static readonly JsonDocumentOptions JsonOptions = new() { CommentHandling = JsonCommentHandling.Skip, AllowTrailingCommas = true };
 
@@ -48,6 +48,15 @@ public static class BindingParser
             throw new AppLoadException($"{where}: dataType '{dataType}' is not one of string, binary, stream.");
         }
 
+        // %AppSetting% in a path or a queue name is the app setting's value, as the Functions host resolves it at indexing.
+        foreach (string property in new[] { "path", "blobPath", "queueName" })
+        {
+            if (StringProperty(source, raw, property) is { } text && text.Contains('%', StringComparison.Ordinal))
+            {
+                raw[raw.First(p => string.Equals(p.Key, property, StringComparison.OrdinalIgnoreCase)).Key] = ResolveAppSettings(where, property, text, settings);
+            }
+        }
+
         var binding = new BindingDefinition
         {
             Name = name,
@@ -64,6 +73,35 @@ public static class BindingParser
         }
 
         return binding;
+    }
+
+    /// <summary>
+    /// <paramref name="value"/> with each <c>%Name%</c> replaced by the app setting (local.settings.json's Values or the
+    /// environment); a setting that is not set stops the function, naming it.
+    /// </summary>
+    private static string ResolveAppSettings(string where, string property, string value, IReadOnlyDictionary<string, string> settings)
+    {
+        var text = new System.Text.StringBuilder();
+        int at = 0;
+        while (at < value.Length)
+        {
+            int open = value.IndexOf('%', at);
+            int close = open < 0 ? -1 : value.IndexOf('%', open + 1);
+            if (close < 0)
+            {
+                text.Append(value, at, value.Length - at);
+                break;
+            }
+
+            string setting = value[(open + 1)..close];
+            string resolved = settings.TryGetValue(setting, out string? s) ? s
+                : Environment.GetEnvironmentVariable(setting)
+                ?? throw new AppLoadException($"{where}: {property} '{value}' names the app setting '%{setting}%', which is not set (local.settings.json \"Values\" or the environment).");
+            text.Append(value, at, open - at).Append(resolved);
+            at = close + 1;
+        }
+
+        return text.ToString();
     }
 
     /// <summary>
@@ -100,6 +138,19 @@ public static class BindingParser
         if (Unsupported(source, bindings) is { } why)
         {
             throw new AppLoadException(why);
+        }
+
+        foreach (BindingDefinition queue in bindings.Where(b => b.IsQueueTrigger || b.IsQueueOutput))
+        {
+            if (queue.QueueName is not { Length: > 0 } name)
+            {
+                throw new AppLoadException($"{source}: queue binding '{queue.Name}' has no \"queueName\" (the storage queue it {(queue.IsQueueTrigger ? "reads" : "writes")}, e.g. \"orders\").");
+            }
+
+            if (queue.IsQueueTrigger && name.Contains('{', StringComparison.Ordinal))
+            {
+                throw new AppLoadException($"{source}: queue trigger '{queue.Name}' names the queue '{name}' with a {{...}} expression; a trigger's queue must be a fixed name (or an %AppSetting%).");
+            }
         }
 
         if (bindings.FirstOrDefault(b => b.IsTimerTrigger) is { } timer)

@@ -3,6 +3,7 @@ using System.Diagnostics;
 using FaaSCache.Diagnostics;
 using FaaSCache.Host.AppModel;
 using FaaSCache.Host.Bindings;
+using FaaSCache.Host.Queues;
 using FaaSCache.Host.Workers;
 using FaaSCache.Storage;
 using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
@@ -26,7 +27,8 @@ public sealed class FunctionInvoker(
     InvocationLog log,
     ILogger<FunctionInvoker> logger,
     FaaSCache.Scaling.InvocationMeter? meter = null,
-    ResultCaching.ResultCache? results = null)
+    ResultCaching.ResultCache? results = null,
+    Queues.StorageQueues? queues = null)
 {
     /// <summary>The worker capability that says it reads inputs from, and writes outputs to, shared memory.</summary>
     public const string SharedMemoryCapability = "SharedMemoryDataTransfer";
@@ -253,6 +255,10 @@ public sealed class FunctionInvoker(
 
                     record.Outputs.Add(await blobs.StoreOutputAsync(binding, key, value, workerMaps, cancellationToken).ConfigureAwait(false));
                 }
+                else if (binding.IsQueueOutput)
+                {
+                    record.Outputs.Add(await SendToQueueAsync(function, binding, value.Data, bindingData, cancellationToken).ConfigureAwait(false));
+                }
             }
         }
         finally
@@ -267,6 +273,25 @@ public sealed class FunctionInvoker(
         }
 
         return http;
+    }
+
+    /// <summary>A queue output's messages, sent as the queues extension sends them (base64 by default); its record names the queue.</summary>
+    private async Task<OutputRecord> SendToQueueAsync(FunctionDefinition function, BindingDefinition binding, TypedData? data, IReadOnlyDictionary<string, string> bindingData, CancellationToken cancellationToken)
+    {
+        StorageQueues sender = queues ?? throw new InvalidOperationException($"Function '{function.Name}' has a queue output '{binding.Name}', but this host has no queue service.");
+        IReadOnlyList<string> messages;
+        try
+        {
+            messages = RpcMessages.QueueMessages(data);
+        }
+        catch (Exception e) when (e is FormatException or System.Text.Json.JsonException)
+        {
+            throw new FunctionInvocationException($"Function '{function.Name}' returned a value for queue output '{binding.Name}' that is no message: {e.Message}");
+        }
+
+        string queue = sender.QueueNameOf(binding, bindingData);
+        await sender.SendAsync(sender.ConnectionOf(binding), queue, messages, cancellationToken).ConfigureAwait(false);
+        return new OutputRecord(binding.Name, $"queue:{queue}", null, messages.Sum(m => (long)System.Text.Encoding.UTF8.GetByteCount(m)), Adopted: false, Persisted: true, BytesCopied: 0);
     }
 
     /// <summary>Closes an output map the worker still holds, once, and remembers it so the final close does not repeat it.</summary>

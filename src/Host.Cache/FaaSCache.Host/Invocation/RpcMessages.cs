@@ -17,6 +17,9 @@ internal static class RpcMessages
     {
         HttpTriggerEvent http => new TypedData { Http = ToRpc(http.Request, workerCapabilities) },
         TimerTriggerEvent timer => new TypedData { Json = TimerInfo(timer) },
+        // The message as a string, as the Functions host sends it (the Python library takes string or bytes only; the
+        // Node.js workers parse a string that is JSON).
+        QueueTriggerEvent queue => new TypedData { String = queue.Text },
         _ => new TypedData(),
     };
 
@@ -58,9 +61,66 @@ internal static class RpcMessages
                 }
 
                 break;
+            case QueueTriggerEvent queue:
+                // The names and types the Functions host sends (what func.QueueMessage, the Node.js library and the .NET
+                // isolated worker read): strings as strings, everything else as JSON (the count "1", the times "\"...\"");
+                // the .NET isolated worker refuses a TypedData Int in metadata ("Int is not supported").
+                metadata["QueueTrigger"] = new TypedData { String = queue.Text };
+                metadata["Id"] = new TypedData { String = queue.Id };
+                metadata["DequeueCount"] = new TypedData { Json = queue.DequeueCount.ToString(CultureInfo.InvariantCulture) };
+                metadata["PopReceipt"] = new TypedData { String = queue.PopReceipt };
+                AddTime(metadata, "InsertionTime", queue.InsertionTime);
+                AddTime(metadata, "ExpirationTime", queue.ExpirationTime);
+                AddTime(metadata, "NextVisibleTime", queue.NextVisibleTime);
+                break;
         }
 
         return metadata;
+    }
+
+    private static void AddTime(Dictionary<string, TypedData> metadata, string name, DateTimeOffset? time)
+    {
+        if (time is { } t)
+        {
+            metadata[name] = new TypedData { Json = JsonSerializer.Serialize(t) };
+        }
+    }
+
+    /// <summary>
+    /// The messages a function's queue output returned, as the Functions host turns them into queue messages: a string or
+    /// bytes is one message, a JSON array one message per element (a string element as its text, anything else as its
+    /// JSON), other JSON one message of that JSON; collections one message per item; nothing for no value.
+    /// </summary>
+    public static IReadOnlyList<string> QueueMessages(TypedData? data)
+    {
+        switch (data?.DataCase)
+        {
+            case null or TypedData.DataOneofCase.None:
+                return [];
+            case TypedData.DataOneofCase.String:
+                return [data.String];
+            case TypedData.DataOneofCase.Bytes:
+                return [Encoding.UTF8.GetString(data.Bytes.Span)];
+            case TypedData.DataOneofCase.Int:
+                return [data.Int.ToString(CultureInfo.InvariantCulture)];
+            case TypedData.DataOneofCase.Double:
+                return [data.Double.ToString(CultureInfo.InvariantCulture)];
+            case TypedData.DataOneofCase.CollectionString:
+                return [.. data.CollectionString.String];
+            case TypedData.DataOneofCase.CollectionBytes:
+                return [.. data.CollectionBytes.Bytes.Select(b => Encoding.UTF8.GetString(b.Span))];
+            case TypedData.DataOneofCase.Json:
+                System.Text.Json.Nodes.JsonNode? json = System.Text.Json.Nodes.JsonNode.Parse(data.Json);
+                return json switch
+                {
+                    null => [],
+                    System.Text.Json.Nodes.JsonArray array => [.. array.Where(e => e is not null).Select(e => e is System.Text.Json.Nodes.JsonValue v && v.TryGetValue(out string? text) ? text : e!.ToJsonString())],
+                    System.Text.Json.Nodes.JsonValue v when v.TryGetValue(out string? text) => [text],
+                    _ => [json.ToJsonString()],
+                };
+            default:
+                throw new FormatException($"a queue output cannot take a value of type {data.DataCase}");
+        }
     }
 
     /// <summary>The HTTP response of a function's <c>http</c> output.</summary>

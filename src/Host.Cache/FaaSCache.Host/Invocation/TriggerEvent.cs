@@ -3,7 +3,7 @@ namespace FaaSCache.Host.Invocation;
 /// <summary>What started an invocation: typed, so that triggers need not know FunctionRpc.</summary>
 public abstract record TriggerEvent
 {
-    /// <summary>Gets the kind for the invocation record: <c>http</c>, <c>cache</c> (a write through the cache), <c>blob</c> (found by polling) or <c>timer</c>.</summary>
+    /// <summary>Gets the kind for the invocation record: <c>http</c>, <c>cache</c> (a write through the cache), <c>blob</c> (found by polling), <c>timer</c> or <c>queue</c>.</summary>
     public abstract string Kind { get; }
 
     /// <summary>Gets the values that fill the function's binding path templates (route and query values, blob-name captures).</summary>
@@ -61,6 +61,56 @@ public sealed record TimerTriggerEvent(DateTimeOffset Scheduled, DateTimeOffset 
 
     /// <inheritdoc />
     public override IReadOnlyDictionary<string, string> BindingData { get; } = new Dictionary<string, string>();
+}
+
+/// <summary>A storage queue message that fires a queue-triggered function.</summary>
+/// <param name="Queue">The queue.</param>
+/// <param name="Text">The message, decoded (base64 by default, as the queues extension encodes).</param>
+/// <param name="Id">The message id.</param>
+/// <param name="DequeueCount">How many times it was received, this time included.</param>
+/// <param name="InsertionTime">When it was put in the queue.</param>
+/// <param name="ExpirationTime">When it expires.</param>
+/// <param name="NextVisibleTime">When it shows again unless deleted.</param>
+/// <param name="PopReceipt">The receipt of this receive.</param>
+public sealed record QueueTriggerEvent(string Queue, string Text, string Id, long DequeueCount, DateTimeOffset? InsertionTime, DateTimeOffset? ExpirationTime, DateTimeOffset? NextVisibleTime, string PopReceipt) : TriggerEvent
+{
+    /// <inheritdoc />
+    public override string Kind => "queue";
+
+    /// <summary>
+    /// Gets what binding expressions resolve from, as the Functions host's queue trigger gives them: <c>{queueTrigger}</c>
+    /// (the message), <c>{id}</c>, <c>{dequeueCount}</c>, <c>{popReceipt}</c>, and a JSON object message's top-level
+    /// properties (<c>{name}</c> of <c>{"name": "cat.jpg"}</c>).
+    /// </summary>
+    public override IReadOnlyDictionary<string, string> BindingData { get; } = QueueBindingData(Text, Id, DequeueCount, PopReceipt);
+
+    private static Dictionary<string, string> QueueBindingData(string text, string id, long dequeueCount, string popReceipt)
+    {
+        var data = new Dictionary<string, string>(StringComparer.OrdinalIgnoreCase);
+        try
+        {
+            if (System.Text.Json.Nodes.JsonNode.Parse(text) is System.Text.Json.Nodes.JsonObject json)
+            {
+                foreach ((string name, System.Text.Json.Nodes.JsonNode? value) in json)
+                {
+                    if (value is System.Text.Json.Nodes.JsonValue scalar)
+                    {
+                        data[name] = scalar.TryGetValue(out string? s) ? s : scalar.ToJsonString();
+                    }
+                }
+            }
+        }
+        catch (System.Text.Json.JsonException)
+        {
+            // Not JSON: only the message itself binds.
+        }
+
+        data["QueueTrigger"] = text;
+        data["Id"] = id;
+        data["DequeueCount"] = dequeueCount.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        data["PopReceipt"] = popReceipt;
+        return data;
+    }
 }
 
 /// <summary>An HTTP request as the trigger sees it.</summary>

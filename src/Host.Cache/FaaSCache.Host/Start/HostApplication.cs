@@ -147,6 +147,8 @@ public static class HostApplication
         services.AddHostedService(sp => sp.GetRequiredService<BlobTriggerService>());
         services.TryAddSingleton(TimeProvider.System);
         services.AddHostedService<TimerTriggerService>();
+        services.AddSingleton<Queues.StorageQueues>();
+        services.AddHostedService<Queues.QueueTriggerService>();
         services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(15));
 
         WebApplication web = builder.Build();
