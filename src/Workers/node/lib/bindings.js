@@ -13,7 +13,8 @@
  * Outputs (`context.bindings.<name>`, `context.res`, the return value): Buffer, typed arrays, string and
  * objects (as JSON text) go into a new shared-memory map when the host has FunctionDataCache (any size) or
  * when shared-memory transfer is enabled and the value is at least 1 MiB; otherwise inline as TypedData.
- * HTTP outputs become TypedData.http.
+ * HTTP outputs become TypedData.http. Queue outputs are always inline (a message is at most 64 KiB, and the
+ * cache must not adopt a map that is not a blob): a string as string, a Buffer as bytes, objects and arrays as json.
  */
 const crypto = require('node:crypto');
 const { Readable } = require('node:stream');
@@ -81,6 +82,17 @@ class OutputPolicy {
 function isHttp(spec) {
   return !!spec && ['http', 'httptrigger'].includes(spec.type.toLowerCase());
 }
+
+/**
+ * An Azure Storage queue output (function.json "type": "queue").
+ * @param {{ type?: string, direction?: string } | undefined} spec
+ */
+function isQueueOutput(spec) {
+  return !!spec && typeof spec.type === 'string' && spec.type.toLowerCase() === 'queue' && spec.direction !== 'in';
+}
+
+/** The policy of outputs that never go through shared memory (queue messages). */
+const INLINE = new OutputPolicy(false, false);
 
 // ---- inputs -------------------------------------------------------------------------------------------
 
@@ -173,6 +185,17 @@ function camelKeys(value) {
 }
 
 /**
+ * A trigger metadata value as the classic Node worker gives it: json parsed, and a string parsed too when it is
+ * JSON (a queue message {"a": 1} is an object in bindingData.queueTrigger, as in context.bindings).
+ * @param {any} td TypedData
+ */
+function metadataValue(td) {
+  const { kind, value } = typedValue(td);
+  if (kind === 'string') return tryJson(value);
+  return plainValue(td);
+}
+
+/**
  * `context.bindingData`: the invocation id, the trigger metadata (camelCased, JSON parsed), and for an HTTP
  * trigger its query, headers, and route and query parameters by name (the host leaves them out of the
  * metadata when the worker advertises RpcHttpTriggerMetadataRemoved).
@@ -186,7 +209,7 @@ function bindingData(invocationId, triggerMetadata, req, functionName) {
   const data = { invocationId };
   for (const [key, td] of Object.entries(triggerMetadata || {})) {
     const camel = key ? key[0].toLowerCase() + key.slice(1) : key;
-    data[camel] = camelKeys(plainValue(td));
+    data[camel] = camelKeys(metadataValue(td));
   }
   if (req) {
     if (data.query === undefined) data.query = { ...req.query };
@@ -246,6 +269,7 @@ async function viaSharedMemory(bytes, type, { policy, shm, invocationId }) {
  */
 async function encodeOutput(name, spec, value, options) {
   if (value === undefined || value === null) return undefined;
+  if (isQueueOutput(spec)) options = { ...options, policy: INLINE };
   if (isHttp(spec)) {
     try {
       return { data: { http: toRpcHttp(value) } };
@@ -338,6 +362,7 @@ module.exports = {
   BindingError,
   OutputPolicy,
   isHttp,
+  isQueueOutput,
   decodeInput,
   encodeOutput,
   encodeTypedOutput,

@@ -164,7 +164,8 @@ async function encodeCoreOutput(name, data, binding, options) {
     throw new bindings.BindingError(`output '${name}': ${e instanceof Error ? e.message : e}`);
   }
   if (!td) return undefined;
-  if (binding && isHttpOutput(binding.type)) return { data: td }; // HTTP responses never go through shared memory
+  // HTTP responses and queue messages never go through shared memory.
+  if (binding && (isHttpOutput(binding.type) || bindings.isQueueOutput(binding))) return { data: td };
   return bindings.encodeTypedOutput(td, options);
 }
 

@@ -86,6 +86,31 @@ describe('inputs', () => {
     assert.deepEqual([data.id, data.q, data.headers['x-a']], ['7', '1', 'b']);
   });
 
+  test('bindingData of a queue trigger: the host\'s metadata camelCased, dates as text, a JSON message parsed', () => {
+    const metadata = {
+      QueueTrigger: { string: '{"Order": {"LineItems": [1]}}' },
+      Id: { string: '6c3a2f0e-1b7d-4c9a-9a53-0d5b1f3b2a11' },
+      DequeueCount: { int: 2 },
+      InsertionTime: { json: '"2026-11-29T10:00:00+00:00"' },
+      ExpirationTime: { json: '"2026-12-06T10:00:00+00:00"' },
+      NextVisibleTime: { json: '"2026-11-29T10:10:00+00:00"' },
+      PopReceipt: { string: 'AgAAAAMAAAAAAAAA' },
+    };
+    const data = b.bindingData('inv-1', metadata, undefined, 'Fn');
+    assert.deepEqual({ ...data, sys: undefined }, {
+      invocationId: 'inv-1',
+      queueTrigger: { order: { lineItems: [1] } },
+      id: '6c3a2f0e-1b7d-4c9a-9a53-0d5b1f3b2a11',
+      dequeueCount: 2,
+      insertionTime: '2026-11-29T10:00:00+00:00',
+      expirationTime: '2026-12-06T10:00:00+00:00',
+      nextVisibleTime: '2026-11-29T10:10:00+00:00',
+      popReceipt: 'AgAAAAMAAAAAAAAA',
+      sys: undefined,
+    });
+    assert.equal(b.bindingData('inv-1', { QueueTrigger: { string: 'plain text' } }, undefined, 'Fn').queueTrigger, 'plain text');
+  });
+
   test('bindingData: camelCased trigger metadata, the invocation id, query and route parameters', () => {
     const req = new HttpRequest({ method: 'GET', headers: { h: '1' }, query: { name: 'q', page: '2' }, params: { name: 'route' } });
     const data = b.bindingData('inv-1', { BlobTrigger: { string: 'in/a' }, Properties: { json: '{"Length": 3, "ContentMD5": "x"}' } }, req, 'Fn');
@@ -159,6 +184,23 @@ describe('outputs', () => {
     cyclic.self = cyclic;
     await assert.rejects(b.encodeOutput('out', blob, cyclic, opts), /output 'out' is not JSON-serializable/);
     assert.equal(manager.createdNames().length, 0);
+  });
+
+  test('queue outputs are inline TypedData whatever the policy: string, bytes, json for objects and arrays', async (t) => {
+    const { manager } = setup(t);
+    const queue = spec('outq', 'queue', 'undefined', 'out');
+    for (const policy of [cache, new b.OutputPolicy(false, true)]) {
+      const opts = { policy, shm: manager, invocationId: 'inv' };
+      const big = 'm'.repeat(2 * 1024 * 1024);
+      assert.deepEqual(await b.encodeOutput('outq', queue, big, opts), { data: { string: big } });
+      assert.deepEqual(await b.encodeOutput('outq', queue, Buffer.from('x'), opts), { data: { bytes: Buffer.from('x') } });
+      assert.deepEqual(await b.encodeOutput('outq', queue, { a: 1 }, opts), { data: { json: '{"a":1}' } });
+      assert.deepEqual(await b.encodeOutput('outq', queue, ['a', { b: 2 }], opts), { data: { json: '["a",{"b":2}]' } });
+      assert.deepEqual(await b.encodeOutput('$return', spec('$return', 'queue', 'undefined', 'out'), 'r', opts), { data: { string: 'r' } });
+    }
+    assert.equal(manager.createdNames().length, 0);
+    assert.equal(b.isQueueOutput(spec('q', 'queue', 'undefined', 'in')), false);
+    assert.equal(b.isQueueOutput(spec('q', 'queueTrigger', 'undefined', 'in')), false);
   });
 
   test('HTTP outputs: status, headers and bodies as in Functions v3/v4-classic', async (t) => {

@@ -151,7 +151,7 @@ describe('metadata of a Node.js v4 app', () => {
     assert.equal(metadata.result.status, 'Success');
     assert.equal(metadata.use_default_metadata_indexing, false);
     const byName = Object.fromEntries(metadata.function_metadata_results.map((/** @type {any} */ m) => [m.name, m]));
-    assert.deepEqual(Object.keys(byName).sort(), ['boom', 'copy_blob', 'copy_on_blob', 'echo', 'hooked', 'on_blob', 'tick']);
+    assert.deepEqual(Object.keys(byName).sort(), ['boom', 'copy_blob', 'copy_on_blob', 'echo', 'hooked', 'on_blob', 'on_queue', 'tick']);
 
     const copy = byName.copy_blob;
     assert.equal(copy.function_id, 'copy_blob');
@@ -183,7 +183,7 @@ describe('metadata of a Node.js v4 app', () => {
     ]);
     // Registration order is the entry files' sorted order, then the order within a file.
     assert.deepEqual(metadata.function_metadata_results.map((/** @type {any} */ m) => m.script_file), [
-      'boom.js', 'copyBlob.js', 'copyOnBlob.js', 'echo.js', 'hooked.js', 'onBlob.js', 'tick.js',
+      'boom.js', 'copyBlob.js', 'copyOnBlob.js', 'echo.js', 'hooked.js', 'onBlob.js', 'onQueue.js', 'tick.js',
     ]);
   });
 
@@ -214,7 +214,7 @@ describe('metadata of a Node.js v4 app', () => {
     const { w } = await started(t);
     const load = await w.request({ function_load_request: { function_id: 'f-1234', metadata: { name: 'Nope' } } }, 'function_load_response');
     assert.equal(load.result.status, 'Failure');
-    assert.match(load.result.exception.message, /'f-1234'.*registered: boom, copy_blob, copy_on_blob, echo, hooked, on_blob, tick/);
+    assert.match(load.result.exception.message, /'f-1234'.*registered: boom, copy_blob, copy_on_blob, echo, hooked, on_blob, on_queue, tick/);
   });
 
   test('registering after the metadata request throws "A function can only be registered during app startup."', async (t) => {
@@ -335,6 +335,49 @@ describe('invoking a Node.js v4 app', () => {
     const stock = await loaded(t, { functionDataCache: false });
     const r2 = await stock.w.invoke('tick', [{ name: timer, data: { json: '{"Schedule":{"AdjustForDST":false},"IsPastDue":false}' } }]);
     assert.deepEqual(JSON.parse(r2.output_data[0].data.json), { isPastDue: false, adjustForDST: false, function: 'tick' });
+  });
+
+  test('on_queue: a storage queue trigger gets the message and the trigger metadata; queue outputs stay inline', async (t) => {
+    const { w, metadata } = await loaded(t, { functionDataCache: true });
+    const fn = metadata.function_metadata_results.find((/** @type {any} */ m) => m.name === 'on_queue');
+    const raw = fn.raw_bindings.map((/** @type {string} */ j) => JSON.parse(j));
+    const trigger = raw.find((/** @type {any} */ b) => b.type === 'queueTrigger');
+    const shipments = raw.find((/** @type {any} */ b) => b.type === 'queue' && b.name !== '$return');
+    assert.deepEqual({ ...trigger, name: undefined }, { queueName: 'orders', connection: 'AzureWebJobsStorage', type: 'queueTrigger', name: undefined, direction: 'in', properties: NOT_DEFERRED });
+    assert.deepEqual(raw.find((/** @type {any} */ b) => b.name === '$return'), { queueName: 'audit', connection: 'AzureWebJobsStorage', type: 'queue', name: '$return', direction: 'out' });
+    /** The trigger metadata of a queue message, as the host sends it. @param {string} text */
+    const hostMetadata = (text) => ({
+      QueueTrigger: { string: text },
+      Id: { string: '6c3a2f0e-1b7d-4c9a-9a53-0d5b1f3b2a11' },
+      DequeueCount: { int: 2 },
+      InsertionTime: { json: '"2026-11-29T10:00:00+00:00"' },
+      ExpirationTime: { json: '"2026-12-06T10:00:00+00:00"' },
+      NextVisibleTime: { json: '"2026-11-29T10:10:00+00:00"' },
+      PopReceipt: { string: 'AgAAAAMAAAAAAAAA' },
+    });
+    const expectedMetadata = (/** @type {unknown} */ queueTrigger) => ({
+      queueTrigger,
+      id: '6c3a2f0e-1b7d-4c9a-9a53-0d5b1f3b2a11',
+      dequeueCount: 2,
+      insertionTime: '2026-11-29T10:00:00+00:00',
+      expirationTime: '2026-12-06T10:00:00+00:00',
+      nextVisibleTime: '2026-11-29T10:10:00+00:00',
+      popReceipt: 'AgAAAAMAAAAAAAAA',
+    });
+
+    const text = await w.invoke('on_queue', [{ name: trigger.name, data: { string: 'hello queue' } }], hostMetadata('hello queue'));
+    assert.equal(text.result.status, 'Success', text.result.exception && text.result.exception.stack_trace);
+    const [out] = text.output_data;
+    assert.deepEqual([out.name, out.rpc_data, out.data.data], [shipments.name, 'data', 'json'], 'inline even with the host cache on');
+    assert.deepEqual(JSON.parse(out.data.json), { message: 'hello queue', triggerMetadata: expectedMetadata('hello queue') });
+    assert.deepEqual([text.return_value.data, text.return_value.string], ['string', 'seen hello queue']);
+
+    const json = await w.invoke('on_queue', [{ name: trigger.name, data: { string: '{"OrderId":7}' } }], hostMetadata('{"OrderId":7}'));
+    assert.equal(json.result.status, 'Success', json.result.result);
+    // The library parses a JSON message, and camelCases the metadata (a JSON queueTrigger too).
+    assert.deepEqual(JSON.parse(json.output_data[0].data.json), { message: { OrderId: 7 }, triggerMetadata: expectedMetadata({ orderId: 7 }) });
+    assert.deepEqual(JSON.parse(json.return_value.json), ['audit-1', 'audit-2']);
+    assert.deepEqual(fs.readdirSync(w.shmRoot.dir), [], 'no output map was made');
   });
 
   for (const maps of /** @type {const} */ (['both', 'nullable', 'plain'])) {

@@ -8,13 +8,14 @@ mapped, not copied; the parameter's annotation decides what the function gets:
   str               decoded (UTF-8)
   func.HttpRequest  for HTTP triggers
   func.TimerRequest for timer triggers (from the host's JSON {"Schedule": ..., "ScheduleStatus": ..., "IsPastDue": ...})
+  func.QueueMessage for queue triggers (the text and the trigger metadata: queue_messages.py)
   no annotation     by function.json "dataType" (binary -> bytes, string -> str, stream -> InputStream),
                     else by the data's own type
 
 Outputs (func.Out[...].set(value) or the return value): bytes-like and str go into a new
 shared-memory map when the host has FunctionDataCache (any size) or when shared-memory transfer is
 enabled and the value is at least 1 MiB; otherwise inline as TypedData. func.HttpResponse becomes
-TypedData.http.
+TypedData.http. Queue outputs are always inline (queue_messages.py).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
-from . import loader
+from . import loader, queue_messages
 from .input_stream import make_input_stream
 from .shared_memory import MAX_BYTES_FOR_SHARED_MEMORY, MIN_BYTES_FOR_SHARED_MEMORY, SharedMemoryManager
 
@@ -177,6 +178,8 @@ def decode_input(
     target = param.kind
     if target == loader.KIND_AUTO and spec is not None and spec.is_timer:
         target = loader.KIND_TIMER
+    if target == loader.KIND_AUTO and spec is not None and spec.is_queue_trigger:
+        target = loader.KIND_QUEUE
     if target == loader.KIND_AUTO and spec is not None:
         target = {"binary": loader.KIND_BYTES, "string": loader.KIND_STR, "stream": loader.KIND_STREAM}.get(
             spec.data_type, loader.KIND_AUTO
@@ -191,6 +194,11 @@ def decode_input(
         return None
     if target == loader.KIND_TIMER:
         return timer_request(func_mod, param.name, kind, value)
+    if target == loader.KIND_QUEUE:
+        try:
+            return queue_messages.message_from_rpc(func_mod, param.name, kind, value, trigger_metadata)
+        except queue_messages.QueueBindingError as e:
+            raise BindingError(str(e)) from None
     if target == loader.KIND_STREAM:
         data = _as_buffer(kind, value, param.name)
         name = uri = None
@@ -280,6 +288,11 @@ def encode_output(
     """TypedData or RpcSharedMemory for one output value (None when there is nothing to send)."""
     if value is None:
         return None
+    if spec is not None and spec.is_queue_output:
+        try:
+            return queue_messages.encode_output(pb, name, value)
+        except queue_messages.QueueBindingError as e:
+            raise BindingError(str(e)) from None
     if _is_http_response(value):
         return http_response_to_rpc(pb, value)
     if spec is not None and spec.is_http:

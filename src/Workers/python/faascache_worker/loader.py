@@ -4,6 +4,7 @@ the v2 model are found by indexing.py and matched with their bindings here too, 
 
 from __future__ import annotations
 
+import collections.abc
 import importlib.util
 import inspect
 import os
@@ -31,6 +32,7 @@ KIND_BYTES = "bytes"
 KIND_STR = "str"
 KIND_MEMORYVIEW = "memoryview"
 KIND_TIMER = "timer"  # func.TimerRequest from the host's timer JSON
+KIND_QUEUE = "queue"  # func.QueueMessage from a queue trigger's text and metadata
 KIND_AUTO = "auto"  # unannotated (or a type we pass through): decided by dataType and the data itself
 
 _BLOB_TYPES = {"blob", "blobtrigger"}
@@ -58,6 +60,14 @@ class BindingSpec:
     @property
     def is_timer(self) -> bool:
         return self.type.lower() == "timertrigger"
+
+    @property
+    def is_queue_trigger(self) -> bool:
+        return self.type.lower() == "queuetrigger"
+
+    @property
+    def is_queue_output(self) -> bool:
+        return self.type.lower() == "queue" and self.direction != "in"
 
 
 @dataclass(frozen=True)
@@ -241,6 +251,8 @@ def _kind(name: str, annotation: Any, binding: BindingSpec | None, func_mod: typ
         timer_request = getattr(func_mod, "TimerRequest", None)
         if isinstance(timer_request, type) and issubclass(annotation, timer_request):
             return KIND_TIMER, None
+        if _is_queue_message_type(annotation, func_mod):
+            return KIND_QUEUE, None
         if annotation is bytes:
             return KIND_BYTES, None
         if annotation is str:
@@ -255,10 +267,35 @@ def _kind(name: str, annotation: Any, binding: BindingSpec | None, func_mod: typ
         return KIND_HTTP, None
     if binding is not None and binding.is_timer and annotation is inspect.Parameter.empty:
         return KIND_TIMER, None
+    if binding is not None and binding.is_queue_trigger and annotation is inspect.Parameter.empty:
+        return KIND_QUEUE, None
     return KIND_AUTO, None
 
 
+def _is_queue_message_type(annotation: Any, func_mod: types.ModuleType) -> bool:
+    """func.QueueMessage or a subclass (the real library's azure.functions.queue.QueueMessage is one)."""
+    queue_message = getattr(func_mod, "QueueMessage", None)
+    return isinstance(annotation, type) and isinstance(queue_message, type) and issubclass(annotation, queue_message)
+
+
+def _is_queue_output_type(out_type: Any, func_mod: types.ModuleType) -> bool:
+    """What the real library's queue output accepts in func.Out[...]: str, bytes, func.QueueMessage, or a list
+    (any iterable type) of them; None when func.Out has no type argument."""
+    if out_type is None or out_type is Any:
+        return True
+    if isinstance(out_type, type) and (issubclass(out_type, (str, bytes)) or _is_queue_message_type(out_type, func_mod)):
+        return True
+    origin = typing.get_origin(out_type)
+    args = typing.get_args(out_type)
+    if isinstance(origin, type) and issubclass(origin, collections.abc.Iterable) and len(args) == 1:
+        item = args[0]
+        return isinstance(item, type) and (issubclass(item, str) or _is_queue_message_type(item, func_mod))
+    return False
+
+
 def _describe(annotation: Any) -> str:
+    if typing.get_args(annotation):  # typing.List[int], not "List"
+        return repr(annotation)
     return getattr(annotation, "__qualname__", None) or repr(annotation)
 
 
@@ -281,7 +318,7 @@ def _match_bindings(
             elif p.default is inspect.Parameter.empty:
                 extra.append(p.name)
             continue
-        _check(prefix, p.name, p.annotation, kind, binding, source)
+        _check(prefix, p.name, p.annotation, kind, binding, source, out_type, func_mod)
         params.append(ParamSpec(p.name, kind, binding, p.annotation, out_type))
     missing = sorted(set(bindings) - {p.name for p in params})
     if extra:
@@ -296,7 +333,8 @@ def _match_bindings(
     return params, meta.bindings.get(RETURN)
 
 
-def _check(prefix: str, name: str, annotation: Any, kind: str, binding: BindingSpec, source: str) -> None:
+def _check(prefix: str, name: str, annotation: Any, kind: str, binding: BindingSpec, source: str, out_type: Any,
+           func_mod: types.ModuleType) -> None:
     if binding.direction == "out" and kind != KIND_OUT:
         raise FunctionLoadError(
             f"{prefix}: binding '{name}' has direction \"out\" in {source}, so its parameter must be "
@@ -326,4 +364,19 @@ def _check(prefix: str, name: str, annotation: Any, kind: str, binding: BindingS
         raise FunctionLoadError(
             f"{prefix}: parameter '{name}' is annotated func.TimerRequest but binding '{name}' is a {binding.type}, "
             "not a timerTrigger"
+        )
+    if binding.is_queue_trigger and kind not in (KIND_QUEUE, KIND_STR, KIND_BYTES):  # unannotated is KIND_QUEUE
+        raise FunctionLoadError(
+            f"{prefix}: queue trigger '{name}' is annotated {_describe(annotation)}; annotate it func.QueueMessage "
+            "(or str for the message text)"
+        )
+    if kind == KIND_QUEUE and not binding.is_queue_trigger:
+        raise FunctionLoadError(
+            f"{prefix}: parameter '{name}' is annotated func.QueueMessage but binding '{name}' is a {binding.type}, "
+            "not a queueTrigger (a queue output is annotated func.Out[func.QueueMessage])"
+        )
+    if binding.is_queue_output and kind == KIND_OUT and not _is_queue_output_type(out_type, func_mod):
+        raise FunctionLoadError(
+            f"{prefix}: queue output '{name}' is annotated func.Out[{_describe(out_type)}]; annotate it func.Out[str], "
+            "func.Out[bytes], func.Out[func.QueueMessage] or func.Out[typing.List[str]] (or List[func.QueueMessage])"
         )

@@ -194,9 +194,9 @@ def test_bad_arguments_name_what_is_wrong(func):
         app.schedule(schedule="", arg_name="t")(lambda t: t)
     with pytest.raises(ValueError, match="Unsupported type for function app decorator found."):
         app.route()(42)
-    with pytest.raises(AttributeError, match="queue_trigger is a decorator of the azure-functions library that "
-                                             "FaaSCache's own azure.functions does not provide"):
-        app.queue_trigger
+    with pytest.raises(AttributeError, match="service_bus_queue_trigger is a decorator of the azure-functions library "
+                                             "that FaaSCache's own azure.functions does not provide"):
+        app.service_bus_queue_trigger
     with pytest.raises(AttributeError, match="object has no attribute 'no_such_thing'"):
         app.no_such_thing
 

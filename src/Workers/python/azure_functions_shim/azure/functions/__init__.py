@@ -2,13 +2,14 @@
 
 Same public names and behaviour as the real `azure-functions` library for what function.json-model
 functions use (HttpRequest, HttpResponse, InputStream, Out, Context) and for the v2 programming model's
-decorators (FunctionApp, Blueprint, route, blob_trigger/input/output, schedule, function_name, retry) with
-TimerRequest. The worker puts this package on sys.path only when the real library cannot be imported, so an
-app that ships the real one gets it.
+decorators (FunctionApp, Blueprint, route, blob_trigger/input/output, queue_trigger/output, schedule, function_name,
+retry) with TimerRequest and QueueMessage. The worker puts this package on sys.path only when the real library
+cannot be imported, so an app that ships the real one gets it.
 """
 
 from ._abc import Context, InputStream, Out, TimerRequest
 from ._http import HttpRequest, HttpRequestHeaders, HttpResponse, HttpResponseHeaders
+from .queue import QueueMessage
 from .decorators import (
     AuthLevel,
     BindingApi,
@@ -42,6 +43,7 @@ __all__ = [
     "HttpResponseHeaders",
     "InputStream",
     "Out",
+    "QueueMessage",
     "SettingsApi",
     "TimerRequest",
     "TriggerApi",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import datetime
 import io
 from typing import Any, Generic, TypeVar
 
@@ -55,6 +56,49 @@ class TimerRequest(abc.ABC):
     @abc.abstractmethod
     def past_due(self) -> bool:
         """Whether this invocation comes later than its schedule said (e.g. after the app was down)."""
+
+
+class QueueMessage(abc.ABC):
+    """A message of an Azure Storage queue: what a queue trigger receives (the worker passes
+    azure.functions.queue.QueueMessage), or what a queue output sends."""
+
+    @property
+    @abc.abstractmethod
+    def id(self) -> str | None:
+        """The message id."""
+
+    @abc.abstractmethod
+    def get_body(self) -> bytes:
+        """The message content."""
+
+    @abc.abstractmethod
+    def get_json(self) -> Any:
+        """The message content decoded as JSON (ValueError when it is not JSON)."""
+
+    @property
+    @abc.abstractmethod
+    def dequeue_count(self) -> int | None:
+        """How many times the message has been dequeued."""
+
+    @property
+    @abc.abstractmethod
+    def expiration_time(self) -> datetime.datetime | None:
+        """When the message expires."""
+
+    @property
+    @abc.abstractmethod
+    def insertion_time(self) -> datetime.datetime | None:
+        """When the message was added to the queue."""
+
+    @property
+    @abc.abstractmethod
+    def time_next_visible(self) -> datetime.datetime | None:
+        """When the message becomes visible again."""
+
+    @property
+    @abc.abstractmethod
+    def pop_receipt(self) -> str | None:
+        """The pop receipt of this dequeue."""
 
 
 class Context(abc.ABC):

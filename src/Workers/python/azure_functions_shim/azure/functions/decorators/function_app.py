@@ -16,6 +16,7 @@ from .blob import BlobInput, BlobOutput, BlobTrigger
 from .core import SCRIPT_FILE_NAME, AuthLevel, Binding, BlobSource, DataType, Setting, Trigger
 from .function_name import FUNCTION_NAME, FunctionName
 from .http import HttpMethod, HttpOutput, HttpTrigger
+from .queue import QueueOutput, QueueTrigger
 from .retry_policy import RetryPolicy
 from .timer import TimerTrigger
 from .utils import StringifyEnumJsonEncoder, parse_enum, parse_enums
@@ -25,18 +26,21 @@ __all__ = [
     "FunctionBuilder", "FunctionRegister", "SettingsApi", "TriggerApi",
 ]
 
+# The storage account setting of queue bindings that name none (the real library requires one; the host's default).
+DEFAULT_CONNECTION = "AzureWebJobsStorage"
+
 SUPPORTED_DECORATORS = (
-    "route", "blob_trigger", "timer_trigger", "schedule", "blob_input", "blob_output", "function_name", "retry",
-    "http_type",
+    "route", "blob_trigger", "timer_trigger", "schedule", "queue_trigger", "blob_input", "blob_output", "queue_output",
+    "function_name", "retry", "http_type",
 )
 # Decorators of the real library that this one does not have: using one names the alternatives.
 _REAL_ONLY_DECORATORS = frozenset({
     "orchestration_trigger", "entity_trigger", "activity_trigger", "warm_up_trigger", "service_bus_queue_trigger",
-    "service_bus_topic_trigger", "queue_trigger", "event_hub_message_trigger", "cosmos_db_trigger_v3",
-    "cosmos_db_trigger", "event_grid_trigger", "kafka_trigger", "sql_trigger", "generic_trigger",
+    "service_bus_topic_trigger", "event_hub_message_trigger", "cosmos_db_trigger_v3", "cosmos_db_trigger",
+    "event_grid_trigger", "kafka_trigger", "sql_trigger", "generic_trigger",
     "dapr_service_invocation_trigger", "dapr_binding_trigger", "dapr_topic_trigger", "assistant_skill_trigger",
-    "durable_client_input", "service_bus_queue_output", "service_bus_topic_output", "queue_output",
-    "event_hub_output", "cosmos_db_output_v3", "cosmos_db_output", "cosmos_db_input_v3", "cosmos_db_input",
+    "durable_client_input", "service_bus_queue_output", "service_bus_topic_output", "event_hub_output",
+    "cosmos_db_output_v3", "cosmos_db_output", "cosmos_db_input_v3", "cosmos_db_input",
     "event_grid_output", "kafka_output", "table_input", "table_output", "sql_input", "sql_output",
     "generic_input_binding", "generic_output_binding", "dapr_state_input", "dapr_secret_input", "dapr_state_output",
     "dapr_invoke_output", "dapr_publish_output", "dapr_binding_output", "text_completion_input",
@@ -245,6 +249,15 @@ class TriggerApi(DecoratorApi, abc.ABC):
             **kwargs,
         )))
 
+    def queue_trigger(self, arg_name: str, queue_name: str, connection: str = DEFAULT_CONNECTION,
+                      data_type: DataType | str | None = None, **kwargs: Any) -> Callable[..., Any]:
+        """A trigger on new messages of the Azure Storage queue `queue_name` in the account of the `connection`
+        setting; the function gets a func.QueueMessage (or the text, when annotated str) as `arg_name`."""
+        return self._decorator(lambda fb: fb.add_trigger(QueueTrigger(
+            name=arg_name, queue_name=queue_name, connection=connection, data_type=parse_enum(data_type, DataType),
+            **kwargs,
+        )))
+
 
 class BindingApi(DecoratorApi, abc.ABC):
     def blob_input(self, arg_name: str, path: str, connection: str, data_type: DataType | str | None = None,
@@ -259,6 +272,15 @@ class BindingApi(DecoratorApi, abc.ABC):
         """What the function sets on `arg_name` (a func.Out, or "$return") is written to the blob at `path`."""
         return self._decorator(lambda fb: fb.add_binding(BlobOutput(
             name=arg_name, path=path, connection=connection, data_type=parse_enum(data_type, DataType), **kwargs,
+        )))
+
+    def queue_output(self, arg_name: str, queue_name: str, connection: str = DEFAULT_CONNECTION,
+                     data_type: DataType | str | None = None, **kwargs: Any) -> Callable[..., Any]:
+        """What the function sets on `arg_name` (a func.Out, or "$return") is added to the queue `queue_name`: a str,
+        bytes, a func.QueueMessage, or a list of str / func.QueueMessage (one message each)."""
+        return self._decorator(lambda fb: fb.add_binding(QueueOutput(
+            name=arg_name, queue_name=queue_name, connection=connection, data_type=parse_enum(data_type, DataType),
+            **kwargs,
         )))
 
 
