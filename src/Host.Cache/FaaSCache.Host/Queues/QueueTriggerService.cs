@@ -71,22 +71,43 @@ public sealed class QueueTriggerService(FunctionApp app, FunctionInvoker invoker
     private async Task PollAsync(FunctionDefinition function)
     {
         string connection, queue;
-        QueueClient client, poison;
         try
         {
             connection = queues.ConnectionOf(function.Trigger);
             queue = queues.QueueNameOf(function.Trigger);
-            client = await queues.ClientAsync(connection, queue, _stopping.Token).ConfigureAwait(false);
-            poison = await queues.ClientAsync(connection, queue + StorageQueues.PoisonSuffix, _stopping.Token).ConfigureAwait(false);
         }
-        catch (OperationCanceledException) when (_stopping.IsCancellationRequested)
+        catch (InvalidOperationException e)
         {
+            logger.LogError("Queue-triggered '{Function}' does not run: {Reason}", function.Name, e.Message);
             return;
         }
-        catch (Exception e)
+
+        QueueClient client, poison;
+        while (true)
         {
-            logger.LogError("Queue-triggered '{Function}' does not run: {Reason}", function.Name, Describe(e));
-            return;
+            try
+            {
+                client = await queues.ClientAsync(connection, queue, _stopping.Token).ConfigureAwait(false);
+                poison = await queues.ClientAsync(connection, queue + StorageQueues.PoisonSuffix, _stopping.Token).ConfigureAwait(false);
+                break;
+            }
+            catch (OperationCanceledException) when (_stopping.IsCancellationRequested)
+            {
+                return;
+            }
+            catch (Exception e)
+            {
+                // Storage's queue service not up yet (or gone): the function listens once it answers.
+                logger.LogWarning("Queue-triggered '{Function}' cannot reach queue '{Queue}' ({Reason}): is the account's queue service up (Azurite: its queue service)? Trying again in {Seconds:0.#} s", function.Name, queue, Describe(e), queues.MaxPollingInterval.TotalSeconds);
+                try
+                {
+                    await Task.Delay(queues.MaxPollingInterval, _stopping.Token).ConfigureAwait(false);
+                }
+                catch (OperationCanceledException)
+                {
+                    return;
+                }
+            }
         }
 
         logger.LogInformation("Queue-triggered '{Function}' listens on queue '{Queue}' (poison queue '{Poison}', {Attempts} attempts)", function.Name, queue, poison.Name, queues.MaxDequeueCount);

@@ -96,14 +96,29 @@ public sealed class StorageQueues
         return name;
     }
 
-    /// <summary>The queue <paramref name="queue"/> of <paramref name="connection"/>, made on first use; raw bodies (this class encodes).</summary>
-    public Task<QueueClient> ClientAsync(string connection, string queue, CancellationToken cancellationToken)
-        => _clients.GetOrAdd((connection, queue), key => new Lazy<Task<QueueClient>>(async () =>
+    /// <summary>
+    /// The queue <paramref name="queue"/> of <paramref name="connection"/>, made on first use; raw bodies (this class
+    /// encodes). A failed creation (storage down) is not kept: the next call tries again.
+    /// </summary>
+    public async Task<QueueClient> ClientAsync(string connection, string queue, CancellationToken cancellationToken)
+    {
+        var key = (connection, queue);
+        Lazy<Task<QueueClient>> made = _clients.GetOrAdd(key, k => new Lazy<Task<QueueClient>>(async () =>
         {
-            var client = new QueueClient(key.Connection, key.Queue);
+            var client = new QueueClient(k.Connection, k.Queue);
             await client.CreateIfNotExistsAsync(cancellationToken: CancellationToken.None).ConfigureAwait(false);
             return client;
-        })).Value.WaitAsync(cancellationToken);
+        }));
+        try
+        {
+            return await made.Value.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception) when (made.Value.IsFaulted)
+        {
+            _clients.TryRemove(new KeyValuePair<(string, string), Lazy<Task<QueueClient>>>(key, made));
+            throw;
+        }
+    }
 
     /// <summary>Sends <paramref name="messages"/> to a queue, encoded as the extension encodes them.</summary>
     public async Task SendAsync(string connection, string queue, IEnumerable<string> messages, CancellationToken cancellationToken)
