@@ -18,17 +18,8 @@ public sealed partial class DocumentedNumbersTests
     /// <summary>The pages whose tables of measured numbers are held to their CSVs (at least these; any page may add a marker).</summary>
     private static readonly string[] Required = ["docs/prewarm-and-memory.md", "benchmarks/README.md"];
 
-    public static TheoryData<string> Pages()
-    {
-        var pages = new TheoryData<string>();
-        foreach (string page in new[] { "README.md", "benchmarks/README.md", "samples/README.md" }
-                     .Concat(Directory.EnumerateFiles(Path.Combine(Root, "docs"), "*.md").Select(p => Path.GetRelativePath(Root, p)).Order(StringComparer.Ordinal)))
-        {
-            pages.Add(page);
-        }
-
-        return pages;
-    }
+    /// <summary>The same pages as <see cref="DocumentationLinkTests"/>.</summary>
+    public static TheoryData<string> Pages() => DocumentationLinkTests.Pages();
 
     [Fact]
     public void The_pages_that_quote_benchmark_tables_mark_them()

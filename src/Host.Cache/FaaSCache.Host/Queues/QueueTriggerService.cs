@@ -48,16 +48,7 @@ public sealed class QueueTriggerService(FunctionApp app, FunctionInvoker invoker
 
     private async Task StartWhenIndexedAsync()
     {
-        IReadOnlyList<FunctionDefinition> functions;
-        try
-        {
-            functions = await app.Indexed.WaitAsync(_stopping.Token).ConfigureAwait(false);
-            if (lifecycle is not null)
-            {
-                await lifecycle.Ready.WaitAsync(_stopping.Token).ConfigureAwait(false);
-            }
-        }
-        catch (Exception e) when (e is OperationCanceledException or AppLoadException or InvalidOperationException)
+        if (await Triggers.TriggerListeners.FunctionsWhenRunningAsync(app, lifecycle, _stopping.Token).ConfigureAwait(false) is not { } functions)
         {
             return;
         }

@@ -62,17 +62,7 @@ public sealed class BlobTriggerService : IHostedService, IAsyncDisposable
 
     private async Task StartWhenIndexedAsync()
     {
-        IReadOnlyList<FunctionDefinition> functions;
-        try
-        {
-            functions = await _app.Indexed.WaitAsync(_stopping.Token).ConfigureAwait(false);
-            // Triggers fire once the host runs (every worker loaded), as the Functions host starts its listeners.
-            if (_lifecycle is not null)
-            {
-                await _lifecycle.Ready.WaitAsync(_stopping.Token).ConfigureAwait(false);
-            }
-        }
-        catch (Exception e) when (e is OperationCanceledException or AppLoadException or InvalidOperationException)
+        if (await TriggerListeners.FunctionsWhenRunningAsync(_app, _lifecycle, _stopping.Token).ConfigureAwait(false) is not { } functions)
         {
             return;
         }
