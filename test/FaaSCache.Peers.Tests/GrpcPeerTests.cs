@@ -67,7 +67,7 @@ public sealed class GrpcPeerTests(AzuriteFixture azurite) : AzuriteTests
         // A miss is streamed while the owner downloads it: at least one chunk per MiB, each as it arrives.
         Assert.True(client.DirectChunks >= 5, $"{client.DirectChunks} direct chunks");
         Assert.Equal(0, client.BufferedChunks);
-        Assert.Equal(0, client.BulkGets);
+        Assert.Equal(0, client.RawGets);
     }
 
     [Fact]

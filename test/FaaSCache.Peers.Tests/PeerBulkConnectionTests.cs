@@ -56,7 +56,6 @@ public sealed class PeerBulkConnectionTests
         try
         {
             int port = server.Listen(IPAddress.Loopback);
-            byte[] content = PeerCluster.RandomBytes(10_000, seed: 31);
             for (int i = 0; i < 3; i++)
             {
                 var client = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
@@ -66,21 +65,21 @@ public sealed class PeerBulkConnectionTests
 
             await WaitUntilAsync(() => server.OwnThreadConnections == 3, "3 connections on threads of their own");
 
-            // A request sent in pieces (magic, then the token byte by byte, then the ticket) is served whole.
-            PeerBulkOffer offer = server.Offer(content, null, null, CancellationToken.None);
-            byte[] request = PeerBulkBodyStream.Request(key.CreateToken(PeerWire.BulkMethod, DateTimeOffset.UtcNow), PeerBulkServer.KindTicket, 16, out int at);
-            offer.TicketBytes.CopyTo(request, at);
+            // A request sent in pieces (magic, then the token byte by byte, then the key) is served whole, and the
+            // connection stays open for the next one (this server has no cachelet: each is answered "use gRPC").
+            byte[] request = PeerBulkBodyStream.GetRequest(key.CreateToken(PeerWire.BulkMethod, DateTimeOffset.UtcNow), "container/blob", fetchIfMissing: false);
             using var timeout = new CancellationTokenSource(Bound);
             foreach (byte b in request)
             {
                 await clients[0].SendAsync(new[] { b }, SocketFlags.None, timeout.Token);
             }
 
-            byte[] reply = new byte[1 + content.Length + sizeof(ulong)];
+            byte[] reply = new byte[1];
             await PeerBulkBody.ReceiveExactlyAsync(clients[0], reply, timeout.Token);
-            Assert.Equal(PeerBulkServer.StatusOk, reply[0]);
-            Assert.Equal(content, reply[1..^sizeof(ulong)]);
-            await offer.Completion.WaitAsync(Bound);
+            Assert.Equal(PeerBulkServer.StatusUseGrpc, reply[0]);
+            await PeerBulkBody.SendAllAsync(clients[0], PeerBulkBodyStream.GetRequest(key.CreateToken(PeerWire.BulkMethod, DateTimeOffset.UtcNow), "container/blob", fetchIfMissing: false), timeout.Token);
+            await PeerBulkBody.ReceiveExactlyAsync(clients[0], reply, timeout.Token);
+            Assert.Equal(PeerBulkServer.StatusUseGrpc, reply[0]);
 
             // Stopping the server wakes every waiting thread: each connection is closed and its thread ends.
             await server.DisposeAsync();

@@ -10,7 +10,7 @@ public sealed class PeerBulkTests(AzuriteFixture azurite) : AzuriteTests
     private const int Size = 6_000_000;
 
     [Fact]
-    public async Task A_large_remote_hit_takes_its_body_over_the_bulk_connection_and_later_gets_need_no_grpc_call()
+    public async Task The_first_get_of_a_peer_goes_over_grpc_and_names_its_bulk_port_and_every_later_whole_get_goes_there()
     {
         await using var cluster = await PeerCluster.StartAsync(azurite);
         string large = cluster.KeyOwnedBy("b", "large");
@@ -22,14 +22,13 @@ public sealed class PeerBulkTests(AzuriteFixture azurite) : AzuriteTests
         (await cluster["b"].ReadAsync(large)).Dispose();
         (await cluster["b"].ReadAsync(small)).Dispose();
 
-        // The first get to b is a gRPC call: its header offers the large body on b's bulk port (and names the port).
+        // The first get to b is a gRPC call, its body in chunks; its header names b's bulk port.
         using (ObjectLease lease = await cluster["a"].ReadAsync(large))
         {
             Assert.Equal(ReadSource.RemoteHit, lease.Source);
             Assert.True(lease.Span.SequenceEqual(largeContent));
         }
 
-        Assert.Equal(1, cluster.Client("a").BulkGets);
         Assert.Equal(0, cluster.Client("a").RawGets);
 
         // Later whole gets go to that port directly, one round trip each, small or large.
@@ -47,8 +46,16 @@ public sealed class PeerBulkTests(AzuriteFixture azurite) : AzuriteTests
         }
 
         Assert.Equal(2, cluster.Client("a").RawGets);
-        Assert.Equal(1, cluster.Client("a").BulkGets);
-        Assert.Equal(0, cluster.Server("b").Services.GetRequiredService<PeerBulkServer>().PendingOffers);
+
+        // A range stays on gRPC.
+        PeerRangeResult<byte[]>? range = await cluster.Client("a").GetRangeAsync("b", large, 10, 100, false, async (length, _, body, token) =>
+        {
+            var buffer = new byte[length];
+            await body.ReadExactlyAsync(buffer, token);
+            return buffer;
+        });
+        Assert.Equal(largeContent[10..110], range!.Value.Value);
+        Assert.Equal(2, cluster.Client("a").RawGets);
 
         // A blob that does not exist is still "not found", not "owner unavailable".
         await Assert.ThrowsAsync<BlobNotFoundException>(() => cluster["a"].ReadAsync(cluster.KeyOwnedBy("b", "missing")));
@@ -73,9 +80,8 @@ public sealed class PeerBulkTests(AzuriteFixture azurite) : AzuriteTests
             return buffer;
         }));
 
-        // Only the bulk connection damages bytes here, and no ticket was used: the get went on the kept-open connection.
+        // Only the bulk connection damages bytes here: the get went on the kept-open connection (and is not counted as served).
         Assert.Contains("corrupted", e.Message, StringComparison.Ordinal);
-        Assert.Equal(0, cluster.Client("a").BulkGets);
         Assert.Equal(0, cluster.Client("a").RawGets);
 
         // Through the cachelet: the damaged copy is not kept, the reader falls back to storage.
@@ -94,58 +100,65 @@ public sealed class PeerBulkTests(AzuriteFixture azurite) : AzuriteTests
         await cluster.UploadAsync(key, content);
         (await cluster["b"].ReadAsync(key)).Dispose();
 
-        // Once offered with a ticket after a gRPC call, once on a kept-open connection: both break half-way.
-        foreach (int attempt in new[] { 1, 2 })
-        {
-            using ObjectLease lease = await cluster["a"].ReadAsync(key);
+        // The first get (gRPC) names the bulk port; the next one goes there and breaks half-way.
+        (await cluster["a"].ReadAsync(key)).Dispose();
+        cluster["a"].Remove(key);
+        long fromPeers = cluster["a"].Metrics.Snapshot().BytesFromPeers;
+        using ObjectLease lease = await cluster["a"].ReadAsync(key);
 
-            Assert.Equal(ReadSource.StorageFallback, lease.Source);
-            Assert.True(lease.Span.SequenceEqual(content));
-            Assert.Equal([lease.MapPath], cluster.MapFiles("a"));
-            Assert.Equal(attempt, cluster["a"].Metrics.Snapshot().OwnerUnreachable);
-            Assert.Equal(0, cluster["a"].Metrics.Snapshot().BytesFromPeers);
-            cluster["a"].Remove(key);
-        }
-
-        Assert.Equal(1, cluster.Client("a").BulkGets);
+        Assert.Equal(ReadSource.StorageFallback, lease.Source);
+        Assert.True(lease.Span.SequenceEqual(content));
+        Assert.Equal([lease.MapPath], cluster.MapFiles("a"));
+        Assert.Equal(1, cluster["a"].Metrics.Snapshot().OwnerUnreachable);
+        Assert.Equal(fromPeers, cluster["a"].Metrics.Snapshot().BytesFromPeers);
         Assert.Equal(0, cluster.Client("a").RawGets);
     }
 
     [Fact]
-    public async Task A_bulk_connection_with_another_apps_token_or_a_token_for_another_method_is_refused_and_the_ticket_stays_unclaimed()
+    public async Task A_bulk_request_with_another_apps_token_or_a_token_for_another_method_is_refused_and_the_connection_closed()
     {
         PeerKey key = PeerKey.Derive("the app's storage secret", "bulk-app");
         await using var server = new PeerBulkServer(Microsoft.Extensions.Options.Options.Create(new PeerServerOptions { Key = key }));
         int port = server.Listen(IPAddress.Loopback);
-        byte[] content = PeerCluster.RandomBytes(3_000_000, seed: 24);
-        PeerBulkOffer offer = server.Offer(content, null, null, CancellationToken.None);
 
         string otherApps = PeerKey.Derive("another app's secret", "bulk-app").CreateToken(PeerWire.BulkMethod, DateTimeOffset.UtcNow);
         string otherMethods = key.CreateToken(GetReplyFrame.Method.FullName, DateTimeOffset.UtcNow);
         foreach (string token in new[] { otherApps, otherMethods })
         {
-            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
-            PeerTransferException refused = await Assert.ThrowsAsync<PeerTransferException>(() => Open(port, token, offer.TicketBytes, content.Length, timeout));
-            Assert.Equal(PeerTransferFailure.Refused, refused.Failure);
-            Assert.Equal(1, server.PendingOffers);
+            (byte status, bool closed) = await GetStatusAsync(port, token);
+            Assert.Equal(PeerBulkServer.StatusRefused, status);
+            Assert.True(closed);
         }
 
-        // The app's own token for bulk gets the bytes, checked against the checksum that follows them.
-        using (var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30)))
-        {
-            await using PeerBulkBodyStream body = await Open(port, key.CreateToken(PeerWire.BulkMethod, DateTimeOffset.UtcNow), offer.TicketBytes, content.Length, timeout);
-            var received = new byte[content.Length];
-            await body.ReadExactlyAsync(received, timeout.Token);
-            Assert.True(body.Verified);
-            Assert.Equal(content, received);
-        }
-
-        await offer.Completion.WaitAsync(TimeSpan.FromSeconds(30));
-        Assert.Equal(0, server.PendingOffers);
+        // The app's own token is served (this server has no cachelet: "use gRPC"), and the connection stays open.
+        (byte served, bool servedClosed) = await GetStatusAsync(port, key.CreateToken(PeerWire.BulkMethod, DateTimeOffset.UtcNow));
+        Assert.Equal(PeerBulkServer.StatusUseGrpc, served);
+        Assert.False(servedClosed);
     }
 
-    private static Task<PeerBulkBodyStream> Open(int port, string token, byte[] ticket, long length, CancellationTokenSource timeout)
-        => PeerBulkBodyStream.OpenAsync("127.0.0.1", port, token, ticket, length, new EndedReplies(), timeout, TimeSpan.FromSeconds(15), TimeSpan.FromSeconds(3));
+    /// <summary>Sends one <c>G</c> request; the reply's status byte, and whether the server then closed the connection.</summary>
+    private static async Task<(byte Status, bool Closed)> GetStatusAsync(int port, string token)
+    {
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        using var socket = new System.Net.Sockets.Socket(System.Net.Sockets.SocketType.Stream, System.Net.Sockets.ProtocolType.Tcp);
+        await socket.ConnectAsync(IPAddress.Loopback, port, timeout.Token);
+        byte[] request = PeerBulkBodyStream.GetRequest(token, "container/blob", fetchIfMissing: false);
+        await PeerBulkBody.SendAllAsync(socket, request, timeout.Token);
+        byte[] status = new byte[1];
+        await PeerBulkBody.ReceiveExactlyAsync(socket, status, timeout.Token);
+
+        // A closed connection reads its end at once; an open one has nothing more to say within a short wait.
+        using var wait = CancellationTokenSource.CreateLinkedTokenSource(timeout.Token);
+        wait.CancelAfter(TimeSpan.FromMilliseconds(500));
+        try
+        {
+            return (status[0], await socket.ReceiveAsync(new byte[1], System.Net.Sockets.SocketFlags.None, wait.Token) == 0);
+        }
+        catch (OperationCanceledException) when (!timeout.IsCancellationRequested)
+        {
+            return (status[0], false);
+        }
+    }
 
     private static void Corrupt(IServiceCollection services)
         => services.AddSingleton(sp => new PeerBulkServer(sp.GetRequiredService<IOptions<PeerServerOptions>>(), cache: sp.GetRequiredService<IPeerServingCache>())
@@ -158,12 +171,4 @@ public sealed class PeerBulkTests(AzuriteFixture azurite) : AzuriteTests
         {
             Tamper = (offset, slice, _) => offset >= Size / 2 ? throw new IOException("the owner broke off the bulk transfer for this test") : ValueTask.FromResult(slice),
         });
-
-    /// <summary>A get's call that has ended (the bulk body is all there is).</summary>
-    private sealed class EndedReplies : IAsyncStreamReader<GetReplyFrame>
-    {
-        public GetReplyFrame Current => throw new InvalidOperationException("No replies.");
-
-        public Task<bool> MoveNext(CancellationToken cancellationToken) => Task.FromResult(false);
-    }
 }

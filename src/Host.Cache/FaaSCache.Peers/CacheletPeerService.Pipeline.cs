@@ -15,14 +15,14 @@ public sealed partial class CacheletPeerService
     /// checksum the requester verifies before it keeps anything) goes only after the owner has the whole object; a
     /// download that breaks ends the call with an error instead, and the requester discards what it received.
     /// </summary>
-    private async Task SendWhileFillingAsync(string key, FillProgress progress, Task<ObjectLease> completion, IServerStreamWriter<GetReply> responseStream, CancellationToken cancellationToken)
+    private async Task SendWhileFillingAsync(string key, FillProgress progress, Task<ObjectLease> completion, int bulkPort, IServerStreamWriter<GetReply> responseStream, CancellationToken cancellationToken)
     {
         bool completionTaken = false;
         try
         {
             long total = progress.Length;
             await responseStream.WriteAsync(
-                new GetReply { Header = new GetHeader { Found = true, Version = progress.Version, TotalLength = total, Offset = 0, Length = total, Hit = false } },
+                new GetReply { Header = new GetHeader { Found = true, Version = progress.Version, TotalLength = total, Offset = 0, Length = total, Hit = false, BulkPort = bulkPort } },
                 cancellationToken).ConfigureAwait(false);
             var hash = new XxHash3();
             ReadOnlyMemory<byte> content = progress.Content;

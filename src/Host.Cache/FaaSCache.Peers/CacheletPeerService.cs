@@ -78,27 +78,16 @@ public sealed partial class CacheletPeerService : CacheletPeer.CacheletPeerBase
             return;
         }
 
-        int? bulkPort = BulkPort(request, context);
+        int bulkPort = BulkPort(request, context);
         if (served.Progress is { } progress)
         {
-            if (bulkPort is int fillPort && OffersBulkBody(request, progress.Length))
-            {
-                await SendWhileFillingBulkAsync(request.Key, fillPort, progress, served.Completion!, responseStream, cancellationToken).ConfigureAwait(false);
-                return;
-            }
-
-            await SendWhileFillingAsync(request.Key, progress, served.Completion!, responseStream, cancellationToken).ConfigureAwait(false);
+            await SendWhileFillingAsync(request.Key, progress, served.Completion!, bulkPort, responseStream, cancellationToken).ConfigureAwait(false);
             return;
         }
 
         using ObjectLease lease = served.Lease!;
         (long offset, long length) = Range(request.Range, lease.Count);
-        var header = new GetHeader { Found = true, Version = lease.Version, TotalLength = lease.Count, Offset = offset, Length = length, Hit = served.Hit, BulkPort = bulkPort ?? 0 };
-        if (bulkPort is int port && OffersBulkBody(request, length))
-        {
-            await SendBulkAsync(request.Key, port, header, lease.Memory.Slice((int)offset, (int)length), null, null, responseStream, cancellationToken, lease.MapPath).ConfigureAwait(false);
-            return;
-        }
+        var header = new GetHeader { Found = true, Version = lease.Version, TotalLength = lease.Count, Offset = offset, Length = length, Hit = served.Hit, BulkPort = bulkPort };
 
         if (length <= PeerWire.SmallObjectSize)
         {
@@ -112,6 +101,29 @@ public sealed partial class CacheletPeerService : CacheletPeer.CacheletPeerBase
             ? await SendFromMemoryAsync(lease.Memory.Slice((int)offset, (int)length), responseStream, cancellationToken).ConfigureAwait(false)
             : await SendFromStreamAsync(lease, offset, length, responseStream, cancellationToken).ConfigureAwait(false);
         await responseStream.WriteAsync(new GetReply { Trailer = new Trailer { Xxhash3 = checksum } }, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// The bulk port of this call's local address when the caller asks for it (its header tells the caller, which sends
+    /// its later whole gets of this peer there), or 0: no listener, or not asked for.
+    /// </summary>
+    private int BulkPort(GetRequest request, ServerCallContext context)
+    {
+        if (_bulk is null || !request.Bulk)
+        {
+            return 0;
+        }
+
+        System.Net.IPAddress local = context.GetHttpContext().Connection.LocalIpAddress ?? System.Net.IPAddress.Loopback;
+        try
+        {
+            return _bulk.Listen(local);
+        }
+        catch (System.Net.Sockets.SocketException e)
+        {
+            _logger.LogWarning("No bulk listener on {Address} ({Reason}): whole gets go over gRPC", local, e.Message);
+            return 0;
+        }
     }
 
     /// <inheritdoc />

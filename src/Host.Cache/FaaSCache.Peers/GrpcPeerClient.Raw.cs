@@ -2,7 +2,10 @@ using System.Buffers.Binary;
 using System.Net.Sockets;
 using System.Text;
 using FaaSCache.Cluster;
+using FaaSCache.Peers.Protocol;
 using FaaSCache.Storage;
+using Grpc.Core;
+using Grpc.Net.Client;
 
 namespace FaaSCache.Peers;
 
@@ -14,6 +17,9 @@ namespace FaaSCache.Peers;
 public sealed partial class GrpcPeerClient
 {
     private const int MaxIdleBulkConnections = 8;
+
+    /// <summary>How long a peer whose bulk port could not be reached gets its bodies over gRPC before bulk is tried again.</summary>
+    private static readonly TimeSpan BulkRetryAfter = TimeSpan.FromMinutes(1);
 
     /// <summary>A reply's first receive: the status, the header and a small object's whole body and checksum fit.</summary>
     private const int ReplyBufferSize = 8 << 10;
@@ -115,7 +121,7 @@ public sealed partial class GrpcPeerClient
 
     private async Task<T> ConsumeAsync<T>(Socket socket, PeerBulkReader reply, long length, string version, PeerBodyConsumer<T> consume, CancellationTokenSource timeout, CancellationToken cancellationToken)
     {
-        await using var body = new PeerBulkBodyStream(socket, length, null, timeout, _options.IdleTimeout, ownsSocket: false, reply.TakeBuffered());
+        await using var body = new PeerBulkBodyStream(socket, length, timeout, _options.IdleTimeout, reply.TakeBuffered());
         T value = await body.ConsumeVerifiedAsync(length, version, consume, cancellationToken).ConfigureAwait(false);
         if (body.UnreadPrefetched > 0)
         {
@@ -131,11 +137,7 @@ public sealed partial class GrpcPeerClient
     /// </summary>
     private async Task<(Socket Socket, PeerBulkReader Reply)> SendRawGetAsync(PeerChannel peer, string key, bool fetchIfMissing, CancellationTokenSource timeout)
     {
-        byte[] keyBytes = Encoding.UTF8.GetBytes(key);
-        byte[] request = PeerBulkBodyStream.Request(_key.CreateToken(PeerWire.BulkMethod, _time.GetUtcNow()), PeerBulkServer.KindGet, 3 + keyBytes.Length, out int at);
-        request[at] = fetchIfMissing ? (byte)1 : (byte)0;
-        BinaryPrimitives.WriteUInt16BigEndian(request.AsSpan(at + 1), checked((ushort)keyBytes.Length));
-        keyBytes.CopyTo(request, at + 3);
+        byte[] request = PeerBulkBodyStream.GetRequest(_key.CreateToken(PeerWire.BulkMethod, _time.GetUtcNow()), key, fetchIfMissing);
         while (true)
         {
             bool pooled = peer.IdleBulk.TryDequeue(out Socket? socket);
@@ -217,4 +219,28 @@ public sealed partial class GrpcPeerClient
 
     /// <summary>What a get over the bulk connection gave: served (with a result, or null when the peer does not hold it), or not (use gRPC).</summary>
     private readonly record struct RawGetOutcome<T>(bool Served, PeerRangeResult<T>? Result);
+
+    private bool BulkReachable(PeerChannel peer) => _time.GetUtcNow() >= peer.BulkUnreachableUntil;
+
+    /// <summary>Remembers the bulk port a peer's get header named; a new one (the peer restarted) is tried at once.</summary>
+    private static void LearnBulkPort(PeerChannel peer, GetRequest request, GetHeader header)
+    {
+        if (request.Bulk && header.BulkPort is > 0 and <= 65535 && header.BulkPort != peer.BulkPort)
+        {
+            peer.BulkPort = header.BulkPort;
+            peer.BulkUnreachableUntil = DateTimeOffset.MinValue;
+        }
+    }
+
+    private sealed record PeerChannel(Uri Endpoint, GrpcChannel Channel, CallInvoker Invoker, CacheletPeer.CacheletPeerClient Client)
+    {
+        /// <summary>Gets or sets the time until which whole gets of this peer go over gRPC (its bulk port was out of reach).</summary>
+        public DateTimeOffset BulkUnreachableUntil { get; set; } = DateTimeOffset.MinValue;
+
+        /// <summary>Gets or sets the peer's bulk port, learned from a get's header (0: not known yet).</summary>
+        public int BulkPort { get; set; }
+
+        /// <summary>Gets the kept-open bulk connections nobody is using.</summary>
+        public System.Collections.Concurrent.ConcurrentQueue<System.Net.Sockets.Socket> IdleBulk { get; } = new();
+    }
 }

@@ -46,7 +46,6 @@ public sealed partial class GrpcPeerClient : IPeerClient, IDisposable
     private readonly ConcurrentDictionary<Uri, Lazy<PeerChannel>> _channels = new();
     private long _directChunks;
     private long _bufferedChunks;
-    private long _bulkGets;
     private int _disposed;
 
     /// <summary>Initializes a new instance of the <see cref="GrpcPeerClient"/> class.</summary>
@@ -73,8 +72,6 @@ public sealed partial class GrpcPeerClient : IPeerClient, IDisposable
     /// <summary>Gets the number of get chunks that went through a pooled buffer.</summary>
     internal long BufferedChunks => Interlocked.Read(ref _bufferedChunks);
 
-    /// <summary>Gets the number of gets whose body came over the owner's bulk connection.</summary>
-    internal long BulkGets => Interlocked.Read(ref _bulkGets);
 
     /// <summary>Gets or sets a value indicating whether get chunks may be copied straight into the consumer's buffer (off: always through a pooled buffer; for measurements).</summary>
     internal bool CopyIntoDestination { get; set; } = true;
@@ -251,25 +248,20 @@ public sealed partial class GrpcPeerClient : IPeerClient, IDisposable
         await requests.CompleteAsync().ConfigureAwait(false);
     }
 
+    /// <summary>
+    /// A get over the peer's one transport for it: a whole object over its bulk connection once a gRPC get's header has
+    /// named the port (and while it can be reached), a range or anything before that over gRPC.
+    /// </summary>
     private async Task<PeerRangeResult<T>?> GetCoreAsync<T>(string memberId, string key, bool fetchIfMissing, ByteRange? range, PeerBodyConsumer<T> consume, CancellationToken cancellationToken)
     {
-        var request = new GetRequest { Key = key, FetchIfMissing = fetchIfMissing, Range = range, Bulk = range is null && _options.UseBulkTransfers };
-        if (request.Bulk && await TryRawGetAsync(memberId, key, fetchIfMissing, consume, cancellationToken).ConfigureAwait(false) is { Served: true } raw)
+        bool whole = range is null && _options.UseBulkTransfers;
+        if (whole && await TryRawGetAsync(memberId, key, fetchIfMissing, consume, cancellationToken).ConfigureAwait(false) is { Served: true } raw)
         {
             return raw.Result;
         }
 
-        TimeSpan callTimeout = fetchIfMissing ? _options.FetchTimeout : _options.CallTimeout;
-        try
-        {
-            return await CallGetAsync(memberId, key, request, callTimeout, "get", consume, cancellationToken).ConfigureAwait(false);
-        }
-        catch (PeerUnavailableException e) when (e.InnerException is PeerBulkUnreachableException)
-        {
-            // The owner's bulk port is out of reach (nothing was received): the same get with the body over gRPC.
-            request.Bulk = false;
-            return await CallGetAsync(memberId, key, request, callTimeout, "get", consume, cancellationToken).ConfigureAwait(false);
-        }
+        var request = new GetRequest { Key = key, FetchIfMissing = fetchIfMissing, Range = range, Bulk = whole };
+        return await CallGetAsync(memberId, key, request, fetchIfMissing ? _options.FetchTimeout : _options.CallTimeout, "get", consume, cancellationToken).ConfigureAwait(false);
     }
 
     private async Task<PeerRangeResult<T>?> CallGetAsync<T>(string memberId, string key, GetRequest request, TimeSpan callTimeout, string operation, PeerBodyConsumer<T> consume, CancellationToken cancellationToken)
@@ -279,7 +271,6 @@ public sealed partial class GrpcPeerClient : IPeerClient, IDisposable
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         timeout.CancelAfter(callTimeout);
         ByteRange? range = request.Range;
-        request.Bulk &= BulkReachable(peer);
         AsyncServerStreamingCall<GetReplyFrame>? call = null;
         try
         {
@@ -298,9 +289,7 @@ public sealed partial class GrpcPeerClient : IPeerClient, IDisposable
 
             CheckHeader(header, range);
             LearnBulkPort(peer, request, header);
-            await using ChecksummedBodyStream body = header.BulkTicket.Length > 0
-                ? await OpenBulkAsync(peer, request, header, call.ResponseStream, timeout).ConfigureAwait(false)
-                : new PeerGetBodyStream(call.ResponseStream, header.Length, timeout, _options.IdleTimeout, CopyIntoDestination);
+            await using var body = new PeerGetBodyStream(call.ResponseStream, header.Length, timeout, _options.IdleTimeout, CopyIntoDestination);
             try
             {
                 T value = await body.ConsumeVerifiedAsync(header.Length, header.Version, consume, cancellationToken).ConfigureAwait(false);
@@ -308,11 +297,8 @@ public sealed partial class GrpcPeerClient : IPeerClient, IDisposable
             }
             finally
             {
-                if (body is PeerGetBodyStream chunked)
-                {
-                    Interlocked.Add(ref _directChunks, chunked.DirectChunks);
-                    Interlocked.Add(ref _bufferedChunks, chunked.BufferedChunks);
-                }
+                Interlocked.Add(ref _directChunks, body.DirectChunks);
+                Interlocked.Add(ref _bufferedChunks, body.BufferedChunks);
             }
         }
         catch (RpcException e) when (e.StatusCode == StatusCode.OutOfRange)

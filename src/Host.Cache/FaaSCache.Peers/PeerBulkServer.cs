@@ -15,25 +15,21 @@ namespace FaaSCache.Peers;
 /// <summary>
 /// §3.2, whole-object bodies beside gRPC: a raw TCP listener (one per local address the peer service is called on, on a
 /// free port) that sends an object's bytes straight from the owner's map into the socket, hashing them in the same pass,
-/// then their XxHash3. Two kinds of request, each with a fresh <see cref="PeerKey"/> token for
-/// <see cref="PeerWire.BulkMethod"/>: <c>T</c> claims a body a gRPC get offered with a one-time ticket (<see cref="Offer"/>);
-/// <c>G</c> is a whole get in one round trip on a kept-open connection (the caller learned the port from an earlier
-/// gRPC get's header). Against gRPC this saves the HTTP/2 framing, the per-call stream set-up and most copies
+/// then their XxHash3. One kind of request, with a fresh <see cref="PeerKey"/> token for <see cref="PeerWire.BulkMethod"/>:
+/// <c>G</c>, a whole get in one round trip on a kept-open connection (the caller learned the port from an earlier gRPC
+/// get's header, and sends every later whole get of that peer here). Against gRPC this saves the HTTP/2 framing, the per-call stream set-up and most copies
 /// (map → Kestrel pipe → frames → kernel → HttpClient buffers → gRPC message → map); what is left is the kernel's copy
 /// on each side and the requester's pwrite into its map.
 /// </summary>
 /// <remarks>
-/// Wire (request): "FCB1", token length (uint16, big-endian), the token (ASCII), the kind; <c>T</c>: the 16-byte ticket;
-/// <c>G</c>: flags (1 = fetch if missing), key length (uint16, big-endian), the key (UTF-8). Reply: a status byte;
-/// <c>T</c>, after OK: the bytes and their XxHash3 (uint64, little-endian); <c>G</c>: see <see cref="ServeGetAsync"/>.
+/// Wire (request): "FCB1", token length (uint16, big-endian), the token (ASCII), the kind <c>G</c>, flags (1 = fetch if
+/// missing), key length (uint16, big-endian), the key (UTF-8). Reply: see <see cref="ServeGetAsync"/>.
 /// A connection serves requests one after the other until it is closed or idle for <see cref="IdleTimeout"/>.
 /// </remarks>
 public sealed partial class PeerBulkServer : IAsyncDisposable
 {
     internal const byte StatusOk = 0;
     internal const byte StatusRefused = 1;
-    internal const byte StatusUnknownTicket = 2;
-    internal const byte KindTicket = (byte)'T';
     internal const byte KindGet = (byte)'G';
     internal const int MaxTokenLength = 512;
     internal const int MaxKeyLength = 2048;
@@ -52,7 +48,6 @@ public sealed partial class PeerBulkServer : IAsyncDisposable
     private readonly IPeerServingCache? _cache;
     private readonly PeerReplayGuard _replays = new();
     private readonly ConcurrentDictionary<IPAddress, Lazy<Socket>> _listeners = new();
-    private readonly ConcurrentDictionary<UInt128, PeerBulkOffer> _offers = new();
     private readonly CancellationTokenSource _stopping = new();
     private int _disposed;
 
@@ -71,9 +66,6 @@ public sealed partial class PeerBulkServer : IAsyncDisposable
         _logger = (ILogger?)logger ?? NullLogger.Instance;
         _cache = cache;
     }
-
-    /// <summary>Gets the number of transfers offered and not yet claimed or withdrawn.</summary>
-    internal int PendingOffers => _offers.Count;
 
     /// <summary>Gets or sets a fault injector for tests: given a slice's offset and bytes, the bytes that go on the wire (it may also wait or throw).</summary>
     internal Func<long, ReadOnlyMemory<byte>, CancellationToken, ValueTask<ReadOnlyMemory<byte>>>? Tamper { get; set; }
@@ -99,32 +91,6 @@ public sealed partial class PeerBulkServer : IAsyncDisposable
         }
     }
 
-    /// <summary>Registers a transfer for the caller of one get; it ends when the caller has been sent everything, or fails.</summary>
-    internal PeerBulkOffer Offer(ReadOnlyMemory<byte> content, Func<long, CancellationToken, ValueTask<long>>? waitFor, Func<Task>? beforeTrailer, CancellationToken callAborted, string? filePath = null)
-    {
-        ObjectDisposedException.ThrowIf(_disposed != 0, this);
-        while (true)
-        {
-            var offer = new PeerBulkOffer(content, waitFor, beforeTrailer, callAborted, filePath);
-            if (_offers.TryAdd(offer.Ticket, offer))
-            {
-                return offer;
-            }
-        }
-    }
-
-    /// <summary>Removes an offer nobody claimed (true); false when a transfer took it (await its completion then).</summary>
-    internal bool Withdraw(PeerBulkOffer offer)
-    {
-        if (!_offers.TryRemove(new KeyValuePair<UInt128, PeerBulkOffer>(offer.Ticket, offer)))
-        {
-            return false;
-        }
-
-        offer.Abandon();
-        return true;
-    }
-
     /// <inheritdoc />
     public async ValueTask DisposeAsync()
     {
@@ -143,13 +109,7 @@ public sealed partial class PeerBulkServer : IAsyncDisposable
             }
         }
 
-        foreach (PeerBulkOffer offer in _offers.Values)
-        {
-            offer.Abandon();
-        }
-
         _listeners.Clear();
-        _offers.Clear();
         _stopping.Dispose();
     }
 
@@ -252,33 +212,22 @@ public sealed partial class PeerBulkServer : IAsyncDisposable
             return false;
         }
 
-        switch (kind)
+        if (kind != KindGet)
         {
-            case KindTicket:
-                UInt128 ticket = BinaryPrimitives.ReadUInt128LittleEndian((await reader.ReadExactlyAsync(16, timeout.Token).ConfigureAwait(false)).Span);
-                if (!_offers.TryRemove(ticket, out PeerBulkOffer? offer))
-                {
-                    await connection.SendAsync(new[] { StatusUnknownTicket }, SocketFlags.None, timeout.Token).ConfigureAwait(false);
-                    return false;
-                }
-
-                await offer.SendAsync(connection, Tamper, stopping).ConfigureAwait(false);
-                return true;
-            case KindGet:
-                ReadOnlyMemory<byte> get = await reader.ReadExactlyAsync(3, timeout.Token).ConfigureAwait(false);
-                bool fetchIfMissing = (get.Span[0] & 1) != 0;
-                int keyLength = BinaryPrimitives.ReadUInt16BigEndian(get.Span[1..]);
-                if (keyLength > MaxKeyLength)
-                {
-                    return false;
-                }
-
-                string key = Encoding.UTF8.GetString((await reader.ReadExactlyAsync(keyLength, timeout.Token).ConfigureAwait(false)).Span);
-                return await ServeGetAsync(connection, key, fetchIfMissing, stopping).ConfigureAwait(false);
-            default:
-                _logger.LogWarning("Refused a bulk request from {Peer}: unknown kind {Kind}", SafeRemote(connection), kind);
-                return false;
+            _logger.LogWarning("Refused a bulk request from {Peer}: unknown kind {Kind}", SafeRemote(connection), kind);
+            return false;
         }
+
+        ReadOnlyMemory<byte> get = await reader.ReadExactlyAsync(3, timeout.Token).ConfigureAwait(false);
+        bool fetchIfMissing = (get.Span[0] & 1) != 0;
+        int keyLength = BinaryPrimitives.ReadUInt16BigEndian(get.Span[1..]);
+        if (keyLength > MaxKeyLength)
+        {
+            return false;
+        }
+
+        string key = Encoding.UTF8.GetString((await reader.ReadExactlyAsync(keyLength, timeout.Token).ConfigureAwait(false)).Span);
+        return await ServeGetAsync(connection, key, fetchIfMissing, stopping).ConfigureAwait(false);
     }
 
     internal static ValueTask ReceiveExactlyAsync(Socket socket, Memory<byte> buffer, CancellationToken cancellationToken) => PeerBulkBody.ReceiveExactlyAsync(socket, buffer, cancellationToken);

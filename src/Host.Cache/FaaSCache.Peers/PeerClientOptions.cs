@@ -33,10 +33,11 @@ public sealed class PeerClientOptions
     public int InitialStreamWindowSize { get; set; } = 65535;
 
     /// <summary>
-    /// Gets or sets a value indicating whether whole-object gets of at least <see cref="PeerWire.BulkThreshold"/> bytes may
-    /// take their body over the owner's bulk connection (raw TCP beside gRPC, same key, same checksum) rather than in
-    /// gRPC chunks. On: a 128 MB remote hit moves each byte through two kernel copies and one pwrite instead of about
-    /// seven copies (benchmarks/README.md, remote-read). Off: every body over gRPC, as with a peer that has no bulk port.
+    /// Gets or sets a value indicating whether a peer's whole-object gets, once a first gRPC get's header has named its
+    /// bulk port, go over that bulk connection (raw TCP beside gRPC, same key, same checksum, one round trip on a
+    /// kept-open connection) rather than as gRPC calls. On: a 128 MB remote hit moves each byte through two kernel copies
+    /// and one pwrite instead of about seven copies (benchmarks/README.md, remote-read). Off: every get over gRPC, as with
+    /// a peer that has no bulk port.
     /// </summary>
     public bool UseBulkTransfers { get; set; } = true;
 }

@@ -18,9 +18,6 @@ public static class PeerWire
     /// <summary>The largest message either side accepts: a chunk of <see cref="MaxChunkSize"/> plus framing.</summary>
     public const int MaxMessageSize = MaxChunkSize + (64 << 10);
 
-    /// <summary>Whole objects from this size up may go over the bulk connection (the Peers assembly's PeerBulkServer) instead of gRPC chunks.</summary>
-    public const long BulkThreshold = 1 << 20;
-
     /// <summary>Bodies up to this size are sent with the header and trailer in one write (no flush per message).</summary>
     public const long SmallObjectSize = 64 << 10;
 
