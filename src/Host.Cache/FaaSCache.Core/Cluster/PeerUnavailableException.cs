@@ -1,25 +1,10 @@
 namespace FaaSCache.Cluster;
 
 /// <summary>A peer cannot be reached, refused the call, or a transfer from it failed.</summary>
-public sealed class PeerUnavailableException : Exception
+/// <param name="message">What failed, naming the member and the key.</param>
+/// <param name="inner">The transport's error, if any.</param>
+public sealed class PeerUnavailableException(string message, Exception? inner = null) : Exception(message, inner)
 {
-    /// <summary>Initializes a new instance of the <see cref="PeerUnavailableException"/> class.</summary>
-    public PeerUnavailableException()
-    {
-    }
-
-    /// <summary>Initializes a new instance of the <see cref="PeerUnavailableException"/> class.</summary>
-    public PeerUnavailableException(string message)
-        : base(message)
-    {
-    }
-
-    /// <summary>Initializes a new instance of the <see cref="PeerUnavailableException"/> class.</summary>
-    public PeerUnavailableException(string message, Exception inner)
-        : base(message, inner)
-    {
-    }
-
     /// <summary>Gets the member that failed.</summary>
     public string? MemberId { get; init; }
 
