@@ -142,9 +142,12 @@ internal sealed class BandwidthRig : IAsyncDisposable
         }
         while (ring.GetOwner($"{ContainerName}/{name}") != owner);
 
+        // In 8 MiB blocks, two at a time: a full run's 800 MB uploads with the SDK's defaults (parallel large blocks while
+        // six hosts idle on the same two cores) once had one block's connection reset by Azurite six times in a row.
         await Container.GetBlobClient(name).UploadAsync(content, new BlobUploadOptions
         {
             Metadata = new Dictionary<string, string> { [IBlobStore.XxHash3Metadata] = checksum },
+            TransferOptions = new Azure.Storage.StorageTransferOptions { InitialTransferSize = 8 << 20, MaximumTransferSize = 8 << 20, MaximumConcurrency = 2 },
         }, cancellationToken);
         return $"{ContainerName}/{name}";
     }
