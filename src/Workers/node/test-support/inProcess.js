@@ -10,6 +10,7 @@ const { RpcLogger } = require('../lib/logging');
 const protos = require('../lib/protos');
 const { SharedMemoryManager, DIRECTORIES_SETTING } = require('../lib/sharedMemory');
 const { makeShmRoot } = require('./helpers');
+const { Inbox } = require('./inbox');
 
 const TIMEOUT_MS = 15_000;
 
@@ -36,17 +37,13 @@ class InProcessWorker {
       { host: '127.0.0.1', port: 1, workerId: 'in-process', requestId: 'in-process', maxMessageLength: 1 << 30, target: '127.0.0.1:1' },
       { logger: this.logger, shm: this.shm },
     );
-    /** @type {any[]} */
-    this.inbound = [];
+    this.inbound = new Inbox(TIMEOUT_MS);
     /** @type {any[]} */
     this.logs = [];
-    /** @type {(() => void) | undefined} */
-    this.wake = undefined;
     this.dispatcher.send = (content) => {
       const message = overTheWire(content);
       if (message.content === 'rpc_log') this.logs.push(message.rpc_log);
       else this.inbound.push(message);
-      if (this.wake) this.wake();
     };
     this.logger.connect((content) => this.dispatcher.send(content));
   }
@@ -61,25 +58,11 @@ class InProcessWorker {
    * @param {string} kind
    */
   async next(kind) {
-    const deadline = Date.now() + TIMEOUT_MS;
-    for (;;) {
-      const message = this.inbound.shift();
-      if (message) {
-        if (message.content !== kind) throw new Error(`expected ${kind}, got ${message.content}: ${JSON.stringify(message).slice(0, 600)}`);
-        return message[kind];
-      }
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no ${kind} from the worker within ${TIMEOUT_MS} ms`);
-      await new Promise((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve(undefined);
-        };
-      });
-      this.wake = undefined;
-    }
+    const message = await this.inbound.next(kind);
+    if (message.content !== kind) throw new Error(`expected ${kind}, got ${message.content}: ${JSON.stringify(message).slice(0, 600)}`);
+    return message[kind];
   }
+
 
   /**
    * Sends `content` and returns the answer of `kind`.

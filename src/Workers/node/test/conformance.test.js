@@ -19,6 +19,7 @@ const protos = require('../lib/protos');
 const shm = require('../lib/sharedMemory');
 const { WORKER_DIR, makeShmRoot, writeHostMap, functionLoadRequest } = require('../test-support/helpers');
 const { substitute, asJson, match } = require('../test-support/fixtureMatch');
+const { Inbox } = require('../test-support/inbox');
 
 const LANGUAGE = 'node';
 const CONFORMANCE = path.resolve(WORKER_DIR, '..', 'conformance');
@@ -250,42 +251,6 @@ function checkMap(step, dir) {
   if (step.mode !== undefined) assert.equal((fs.statSync(file).mode & 0o777).toString(8), step.mode);
 }
 
-/** Messages the dispatcher sent, as the host decodes them; `next` waits for the next one that is not a log. */
-class Inbox {
-  constructor() {
-    /** @type {any[]} */
-    this.messages = [];
-    /** @type {(() => void) | undefined} */
-    this.wake = undefined;
-  }
-
-  /** @param {any} message */
-  push(message) {
-    this.messages.push(message);
-    if (this.wake) this.wake();
-  }
-
-  /** @param {string} waitingFor */
-  async next(waitingFor) {
-    const deadline = Date.now() + TIMEOUT_MS;
-    for (;;) {
-      const message = this.messages.shift();
-      if (message && message.content !== 'rpc_log') return message;
-      if (message) continue;
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no ${waitingFor} from the worker within ${TIMEOUT_MS} ms`);
-      await new Promise((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve(undefined);
-        };
-      });
-      this.wake = undefined;
-    }
-  }
-}
-
 /**
  * A case's surroundings: a private shared-memory root, the case's `env` (restored after the test), and its
  * `host_maps` written there as `{{var}}` and `{{var.count}}`.
@@ -320,7 +285,7 @@ function inProcessDispatcher() {
     { host: '127.0.0.1', port: 1, workerId: 'conformance-worker', requestId: 'conformance', maxMessageLength: 1 << 30, target: '127.0.0.1:1' },
     { logger },
   );
-  const inbox = new Inbox();
+  const inbox = new Inbox(TIMEOUT_MS);
   dispatcher.send = (content) => inbox.push(overTheWire(content));
   logger.connect((content) => dispatcher.send(content));
   return {

@@ -103,10 +103,11 @@ def function_load_request(pb: Any, name: str, function_id: str, app: Path) -> An
     )
 
 
-def indexed_load_request(pb: Any, metadata: Any) -> Any:
+def indexed_load_request(pb: Any, metadata: Any, function_id: str | None = None) -> Any:
     """The FunctionLoadRequest a host sends for a function the worker indexed (an RpcFunctionMetadata of its
-    FunctionMetadataResponse): the same id, name, directory, script and properties, and bindings rebuilt from
-    raw_bindings (type, direction, dataType, read without regard to case), as the Functions host does."""
+    FunctionMetadataResponse): its id (or `function_id`), name, directory, script, entry point, raw bindings and
+    properties as returned, and the bindings rebuilt from the raw ones (type, direction, dataType, read without regard
+    to case), as the Functions host does."""
     bindings = {}
     for raw in metadata.raw_bindings:
         b = json.loads(raw)
@@ -116,13 +117,13 @@ def indexed_load_request(pb: Any, metadata: Any) -> Any:
             data_type=pb.BindingInfo.DataType.Value(b.get("dataType", "undefined").lower()),
         )
     return pb.FunctionLoadRequest(
-        function_id=metadata.function_id,
+        function_id=function_id or metadata.function_id,
         metadata=pb.RpcFunctionMetadata(
             name=metadata.name,
             directory=metadata.directory,
             script_file=metadata.script_file,
             entry_point=metadata.entry_point,
-            is_proxy=False,
+            raw_bindings=list(metadata.raw_bindings),
             bindings=bindings,
             properties=dict(metadata.properties),
         ),

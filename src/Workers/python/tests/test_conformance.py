@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import WORKER_DIR, function_load_request, write_host_map
+from conftest import WORKER_DIR, function_load_request, indexed_load_request, write_host_map
 from google.protobuf import json_format
 
 from faascache_worker import bindings, loader
@@ -398,32 +398,6 @@ def concrete(value: Any, variables: dict[str, Any], defaults: dict[str, Any], wh
     return substitute(value, variables)
 
 
-def load_from_metadata(pb: Any, metadata: Any, function_id: str) -> Any:
-    """The FunctionLoadRequest a host sends for an entry of the worker's FunctionMetadataResponse: name, directory,
-    script_file, entry_point, raw_bindings and properties as returned, and the bindings rebuilt from the raw ones
-    (type, direction, dataType, read without regard to case)."""
-    bindings = {}
-    for raw in metadata.raw_bindings:
-        b = json.loads(raw)
-        bindings[b["name"]] = pb.BindingInfo(
-            type=b["type"],
-            direction=pb.BindingInfo.Direction.Value(b.get("direction", "in").lower()),
-            data_type=pb.BindingInfo.DataType.Value(b.get("dataType", "undefined").lower()),
-        )
-    return pb.FunctionLoadRequest(
-        function_id=function_id,
-        metadata=pb.RpcFunctionMetadata(
-            name=metadata.name,
-            directory=metadata.directory,
-            script_file=metadata.script_file,
-            entry_point=metadata.entry_point,
-            raw_bindings=list(metadata.raw_bindings),
-            properties=dict(metadata.properties),
-            bindings=bindings,
-        ),
-    )
-
-
 async def run_conversation(pb: Any, case: dict[str, Any], variables: dict[str, Any], root: Path) -> None:
     """Plays the host's side of a real worker's conversation (see the fixtures' README): sends the `host` messages
     and the `host_load` requests, and checks that each message of this worker matches the `worker` step."""
@@ -450,7 +424,7 @@ async def run_conversation(pb: Any, case: dict[str, Any], variables: dict[str, A
                 load = concrete(spec, variables, defaults, where)
                 name = load["function"]
                 if name in indexed:
-                    request = load_from_metadata(pb, indexed[name], load["function_id"])
+                    request = indexed_load_request(pb, indexed[name], load["function_id"])
                 else:
                     request = function_load_request(pb, name, load["function_id"], app)
                 # What the fixture says the host's request holds must hold for the one built here too.
