@@ -52,7 +52,7 @@ internal static class SimulateBenchmark
             $"trace: {generatorOptions.Accesses:N0} accesses over {generatorOptions.Apps} apps, seed {generatorOptions.Seed}, at most {generatorOptions.MaxAccessesPerApp:N0} per app"));
         output.WriteLine(string.Create(
             CultureInfo.InvariantCulture,
-            $"simulation: {policies.Length} policy sets (lru, 32 MB .. 1 GB, pre-warm off/on, unload after {simulation.UnloadAfterIdle.TotalMinutes:0} min idle; at {CdfCapacityMb} MB without pre-warm also after {string.Join(" and ", OtherUnloadPeriods.Select(Period))}), costed under {string.Join("; ", modelNames)}: the cache's own costs from {LatencyModel.CacheletReadFile} and {LatencyModel.RemoteReadFile}, storage's from the profile"));
+            $"simulation: {policies.Length} policy sets (lru, 32 MB .. 1 GB, without pre-warm unloaded after {simulation.UnloadAfterIdle.TotalMinutes:0} min idle, with pre-warm kept alive and loaded again by the scale controller's hybrid histogram; at {CdfCapacityMb} MB without pre-warm also after {string.Join(" and ", OtherUnloadPeriods.Select(Period))}), costed under {string.Join("; ", modelNames)}: the cache's own costs from {LatencyModel.CacheletReadFile} and {LatencyModel.RemoteReadFile}, storage's from the profile"));
         output.WriteLine(string.Create(
             CultureInfo.InvariantCulture,
             $"instances: the compute, cache-size and bandwidth voters every {simulation.PollInterval.TotalSeconds:0} s of trace time, 1 .. {simulation.MaxInstances} per app, cool-downs {simulation.ScaleOutCooldown.TotalSeconds:0} s out / {simulation.ScaleInCooldown.TotalSeconds:0} s in, invocations timed under '{modelNames[0]}'; planner links: {linksSource}"));
@@ -76,7 +76,7 @@ internal static class SimulateBenchmark
             {
                 output.WriteLine(string.Create(
                     CultureInfo.InvariantCulture,
-                    $"{s.Policy.CapacityBytes >> 20,6}MB {(s.Policy.Prewarm ? "on" : "off"),8} {Period(s.Policy.UnloadAfterIdle ?? simulation.UnloadAfterIdle),7} {s.AvgImprovementPct,8:F1} {s.P50ImprovementPct,8:F1} {s.AppsOver50PctShare * 100,7:F1}% {s.HitRate * 100,8:F1}%"));
+                    $"{s.Policy.CapacityBytes >> 20,6}MB {(s.Policy.Prewarm ? "on" : "off"),8} {Unload(s.Policy, simulation),7} {s.AvgImprovementPct,8:F1} {s.P50ImprovementPct,8:F1} {s.AppsOver50PctShare * 100,7:F1}% {s.HitRate * 100,8:F1}%"));
             }
         }
 
@@ -92,7 +92,7 @@ internal static class SimulateBenchmark
         output.WriteLine($"pre-warm better than without at every cache size (paper, strong): {(prewarmBetter ? "yes" : "no")}");
         output.WriteLine(string.Create(
             CultureInfo.InvariantCulture,
-            $"without pre-warm at {CdfCapacityMb} MB (paper, strong), by unload period: {string.Join(", ", summaries[strongPaper].Where(s => s.Policy.CapacityBytes == CdfCapacityMb << 20 && !s.Policy.Prewarm).OrderBy(s => s.Policy.UnloadAfterIdle ?? simulation.UnloadAfterIdle).Select(s => $"{Period(s.Policy.UnloadAfterIdle ?? simulation.UnloadAfterIdle)} {s.AvgImprovementPct:F1}%"))}; with pre-warm ({Period(simulation.UnloadAfterIdle)}) {fig8.AvgImprovementPct:F1}%"));
+            $"without pre-warm at {CdfCapacityMb} MB (paper, strong), by unload period: {string.Join(", ", summaries[strongPaper].Where(s => s.Policy.CapacityBytes == CdfCapacityMb << 20 && !s.Policy.Prewarm).OrderBy(s => s.Policy.UnloadAfterIdle ?? simulation.UnloadAfterIdle).Select(s => $"{Period(s.Policy.UnloadAfterIdle ?? simulation.UnloadAfterIdle)} {s.AvgImprovementPct:F1}%"))}; with pre-warm (hybrid histogram) {fig8.AvgImprovementPct:F1}%"));
         PrintPricings(output, pricings, summaries, simulation.UnloadAfterIdle);
 
         string csv = Path.Combine(context.ResultsDirectory, "simulate.csv");
@@ -100,7 +100,7 @@ internal static class SimulateBenchmark
         string cdf = Path.Combine(context.ResultsDirectory, "simulate.png");
         int on = Array.FindIndex(policies, p => p.CapacityBytes == CdfCapacityMb << 20 && p.Prewarm);
         int measuredStrong = pricings.ToList().FindIndex(p => p is { Profile: "measured", Preset: "strong" });
-        var lines = new List<(string, IReadOnlyList<AppResult>, int)> { ($"paper, strong, with pre-warm (unload after {simulation.UnloadAfterIdle.TotalMinutes:0} min)", result.Results[on], strongPaper) };
+        var lines = new List<(string, IReadOnlyList<AppResult>, int)> { ("paper, strong, with pre-warm (hybrid-histogram keep-alive)", result.Results[on], strongPaper) };
         for (int p = 0; p < policies.Length; p++)
         {
             if (policies[p].CapacityBytes == CdfCapacityMb << 20 && !policies[p].Prewarm)
@@ -142,7 +142,7 @@ internal static class SimulateBenchmark
     private static void PrintPricings(TextWriter output, IReadOnlyList<Pricing> pricings, IReadOnlyList<PolicySummary>[] summaries, TimeSpan unloadAfterIdle)
     {
         output.WriteLine();
-        output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"pricing sensitivity at {CdfCapacityMb} MB, unload after {Period(unloadAfterIdle)} (paper: > 40% average, ~35% of apps at 50% or more, with pre-warm):"));
+        output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"pricing sensitivity at {CdfCapacityMb} MB, with pre-warm kept alive by the hybrid histogram, without it unloaded after {Period(unloadAfterIdle)} (paper: > 40% average, ~35% of apps at 50% or more, with pre-warm):"));
         output.WriteLine($"  {"pricing",-44} {"pre-warm avg",13} {">=50%",7} {"without avg",12} {">=50%",7}");
         for (int m = 0; m < pricings.Count; m++)
         {
@@ -153,6 +153,10 @@ internal static class SimulateBenchmark
                 $"  {pricings[m].Label,-44} {with.AvgImprovementPct,12:F1}% {with.AppsOver50PctShare * 100,6:F1}% {without.AvgImprovementPct,11:F1}% {without.AppsOver50PctShare * 100,6:F1}%"));
         }
     }
+
+    private static string Unload(PolicySet policy, SimulationOptions simulation) => policy.EffectiveKeepAlive == KeepAliveRule.HybridHistogram
+        ? "hybrid"
+        : Period(policy.UnloadAfterIdle ?? simulation.UnloadAfterIdle);
 
     private static string Period(TimeSpan period) => period < TimeSpan.FromMinutes(1)
         ? string.Create(CultureInfo.InvariantCulture, $"{period.TotalSeconds:0} s")

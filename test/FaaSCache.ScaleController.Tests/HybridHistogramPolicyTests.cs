@@ -1,3 +1,5 @@
+using FaaSCache.Prewarm;
+
 namespace FaaSCache.ScaleController.Tests;
 
 /// <summary>The hybrid histogram's windows against hand-computed cases (1-minute bins, 240 of them, 10 samples minimum).</summary>

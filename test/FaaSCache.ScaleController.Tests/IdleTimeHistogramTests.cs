@@ -1,3 +1,5 @@
+using FaaSCache.Prewarm;
+
 namespace FaaSCache.ScaleController.Tests;
 
 [Trait("Category", "Unit")]

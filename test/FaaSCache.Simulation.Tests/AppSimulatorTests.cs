@@ -112,17 +112,35 @@ public sealed class AppSimulatorTests
     }
 
     [Fact]
-    public void Prewarm_reloads_an_object_used_across_unloads()
+    public void After_a_fixed_unload_pre_warm_runs_once_the_invocation_that_loaded_the_app_is_done()
     {
-        // Invoked once an hour, unloaded after 10 idle minutes: without pre-warm every read misses.
-        AppTrace trace = Build(Read(0, 0, "model"), Read(0, 0, "model"), Read(60, 1, "model"), Read(120, 2, "model"));
+        // Unloaded after 10 idle minutes; the invocation at minute 60 loads the app and misses, the Load Daemon then
+        // reloads "model" (read twice, hit once, before the unload), and the next invocation hits it.
+        AppTrace trace = Build(Read(0, 0, "model"), Read(0, 0, "model"), Read(60, 1, "other"), Read(60, 2, "model"));
         var off = new PolicySet { CapacityBytes = 1 << 20, Prewarm = false };
 
         AppResult cold = Run(trace, off);
-        AppResult warm = Run(trace, off with { Prewarm = true });
+        AppResult warm = Run(trace, off with { Prewarm = true, KeepAlive = KeepAliveRule.Fixed });
 
-        Assert.Equal((2, 1, 0), (cold.Unloads, cold.LocalHits, cold.Prewarmed));
-        Assert.Equal((2, 3, 2), (warm.Unloads, warm.LocalHits, warm.Prewarmed));
+        Assert.Equal((1, 1, 0), (cold.Unloads, cold.LocalHits, cold.Prewarmed));
+        Assert.Equal((1, 2, 1), (warm.Unloads, warm.LocalHits, warm.Prewarmed));
+    }
+
+    [Fact]
+    public void The_hybrid_histogram_keeps_an_hourly_app_loaded_until_it_has_ten_idle_times_then_pre_warms_it_ahead_of_each_hour()
+    {
+        // Fourteen hourly invocations. Under a fixed 10-minute unload every read misses. The histogram keeps the app for
+        // its 4-hour range while it has fewer than 10 idle times; from the 11th it unloads the app at the next poll and
+        // loads it again at 54 minutes (the 60-minute bin less the 10% margin), pre-warmed, so every read after the
+        // first hits.
+        AppTrace trace = Build([.. Enumerable.Range(0, 14).Select(h => Read(60L * h, h, "model"))]);
+
+        AppResult fixedUnload = Run(trace, new PolicySet { CapacityBytes = 1 << 20 });
+        AppResult hybrid = Run(trace, new PolicySet { CapacityBytes = 1 << 20, Prewarm = true });
+
+        Assert.Equal(KeepAliveRule.HybridHistogram, new PolicySet { CapacityBytes = 1, Prewarm = true }.EffectiveKeepAlive);
+        Assert.Equal((13, 0, 0), (fixedUnload.Unloads, fixedUnload.LocalHits, fixedUnload.Prewarmed));
+        Assert.Equal((3, 13, 3), (hybrid.Unloads, hybrid.LocalHits, hybrid.Prewarmed));
     }
 
     [Fact]
@@ -130,7 +148,7 @@ public sealed class AppSimulatorTests
     {
         AppTrace trace = Build(Read(0, 0, "once"), Read(60, 1, "other"), Read(120, 2, "once"));
 
-        AppResult warm = Run(trace, new PolicySet { CapacityBytes = 1 << 20, Prewarm = true });
+        AppResult warm = Run(trace, new PolicySet { CapacityBytes = 1 << 20, Prewarm = true, KeepAlive = KeepAliveRule.Fixed });
 
         Assert.Equal((0, 0), (warm.Prewarmed, warm.LocalHits));
     }

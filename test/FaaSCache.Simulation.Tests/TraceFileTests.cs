@@ -41,7 +41,7 @@ public sealed class TraceFileTests : IDisposable
     }
 
     [Fact]
-    public void The_summary_CSV_round_trips()
+    public void The_summary_CSV_round_trips_with_hybrid_for_rows_the_hybrid_histogram_kept_alive()
     {
         string path = Path.Combine(_dir, "simulate.csv");
         var policy = new PolicySet { CapacityBytes = 128L << 20, Prewarm = true };
@@ -59,10 +59,11 @@ public sealed class TraceFileTests : IDisposable
         var rows = SummaryCsv.Read(path);
 
         Assert.Equal(SummaryCsv.Header, File.ReadLines(path).First());
+        Assert.EndsWith(",0.3500,hybrid,strong,5,measured", File.ReadLines(path).ElementAt(2), StringComparison.Ordinal);
         Assert.Equal(
             [
-                new SummaryRow("measured", 128L, true, -3.5, -1.25, 0.05, 10.0, "strong", 0.82, "measured"),
-                new SummaryRow("paper", 128L, true, 41.25, 38.5, 0.35, 10.0, "strong", 5, "measured"),
+                new SummaryRow("measured", 128L, true, -3.5, -1.25, 0.05, null, "strong", 0.82, "measured"),
+                new SummaryRow("paper", 128L, true, 41.25, 38.5, 0.35, null, "strong", 5, "measured"),
                 new SummaryRow("paper", 128L, false, 20.0, 10.0, 0.1, 60.0, "strong", 5, "measured"),
                 new SummaryRow("paper", 128L, false, 12.0, 6.0, 0.02, 0.5, "owner", 0, "vanilla"),
             ],

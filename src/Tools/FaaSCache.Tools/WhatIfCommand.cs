@@ -27,7 +27,7 @@ public static class WhatIfCommand
             Description = "What storage costs: measured (this machine's Azurite, as the benchmark CSVs have it), paper (the Faa$T storage: 10 ms first byte, 5 ms version check, 90 MB/s) or a file written by `faascache storage probe --out` (your account).",
             DefaultValueFactory = _ => "measured",
         };
-        var idle = new Option<double>("--unload-after-minutes") { Description = "Minutes without invocations before the app is unloaded (pre-warm acts at the reload).", DefaultValueFactory = _ => new SimulationOptions().UnloadAfterIdle.TotalMinutes };
+        var idle = new Option<double>("--unload-after-minutes") { Description = "Minutes without invocations before the app is unloaded, for policy sets without pre-warm (those with pre-warm are kept alive and loaded again by the hybrid histogram, as the scale controller does).", DefaultValueFactory = _ => new SimulationOptions().UnloadAfterIdle.TotalMinutes };
         var command = new Command("what-if", "Replay one app's access log under host.json policy sets (capacity, eviction, size threshold, TTL, pre-warm) and print which wins.")
         {
             log, app, results, top, idle, profile,

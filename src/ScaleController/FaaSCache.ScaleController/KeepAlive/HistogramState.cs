@@ -1,3 +1,4 @@
+using FaaSCache.Prewarm;
 using System.Buffers.Binary;
 using System.Text.Json;
 using System.Text.Json.Serialization;

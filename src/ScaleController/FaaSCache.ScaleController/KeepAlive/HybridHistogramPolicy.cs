@@ -1,3 +1,4 @@
+using FaaSCache.Prewarm;
 using System.Globalization;
 
 namespace FaaSCache.ScaleController.KeepAlive;
@@ -51,7 +52,7 @@ public sealed class HybridHistogramPolicy
     {
         lock (_gate)
         {
-            return Compute(HistogramOf(app), _options);
+            return HybridHistogramWindows.Compute(HistogramOf(app), _options);
         }
     }
 
@@ -77,39 +78,6 @@ public sealed class HybridHistogramPolicy
         return windows.PreWarm > TimeSpan.Zero
             ? new(KeepAliveAction.Load, "pre-warm: the predicted next invocation is near; " + numbers, windows, HoldsLoaded: true)
             : new(KeepAliveAction.Keep, "keep-alive runs: " + numbers, windows, HoldsLoaded: true);
-    }
-
-    /// <summary>The windows <paramref name="histogram"/> gives under <paramref name="options"/> (the reference's rules).</summary>
-    public static KeepAliveWindows Compute(IdleTimeHistogram histogram, HybridHistogramOptions options)
-    {
-        ArgumentNullException.ThrowIfNull(histogram);
-        ArgumentNullException.ThrowIfNull(options);
-        TimeSpan range = histogram.Range;
-        if (histogram.Total < options.MinSamples)
-        {
-            return new(TimeSpan.Zero, range, WindowBasis.Fallback, Text($"{histogram.Total} idle time(s), fewer than {options.MinSamples}"));
-        }
-
-        double oobShare = (double)histogram.OutOfBounds / histogram.Total;
-        if (oobShare >= options.OutOfBoundsShare && histogram.RecentOutOfBounds.Count > 0)
-        {
-            // ATC'20: pre-warm at 85% of the predicted idle time, keep alive for 2 x 15% of it.
-            TimeSpan predicted = IdleTimePredictor.Predict(histogram.RecentOutOfBounds);
-            return new(predicted * 0.85, predicted * 0.15 * 2, WindowBasis.Predictor, Text($"{oobShare * 100:0}% out of bounds; predicted next idle time {Seconds(predicted)}"));
-        }
-
-        double cv = histogram.CoefficientOfVariation();
-        if (cv < options.MinCoefficientOfVariation)
-        {
-            return new(TimeSpan.Zero, range, WindowBasis.Fallback, Text($"not representative: CV {cv:0.###} < {options.MinCoefficientOfVariation}"));
-        }
-
-        // Head: the lower edge of its bin; tail: the upper edge of its bin (both err towards being loaded).
-        TimeSpan head = histogram.BinWidth * histogram.PercentileBin(options.HeadPercentile);
-        TimeSpan tail = histogram.BinWidth * (histogram.PercentileBin(options.TailPercentile) + 1);
-        TimeSpan preWarm = head * (1 - options.Margin);
-        TimeSpan end = tail * (1 + options.Margin);
-        return new(preWarm, end - preWarm, WindowBasis.Histogram, Text($"CV {cv:0.###}, head {Seconds(head)}, tail {Seconds(tail)}, {histogram.Total} idle times"));
     }
 
     private static string Seconds(TimeSpan t) => Text($"{t.TotalSeconds:0.#} s");

@@ -1,3 +1,5 @@
+using FaaSCache.Prewarm;
+
 namespace FaaSCache.ScaleController.KeepAlive;
 
 /// <summary>What a keep-alive policy wants for an idle app.</summary>

@@ -1,3 +1,4 @@
+using FaaSCache.Prewarm;
 using System.Net;
 
 namespace FaaSCache.ScaleController.Options;
@@ -42,7 +43,7 @@ public sealed class ScaleControllerOptions
     public KeepAliveMode KeepAlive { get; set; } = KeepAliveMode.Fixed;
 
     /// <summary>Gets the hybrid histogram's settings (used with <see cref="KeepAlive"/> histogram).</summary>
-    public KeepAlive.HybridHistogramOptions Histogram { get; init; } = new();
+    public HybridHistogramOptions Histogram { get; init; } = new();
 
     /// <summary>Gets or sets how long the histogram's state waits after a change before it is written to its blob (changes in between are written together).</summary>
     public TimeSpan HistogramSaveDelay { get; set; } = TimeSpan.FromSeconds(5);

@@ -1,3 +1,4 @@
+using FaaSCache.Prewarm;
 using System.Globalization;
 using Microsoft.Extensions.Options;
 
@@ -175,7 +176,7 @@ public sealed class ScaleControllerOptionsValidator : IValidateOptions<ScaleCont
             errors.Add("KeepAlive 'histogram' needs Instances launch: it learns idle times from the front door's requests, and with Instances membership no request passes the controller.");
         }
 
-        ValidateOptionsResult histogram = new KeepAlive.HybridHistogramOptionsValidator().Validate(null, options.Histogram);
+        ValidateOptionsResult histogram = new HybridHistogramOptionsValidator().Validate(null, options.Histogram);
         if (histogram.Failed)
         {
             errors.AddRange(histogram.Failures);

@@ -1,3 +1,4 @@
+using FaaSCache.Prewarm;
 using System.Globalization;
 using FaaSCache.ScaleController.FrontDoor;
 using FaaSCache.ScaleController.KeepAlive;

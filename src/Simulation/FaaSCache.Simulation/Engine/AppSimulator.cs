@@ -4,17 +4,18 @@ namespace FaaSCache.Simulation.Engine;
 
 /// <summary>
 /// Replays one app under one policy set, over the trace's own (simulated) time: reads are local hits, local misses,
-/// remote hits or remote misses (§3.2, Fig. 6) on the app's cachelets; writes go through the owner; an app idle for its
-/// unload period (<see cref="PolicySet.UnloadAfterIdle"/>, else <see cref="SimulationOptions.UnloadAfterIdle"/>) is
-/// unloaded (each cachelet snapshots, then goes) and, when the next invocation comes, reloaded on one instance,
-/// pre-warmed by <see cref="PrewarmSelector"/> if the policy set says so (§3.3). The instances come and go as the voters
+/// remote hits or remote misses (§3.2, Fig. 6) on the app's cachelets; writes go through the owner; an idle app is
+/// unloaded as its keep-alive rule says (<see cref="PolicySet.EffectiveKeepAlive"/>; each cachelet snapshots, then goes)
+/// and loaded again on one instance, pre-warmed by <see cref="PrewarmSelector"/> if the policy set says so (§3.3). The instances come and go as the voters
 /// say (<see cref="AppScaler"/>) unless the layout fixes their number; an invocation lasts as long as its accesses take
 /// one after another under the first latency model (the trace records no other execution time).
 /// </summary>
 /// <remarks>
-/// Pre-warm is assumed to finish before the reloading invocation arrives (the hybrid histogram scheduled the reload
-/// ahead of it) and costs the invocation nothing; each cachelet loads only the candidates it owns, most beneficial
-/// first, while they fit without evicting.
+/// When the app is unloaded and loaded again is <see cref="SimKeepAlive"/>'s (a fixed period, or the scale controller's
+/// hybrid-histogram rules). Pre-warm runs when the app is loaded: ahead of the next invocation when the histogram loaded
+/// it at its pre-warm time (done by the time the invocation arrives, costing it nothing), otherwise after the invocation
+/// that loaded it (the Load Daemon yields to invocations). Each cachelet loads only the candidates it owns, most
+/// beneficial first, while they fit without evicting.
 /// </remarks>
 public static class AppSimulator
 {
@@ -50,9 +51,11 @@ public static class AppSimulator
         var snapshots = new List<UnloadSnapshot>();
         long[] sizeNow = new long[trace.Keys.Count];
         int[] versionNow = new int[trace.Keys.Count];
-        long idleMs = (long)(policy.UnloadAfterIdle ?? options.UnloadAfterIdle).TotalMilliseconds;
+        var keepAlive = new SimKeepAlive(policy, options);
+        bool[] started = new bool[trace.Invocations];
         long lastMs = long.MinValue, firstMs = trace.Count > 0 ? trace.TimeMs[0] : 0;
         bool loaded = false;
+        int prewarmAfter = -1;
         long reads = 0, writes = 0, lh = 0, lm = 0, rh = 0, rm = 0, uncacheable = 0, prewarmed = 0, unloads = 0;
         double[] baseline = new double[models], cached = new double[models];
         // Statistics feed only the unload snapshots: without pre-warm they are counted into a throwaway.
@@ -61,9 +64,13 @@ public static class AppSimulator
         for (int i = 0; i < trace.Count; i++)
         {
             long t = trace.TimeMs[i];
-            if (loaded && t - lastMs > idleMs)
+            bool newInvocation = !started[trace.Invocation[i]];
+            started[trace.Invocation[i]] = true;
+            long? reloadedMs = null;
+            if (loaded && keepAlive.Idle(lastMs, t, newInvocation) is { Unloaded: true } idle)
             {
-                long unloadMs = lastMs + idleMs;
+                long unloadMs = idle.UnloadMs;
+                reloadedMs = idle.ReloadedMs;
                 scaler.AdvanceTo(unloadMs * 1000);
                 if (policy.Prewarm)
                 {
@@ -82,11 +89,21 @@ public static class AppSimulator
             var now = DateTimeOffset.FromUnixTimeMilliseconds(t);
             if (!loaded)
             {
-                scaler.Load(t * 1000);
+                // Loaded ahead of this invocation (the hybrid histogram's pre-warm time), the Load Daemon done by now; or by
+                // this invocation, the Load Daemon running after it (it yields to invocations): its own reads miss.
+                long loadMs = reloadedMs ?? t;
+                scaler.Load(loadMs * 1000);
+                scaler.AdvanceTo(t * 1000);
                 if (policy.Prewarm && snapshots.Count > 0)
                 {
-                    double hours = Math.Max((t - firstMs) / 3_600_000.0, 1 / 60.0);
-                    prewarmed += Prewarm(trace, scaler, policy, snapshots, now, (trace.Invocation[i] + 1) / hours, sizeNow, versionNow);
+                    if (reloadedMs is not null)
+                    {
+                        prewarmed += Prewarm(trace, scaler, policy, snapshots, DateTimeOffset.FromUnixTimeMilliseconds(loadMs), InvocationsPerHour(trace, i, firstMs, loadMs), sizeNow, versionNow);
+                    }
+                    else
+                    {
+                        prewarmAfter = trace.Invocation[i];
+                    }
                 }
 
                 loaded = true;
@@ -181,6 +198,11 @@ public static class AppSimulator
             }
 
             scaler.Accessed(invocation, t * 1000, took, trace.LastAccess[invocation] == i);
+            if (prewarmAfter == invocation && trace.LastAccess[invocation] == i)
+            {
+                prewarmed += Prewarm(trace, scaler, policy, snapshots, now, InvocationsPerHour(trace, i, firstMs, t), sizeNow, versionNow);
+                prewarmAfter = -1;
+            }
         }
 
         if (loaded)
@@ -209,6 +231,10 @@ public static class AppSimulator
             CachedMicrosByModel = cached,
         };
     }
+
+    /// <summary>The app's invocation rate so far (the Load Daemon's look-back window follows it).</summary>
+    private static double InvocationsPerHour(AppTrace trace, int access, long firstMs, long nowMs)
+        => (trace.Invocation[access] + 1) / Math.Max((nowMs - firstMs) / 3_600_000.0, 1 / 60.0);
 
     /// <summary>Adds one access's cost under every model; returns the first model's (the one the voters see).</summary>
     private static double Add(double[] totals, IReadOnlyList<LatencyModel> latencies, Func<LatencyModel, LatencyCurve> curve, long size)

@@ -48,7 +48,7 @@ public static class ImprovementPlots
             {
                 var points = group.OrderBy(s => s.Policy.CapacityBytes).ToArray();
                 var line = plot.Add.Scatter(points.Select(s => Math.Log2(s.Policy.CapacityBytes >> 20)).ToArray(), points.Select(s => s.AvgImprovementPct).ToArray());
-                line.LegendText = $"{label}, {(group.Key.Prewarm ? "with" : "without")} pre-warm{(group.Key.UnloadAfterIdle is { } idle ? string.Create(CultureInfo.InvariantCulture, $", unload after {idle.TotalMinutes:0} min") : string.Empty)}";
+                line.LegendText = $"{label}, {(group.Key.Prewarm ? "with" : "without")} pre-warm{(group.Key.UnloadAfterIdle is { } idle ? string.Create(CultureInfo.InvariantCulture, $", unload after {idle.TotalMinutes:0.#} min") : string.Empty)}{(points[0].Policy.EffectiveKeepAlive == KeepAliveRule.HybridHistogram ? ", hybrid-histogram keep-alive" : string.Empty)}";
             }
         }
 

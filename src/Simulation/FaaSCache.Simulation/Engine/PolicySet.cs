@@ -24,12 +24,23 @@ public sealed record PolicySet
     /// </summary>
     public TimeSpan? UnloadAfterIdle { get; init; }
 
+    /// <summary>
+    /// Gets when the app is unloaded and loaded again; null: the hybrid histogram for a set that pre-warms and names no
+    /// unload period (Faa$T §3.3: the Load Daemon pre-warms when the histogram loads the app ahead of its predicted
+    /// invocation), else the fixed unload period.
+    /// </summary>
+    public KeepAliveRule? KeepAlive { get; init; }
+
+    /// <summary>Gets the keep-alive rule the replay runs (<see cref="KeepAlive"/> resolved).</summary>
+    public KeepAliveRule EffectiveKeepAlive => KeepAlive ?? (Prewarm && UnloadAfterIdle is null ? KeepAliveRule.HybridHistogram : KeepAliveRule.Fixed);
+
     /// <summary>Gets a short label, e.g. <c>128MB lru prewarm</c>.</summary>
     public string Label => string.Create(
         CultureInfo.InvariantCulture,
         $"{CapacityBytes >> 20}MB {(Eviction.Policy == EvictionPolicy.Size ? $"size>{Eviction.SizeThresholdBytes}B" : "lru")}" +
         $"{(Eviction.Ttl is { } ttl ? $" ttl={ttl}" : string.Empty)} {(Prewarm ? "prewarm" : "no-prewarm")}" +
-        $"{(UnloadAfterIdle is { } idle ? $" unload={idle.TotalMinutes:0.#}min" : string.Empty)}");
+        $"{(UnloadAfterIdle is { } idle ? $" unload={idle.TotalMinutes:0.#}min" : string.Empty)}" +
+        $"{(EffectiveKeepAlive == KeepAliveRule.HybridHistogram ? " hybrid-histogram" : string.Empty)}");
 
     /// <summary>The <c>extensions.faasCache</c> fragment of host.json that selects this set.</summary>
     /// <returns>Indented JSON.</returns>

@@ -1,5 +1,6 @@
 using FaaSCache.Bandwidth;
 using FaaSCache.Options;
+using FaaSCache.Prewarm;
 
 namespace FaaSCache.Simulation.Engine;
 
@@ -11,6 +12,9 @@ public sealed record SimulationOptions
     /// 10 minutes, the fixed keep-alive the hybrid histogram paper compares against.
     /// </summary>
     public TimeSpan UnloadAfterIdle { get; init; } = TimeSpan.FromMinutes(10);
+
+    /// <summary>Gets the hybrid histogram's settings for policy sets that keep apps alive by it (the scale controller's defaults: the paper's).</summary>
+    public HybridHistogramOptions HybridHistogram { get; init; } = new();
 
     /// <summary>Gets the most instances (cachelets) one app runs on: the scale controller's <c>--max-instances</c>.</summary>
     public int MaxInstances { get; init; } = 8;

@@ -33,6 +33,15 @@ public sealed class SimulationOptionsValidator : IValidateOptions<SimulationOpti
             }
         }
 
+        if (options.HybridHistogram is null)
+        {
+            failures.Add("SimulationOptions.HybridHistogram is not set; leave it out for the scale controller's defaults.");
+        }
+        else if (new FaaSCache.Prewarm.HybridHistogramOptionsValidator().Validate(null, options.HybridHistogram) is { Failed: true } histogram)
+        {
+            failures.AddRange(histogram.Failures.Select(f => "SimulationOptions.HybridHistogram: " + f));
+        }
+
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 }

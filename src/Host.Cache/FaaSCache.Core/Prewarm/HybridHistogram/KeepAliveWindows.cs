@@ -1,4 +1,4 @@
-namespace FaaSCache.ScaleController.KeepAlive;
+namespace FaaSCache.Prewarm;
 
 /// <summary>Where a pair of windows came from.</summary>
 public enum WindowBasis

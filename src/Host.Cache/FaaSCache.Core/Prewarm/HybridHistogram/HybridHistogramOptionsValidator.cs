@@ -1,7 +1,7 @@
 using System.Globalization;
 using Microsoft.Extensions.Options;
 
-namespace FaaSCache.ScaleController.KeepAlive;
+namespace FaaSCache.Prewarm;
 
 /// <summary>Checks <see cref="HybridHistogramOptions"/>: each bad value gives one error naming the key, the value and what is allowed.</summary>
 public sealed class HybridHistogramOptionsValidator : IValidateOptions<HybridHistogramOptions>

@@ -1,4 +1,4 @@
-namespace FaaSCache.ScaleController.KeepAlive;
+namespace FaaSCache.Prewarm;
 
 /// <summary>
 /// The hybrid-histogram policy's settings (Shahrad et al., ATC'20; Faa$T §3.3). The defaults are the paper's: 240 bins of

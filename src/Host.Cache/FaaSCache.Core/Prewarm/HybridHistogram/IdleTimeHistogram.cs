@@ -1,4 +1,4 @@
-namespace FaaSCache.ScaleController.KeepAlive;
+namespace FaaSCache.Prewarm;
 
 /// <summary>
 /// One app's idle times (ATC'20's hybrid histogram, Faa$T §3.3): a 16-bit count per bin (1 minute x 240 by default),

@@ -1,4 +1,4 @@
-namespace FaaSCache.ScaleController.KeepAlive;
+namespace FaaSCache.Prewarm;
 
 /// <summary>
 /// Predicts the next idle time from the recent out-of-bounds ones: simple exponential smoothing (level only,
