@@ -38,7 +38,11 @@ internal sealed class BandwidthRig : IAsyncDisposable
         Azurite = azurite;
         _link = link;
         _output = output;
-        Container = azurite.CreateServiceClient().GetBlobContainerClient(ContainerName);
+        // Pooled connections are dropped after 2 s idle, before Azurite's (Node's) 5 s keep-alive closes them: the
+        // benchmark's uploads come after long pauses (instances starting, cold reads), and two full runs had one upload's
+        // requests reset by Azurite six times in a row on connections it had closed.
+        Container = azurite.CreateServiceClient(o => o.Transport = new Azure.Core.Pipeline.HttpClientTransport(new SocketsHttpHandler { PooledConnectionIdleTimeout = TimeSpan.FromSeconds(2) }))
+            .GetBlobContainerClient(ContainerName);
     }
 
     /// <summary>Gets Azurite (root namespace, all addresses).</summary>
@@ -142,13 +146,25 @@ internal sealed class BandwidthRig : IAsyncDisposable
         }
         while (ring.GetOwner($"{ContainerName}/{name}") != owner);
 
-        // In 8 MiB blocks, two at a time: a full run's 800 MB uploads with the SDK's defaults (parallel large blocks while
-        // six hosts idle on the same two cores) once had one block's connection reset by Azurite six times in a row.
-        await Container.GetBlobClient(name).UploadAsync(content, new BlobUploadOptions
+        // In 8 MiB blocks, two at a time; a failed upload (not measured) is made again after a pause, said in the output.
+        for (int attempt = 1; ; attempt++)
         {
-            Metadata = new Dictionary<string, string> { [IBlobStore.XxHash3Metadata] = checksum },
-            TransferOptions = new Azure.Storage.StorageTransferOptions { InitialTransferSize = 8 << 20, MaximumTransferSize = 8 << 20, MaximumConcurrency = 2 },
-        }, cancellationToken);
+            try
+            {
+                await Container.GetBlobClient(name).UploadAsync(content, new BlobUploadOptions
+                {
+                    Metadata = new Dictionary<string, string> { [IBlobStore.XxHash3Metadata] = checksum },
+                    TransferOptions = new Azure.Storage.StorageTransferOptions { InitialTransferSize = 8 << 20, MaximumTransferSize = 8 << 20, MaximumConcurrency = 2 },
+                }, cancellationToken);
+                break;
+            }
+            catch (Exception e) when (attempt < 3 && e is Azure.RequestFailedException or AggregateException)
+            {
+                _output.WriteLine($"upload of {name} failed ({e.GetBaseException().Message}); again in 5 s (attempt {attempt + 1} of 3)");
+                await Task.Delay(TimeSpan.FromSeconds(5), cancellationToken);
+            }
+        }
+
         return $"{ContainerName}/{name}";
     }
 
