@@ -86,22 +86,10 @@ public static class ControllerPods
     public static V1Service Service(KubernetesNames names)
     {
         ArgumentNullException.ThrowIfNull(names);
-        return new V1Service
-        {
-            ApiVersion = "v1",
-            Kind = "Service",
-            Metadata = names.Metadata(names.Controller, selectable: true),
-            Spec = new V1ServiceSpec
-            {
-                Type = "ClusterIP",
-                Selector = KubernetesNames.Selector(names.Controller),
-                Ports =
-                [
-                    new V1ServicePort { Name = "grpc", Port = KubernetesNames.ControllerGrpcPort, TargetPort = "grpc", Protocol = "TCP", AppProtocol = "kubernetes.io/h2c" },
-                    new V1ServicePort { Name = "http", Port = 80, TargetPort = "http", Protocol = "TCP" },
-                ],
-            },
-        };
+        return names.ClusterIpService(
+            names.Controller,
+            new V1ServicePort { Name = "grpc", Port = KubernetesNames.ControllerGrpcPort, TargetPort = "grpc", Protocol = "TCP", AppProtocol = "kubernetes.io/h2c" },
+            new V1ServicePort { Name = "http", Port = 80, TargetPort = "http", Protocol = "TCP" });
     }
 
     private static string Invariant(int value) => value.ToString(CultureInfo.InvariantCulture);

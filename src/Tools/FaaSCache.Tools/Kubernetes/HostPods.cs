@@ -100,18 +100,7 @@ public static class HostPods
     public static V1Service Service(KubernetesNames names)
     {
         ArgumentNullException.ThrowIfNull(names);
-        return new V1Service
-        {
-            ApiVersion = "v1",
-            Kind = "Service",
-            Metadata = names.Metadata(names.Hosts, selectable: true),
-            Spec = new V1ServiceSpec
-            {
-                Type = "ClusterIP",
-                Selector = KubernetesNames.Selector(names.Hosts),
-                Ports = [new V1ServicePort { Name = "http", Port = 80, TargetPort = "http", Protocol = "TCP" }],
-            },
-        };
+        return names.ClusterIpService(names.Hosts, new V1ServicePort { Name = "http", Port = 80, TargetPort = "http", Protocol = "TCP" });
     }
 
     /// <summary>An environment variable from the app settings Secret.</summary>

@@ -61,4 +61,13 @@ public sealed record KubernetesNames(string App, string Namespace)
 
     /// <summary>The selector of the pods of <paramref name="name"/>.</summary>
     public static Dictionary<string, string> Selector(string name) => new() { ["app.kubernetes.io/name"] = name };
+
+    /// <summary>A ClusterIP Service named <paramref name="name"/> in front of its pods, on <paramref name="ports"/>.</summary>
+    public V1Service ClusterIpService(string name, params V1ServicePort[] ports) => new()
+    {
+        ApiVersion = "v1",
+        Kind = "Service",
+        Metadata = Metadata(name, selectable: true),
+        Spec = new V1ServiceSpec { Type = "ClusterIP", Selector = Selector(name), Ports = ports },
+    };
 }
