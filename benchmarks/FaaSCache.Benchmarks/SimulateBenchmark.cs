@@ -109,6 +109,8 @@ internal static class SimulateBenchmark
             }
         }
 
+        int ownerPaper = pricings.ToList().FindIndex(p => p is { Profile: "paper", Preset: "owner", MissOverhead: true });
+        lines.Add(("paper, owner, with pre-warm (hybrid-histogram keep-alive)", result.Results[on], ownerPaper));
         lines.Add(("measured, strong, with pre-warm", result.Results[on], measuredStrong));
         ImprovementPlots.SaveCdf(cdf, $"simulate: improvement per app, {CdfCapacityMb} MB cache ({result.Results[on].Count} apps)", lines);
         string avg = Path.Combine(context.ResultsDirectory, "simulate-avg.png");
