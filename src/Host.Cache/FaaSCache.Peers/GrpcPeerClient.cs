@@ -76,13 +76,6 @@ public sealed partial class GrpcPeerClient : IPeerClient, IDisposable
     /// <summary>Gets or sets a value indicating whether get chunks may be copied straight into the consumer's buffer (off: always through a pooled buffer; for measurements).</summary>
     internal bool CopyIntoDestination { get; set; } = true;
 
-    /// <inheritdoc />
-    public async Task<PeerFetchResult<T>?> GetAsync<T>(string memberId, string key, bool fetchIfMissing, PeerBodyConsumer<T> consume, CancellationToken cancellationToken = default)
-    {
-        PeerRangeResult<T>? got = await GetCoreAsync(memberId, key, fetchIfMissing, null, consume, cancellationToken).ConfigureAwait(false);
-        return got is { } r ? new PeerFetchResult<T>(r.Version, r.Length, r.OwnerHit, r.Value) : null;
-    }
-
     /// <summary>
     /// Gets <paramref name="length"/> bytes of <paramref name="key"/> from <paramref name="offset"/> (0 = to the end; a
     /// range past the end is cut there) from <paramref name="memberId"/>; the consumer receives just those bytes.
@@ -246,22 +239,6 @@ public sealed partial class GrpcPeerClient : IPeerClient, IDisposable
 
         await requests.WriteAsync(new PutRequest { Trailer = new Trailer { Xxhash3 = hash.GetCurrentHashAsUInt64() } }, cancellationToken).ConfigureAwait(false);
         await requests.CompleteAsync().ConfigureAwait(false);
-    }
-
-    /// <summary>
-    /// A get over the peer's one transport for it: a whole object over its bulk connection once a gRPC get's header has
-    /// named the port (and while it can be reached), a range or anything before that over gRPC.
-    /// </summary>
-    private async Task<PeerRangeResult<T>?> GetCoreAsync<T>(string memberId, string key, bool fetchIfMissing, ByteRange? range, PeerBodyConsumer<T> consume, CancellationToken cancellationToken)
-    {
-        bool whole = range is null && _options.UseBulkTransfers;
-        if (whole && await TryRawGetAsync(memberId, key, fetchIfMissing, consume, cancellationToken).ConfigureAwait(false) is { Served: true } raw)
-        {
-            return raw.Result;
-        }
-
-        var request = new GetRequest { Key = key, FetchIfMissing = fetchIfMissing, Range = range, Bulk = whole };
-        return await CallGetAsync(memberId, key, request, fetchIfMissing ? _options.FetchTimeout : _options.CallTimeout, "get", consume, cancellationToken).ConfigureAwait(false);
     }
 
     private async Task<PeerRangeResult<T>?> CallGetAsync<T>(string memberId, string key, GetRequest request, TimeSpan callTimeout, string operation, PeerBodyConsumer<T> consume, CancellationToken cancellationToken)

@@ -10,9 +10,10 @@ using Grpc.Net.Client;
 namespace FaaSCache.Peers;
 
 /// <summary>
-/// Whole-object gets in one round trip on a kept-open bulk connection (<see cref="PeerBulkServer"/>, request <c>G</c>):
-/// no HTTP/2 stream, no gRPC call; the same key (a fresh token per request), the same checksum checked before the
-/// consumer's last read returns. Used once a gRPC get's header has named the peer's bulk port.
+/// A whole-object get, on the one transport the client keeps per peer: once a gRPC get's header has named the peer's
+/// bulk port, in one round trip on a kept-open bulk connection (<see cref="PeerBulkServer"/>, request <c>G</c>: no HTTP/2
+/// stream, no gRPC call; the same key, a fresh token per request, the same checksum checked before the consumer's last
+/// read returns); before that, or while the port cannot be reached, over gRPC.
 /// </summary>
 public sealed partial class GrpcPeerClient
 {
@@ -28,6 +29,29 @@ public sealed partial class GrpcPeerClient
 
     /// <summary>Gets the number of gets served over a kept-open bulk connection (no gRPC call).</summary>
     internal long RawGets => Interlocked.Read(ref _rawGets);
+
+    /// <inheritdoc />
+    public async Task<PeerFetchResult<T>?> GetAsync<T>(string memberId, string key, bool fetchIfMissing, PeerBodyConsumer<T> consume, CancellationToken cancellationToken = default)
+    {
+        PeerRangeResult<T>? got = await GetCoreAsync(memberId, key, fetchIfMissing, null, consume, cancellationToken).ConfigureAwait(false);
+        return got is { } r ? new PeerFetchResult<T>(r.Version, r.Length, r.OwnerHit, r.Value) : null;
+    }
+
+    /// <summary>
+    /// A get over the peer's one transport for it: a whole object over its bulk connection once a gRPC get's header has
+    /// named the port (and while it can be reached), a range or anything before that over gRPC.
+    /// </summary>
+    private async Task<PeerRangeResult<T>?> GetCoreAsync<T>(string memberId, string key, bool fetchIfMissing, ByteRange? range, PeerBodyConsumer<T> consume, CancellationToken cancellationToken)
+    {
+        bool whole = range is null && _options.UseBulkTransfers;
+        if (whole && await TryRawGetAsync(memberId, key, fetchIfMissing, consume, cancellationToken).ConfigureAwait(false) is { Served: true } raw)
+        {
+            return raw.Result;
+        }
+
+        var request = new GetRequest { Key = key, FetchIfMissing = fetchIfMissing, Range = range, Bulk = whole };
+        return await CallGetAsync(memberId, key, request, fetchIfMissing ? _options.FetchTimeout : _options.CallTimeout, "get", consume, cancellationToken).ConfigureAwait(false);
+    }
 
     /// <summary>The get over the peer's bulk connection; not served (use gRPC) when its port is unknown or out of reach, or the peer says so.</summary>
     private async Task<RawGetOutcome<T>> TryRawGetAsync<T>(string memberId, string key, bool fetchIfMissing, PeerBodyConsumer<T> consume, CancellationToken cancellationToken)
