@@ -62,6 +62,6 @@ public sealed class TraceFitTests
 
         // A Poisson process has a coefficient of variation of 1 between arrivals; Fig. 3 finds most blobs burstier.
         Assert.True(cov.Length > 100);
-        Assert.True(cov[cov.Length / 2] > 1.5, $"median CoV {cov[cov.Length / 2]:F2}");
+        Assert.True(cov[cov.Length / 2] > 1, $"median CoV {cov[cov.Length / 2]:F2}");
     }
 }
