@@ -136,7 +136,8 @@ def analyse(df):
     starts["Gap"] = starts.groupby("App")["Timestamp"].diff()
     mean_iat = starts.groupby("App")["Gap"].mean()
     add("median app's mean time between invocations min", 20.0, mean_iat.dropna().median() / 60_000, "§6.3")
-    # Apps invoked once count as rarer than once a minute; §2.1 says 80% of *functions* (the trace has no function column).
+    # Apps invoked once count as rarer than once a minute; §2.1 says 80% of *functions* (the trace has no function
+    # column).
     add("apps invoked less than once a minute on average %", 80.0,
         100.0 * (mean_iat.fillna(np.inf) > 60_000).mean(), "§2.1 (said of functions)")
     add("apps with mean time between invocations >= 10 ms %", 99.88,
@@ -196,11 +197,13 @@ def main():
     print(f"{'statistic':<66} {'published':>14} {'generated':>14}  verdict")
     for name, published, generated, source, kind in rows:
         print(f"{name:<66} {published:>14.6g} {generated:>14.6g}  {verdict(published, generated, kind):<16} [{source}]")
-    out = pd.DataFrame([(n, p, g, s) for n, p, g, s, _ in rows], columns=["statistic", "published", "generated", "source"])
+    out = pd.DataFrame([(n, p, g, s) for n, p, g, s, _ in rows],
+                       columns=["statistic", "published", "generated", "source"])
     out.to_csv(args.out, index=False, float_format="%.6g")
     missed = [n for n, p, g, s, k in rows if verdict(p, g, k).startswith(("NOT", "OVER", "UNDER"))]
     print(f"{len(df):,} rows in {time.time() - started:.0f} s; wrote {args.out}; "
-          f"{len(missed)} of {sum(1 for r in rows if verdict(r[1], r[2], r[4]))} checked statistics missed: {', '.join(missed)}")
+          f"{len(missed)} of {sum(1 for r in rows if verdict(r[1], r[2], r[4]))} checked statistics missed: "
+          f"{', '.join(missed) or 'none'}")
 
 
 if __name__ == "__main__":
