@@ -14,6 +14,7 @@ cd "$root"
 #   python3 python3-grpcio python3-protobuf python3-pytest   the Python worker, its runtime and its tests
 #   python3-flake8                        the Python worker's linter (scripts/test.sh runs it)
 #   python3-numpy                         the memory-daemon benchmark's functions (a column sum over a numpy array)
+#   python3-pandas                        benchmarks/tools/trace_analysis.py: the blob trace's own analysis notebook, ported
 #   python3-azure                         azure-storage-blob: Python functions that build their own BlobServiceClient, and the SDK endpoint tests
 #   protobuf-compiler protobuf-compiler-grpc                  protoc and grpc_python_plugin for the worker's stubs
 #   libprotobuf-dev                       google/protobuf/*.proto (FunctionRpc.proto imports duration.proto)
@@ -24,7 +25,7 @@ cd "$root"
 #   iperf3                                instance-to-instance throughput in the network emulation tests
 #   linux-perf                            perf: kernel and native frames in benchmarks/profile (page faults, copies)
 #   podman runc mmdebstrap catatonit      scripts/images.sh, scripts/pods.sh: images and pods (runc: crun refuses this kind's hybrid cgroups; mmdebstrap: the Debian bases; catatonit: the pods' pause image)
-apt_packages=(redis-server python3 python3-grpcio python3-protobuf python3-pytest python3-flake8 python3-numpy python3-azure protobuf-compiler
+apt_packages=(redis-server python3 python3-grpcio python3-protobuf python3-pytest python3-flake8 python3-numpy python3-pandas python3-azure protobuf-compiler
     protobuf-compiler-grpc libprotobuf-dev g++ make curl iproute2 nftables iperf3 linux-perf podman runc mmdebstrap catatonit)
 
 say() { printf '[setup] %s\n' "$*"; }
@@ -137,6 +138,10 @@ try:
     import numpy  # noqa: F401
 except ImportError as e:
     sys.exit(f"the memory-daemon benchmark's functions cannot import numpy ({e}): install python3-numpy")
+try:
+    import pandas  # noqa: F401
+except ImportError as e:
+    sys.exit(f"benchmarks/tools/trace_analysis.py cannot import pandas ({e}): install python3-pandas")
 from faascache_worker import azure_functions, protos
 azure_functions.ensure_available()
 from faascache_worker import dispatcher  # noqa: F401  (imports the generated stubs and grpc.aio)
@@ -200,7 +205,7 @@ run_checks() {
     say "checking that each runtime piece works"
     check "protoc builds the Python worker's FunctionRpc stubs" "$(fix_for protobuf-compiler protobuf-compiler-grpc libprotobuf-dev python3-grpcio python3-protobuf)" \
         bash -c "cd '$root/src/Workers/python' && /usr/bin/python3 -m faascache_worker.protos --verify"
-    check "the Python worker imports" "$(fix_for python3 python3-grpcio python3-protobuf python3-pytest python3-numpy)" python_worker_imports
+    check "the Python worker imports" "$(fix_for python3 python3-grpcio python3-protobuf python3-pytest python3-numpy python3-pandas)" python_worker_imports
     check "the Node worker loads mmap-io and gRPC" "bash scripts/setup.d/node-worker.sh (npm ci in src/Workers/node; mmap-io builds with $(fix_for g++ make))" node_worker_loads
     check "Azurite starts and answers" "npm ci in $root (azurite@3.35.0) and $(fix_for curl)" azurite_answers
     check "redis-server runs" "$(fix_for redis-server)" redis-server --version

@@ -47,7 +47,8 @@ public sealed class TraceGeneratorTests
         }
 
         Assert.Equal(Small.Apps, seen.Count);
-        Assert.InRange(rows.Count, Small.Accesses - Small.Apps, Small.Accesses + Small.Apps);
+        Assert.InRange(rows.Count, Small.Accesses * 0.99, Small.Accesses * 1.01);
+        Assert.All(rows, r => Assert.InRange(r.TimestampMs, AzureTraceShape.StartUnixMs, AzureTraceShape.StartUnixMs + (Small.Days * 86_400_000L)));
     }
 
     [Fact]
@@ -61,77 +62,67 @@ public sealed class TraceGeneratorTests
         Assert.All(rows, r => Assert.NotEqual(r.IsRead, r.IsWrite));
     }
 
-    [Theory]
-    [InlineData(0.10, 46)]
-    [InlineData(0.25, 542)]
-    [InlineData(0.50, 5_300)]
-    [InlineData(0.75, 9_200)]
-    [InlineData(0.90, 26_800)]
-    [InlineData(0.95, 111_000)]
-    [InlineData(0.99, 1_590_000)]
-    public void Blob_size_percentiles_match_the_published_ones(double p, double expected)
+    [Fact]
+    public void Every_blob_version_has_its_own_etag_and_every_write_makes_a_new_one()
     {
-        var generator = new TraceGenerator(new TraceGeneratorOptions { Seed = 3 });
-        double[] sizes = [.. Enumerable.Range(0, 100_000).Select(i => generator.BlobSize(i % 50, i)).Order()];
+        var owner = new Dictionary<string, (string App, string Blob)>();
+        var current = new Dictionary<(string App, string Blob), string>();
 
-        double measured = sizes[(int)(p * sizes.Length)];
+        foreach (BlobAccess row in new TraceGenerator(Small).Generate())
+        {
+            if (owner.TryGetValue(row.ETag, out var blob))
+            {
+                // An ETag seen before names the same blob, is no write (a write makes a new version) and is its current one.
+                Assert.Equal((row.AppName, row.BlobName), blob);
+                Assert.False(row.IsWrite, $"write of {row.BlobName} reused ETag {row.ETag}");
+                Assert.Equal(current[blob], row.ETag);
+            }
+            else
+            {
+                owner[row.ETag] = (row.AppName, row.BlobName);
+                Assert.True(row.IsWrite || !current.ContainsKey((row.AppName, row.BlobName)), $"a read of {row.BlobName} saw a version nobody wrote");
+            }
 
-        Assert.InRange(measured, expected * 0.9, expected * 1.1);
-        Assert.True(sizes[^1] <= 1.91e9);
+            current[(row.AppName, row.BlobName)] = row.ETag;
+        }
+
+        Assert.True(owner.Count > 1_000);
     }
 
     [Fact]
-    public void A_third_of_the_apps_reuse_a_blob_across_invocations_and_the_others_never_do()
+    public void The_full_size_plan_has_the_published_totals_and_app_weighted_shares()
     {
-        var options = new TraceGeneratorOptions { Accesses = 400_000, Apps = 400, Seed = 11 };
-        List<BlobAccess> rows = [.. new TraceGenerator(options).Generate()];
-        var statistics = new TraceStatistics();
+        IReadOnlyList<AppPlan> plans = new TraceGenerator(new TraceGeneratorOptions()).Plans;
+        double Share(Func<AppPlan, bool> p) => plans.Count(p) / (double)plans.Count;
+        long[] busiest = [.. plans.Select(a => a.Invocations).OrderDescending()];
+        long total = busiest.Sum();
+        int carrying = busiest.Select((v, k) => (v, k)).First(x => busiest.Take(x.k + 1).Sum() >= 0.99 * total).k + 1;
+        double[] iat = [.. plans.Where(a => a.Invocations > 1).Select(a => a.MeanIatMs).Order()];
 
-        var apps = statistics.Count(rows).GroupBy(r => r.AppName)
-            .Select(g => (Ratio: (double)g.Select(r => r.InvocationId).Distinct().Count() / g.Select(r => r.BlobName).Distinct().Count(),
-                          Reuses: g.GroupBy(r => r.BlobName).Any(b => b.Select(r => r.InvocationId).Distinct().Count() > 1)))
-            .ToList();
-
-        // §2.1: more than 32.0% of apps access a blob in more than one invocation, 7.7% in more than 100 (Fig. 2: <= 100 for 92.3%).
-        Assert.InRange(statistics.ReuseShare, 0.29, 0.33);
-        Assert.InRange(apps.Count(a => a.Ratio <= 100) / (double)apps.Count, 0.89, 0.95);
-        // An app at or below one invocation per blob gives each invocation blobs of its own.
-        Assert.DoesNotContain(apps, a => a.Ratio <= 1 && a.Reuses);
+        Assert.Equal(AzureTraceShape.Apps, plans.Count);
+        Assert.InRange(plans.Sum(a => a.Accesses), AzureTraceShape.Accesses * 0.99, AzureTraceShape.Accesses * 1.01);
+        Assert.InRange(total, AzureTraceShape.Invocations * 0.95, AzureTraceShape.Invocations * 1.05);
+        Assert.InRange(plans.Sum(a => a.Blobs), AzureTraceShape.Blobs * 0.9, AzureTraceShape.Blobs * 1.1);
+        Assert.InRange(Share(a => a.InvocationsPerBlob < 1), 0.1098 * 0.9, 0.1098 * 1.1);
+        Assert.InRange(Share(a => a.InvocationsPerBlob <= 1), 0.5012 * 0.9, 0.5012 * 1.1);
+        Assert.InRange(Share(a => a.Blobs == 1), 0.118 * 0.9, 0.118 * 1.1);
+        Assert.InRange(Share(a => a.Blobs <= 10_000), 0.9299 * 0.9, 0.9299 * 1.1);
+        Assert.InRange(plans.Max(a => a.Blobs), 8_137_406 * 0.9, 8_137_406);
+        // §2.1: fewer than 15% of apps carry 99% of the invocations.
+        Assert.True(carrying < 0.15 * plans.Count, $"{carrying} apps carry 99% of the invocations");
+        Assert.InRange(iat[iat.Length / 2] / 60_000, 18, 22);
     }
 
     [Fact]
-    public void The_popular_blobs_of_a_reusing_app_are_its_small_ones_and_keep_the_percentiles()
-    {
-        var generator = new TraceGenerator(new TraceGeneratorOptions { Seed = 3 });
-        double[] sizes = [.. Enumerable.Range(0, 100_000).Select(rank => generator.BlobSize(7, rank, 100_000))];
-
-        Assert.True(sizes[0] <= sizes[50_000] && sizes[50_000] <= sizes[99_000]);
-        Assert.InRange(sizes.Order().ElementAt(50_000), 5_300 * 0.9, 5_300 * 1.1);
-        Assert.InRange(sizes.Order().ElementAt(99_000), 1_590_000 * 0.9, 1_590_000 * 1.1);
-    }
-
-    [Fact]
-    public void Most_apps_are_invoked_less_than_once_a_minute_at_full_scale()
-    {
-        long[] perApp = new TraceGenerator(new TraceGeneratorOptions()).AccessesPerApp();
-        double accessesPerInvocation = (double)AzureTraceShape.Accesses / AzureTraceShape.Invocations;
-
-        double rare = perApp.Count(a => a / accessesPerInvocation < AzureTraceShape.Days * 24 * 60) / (double)perApp.Length;
-
-        // §2.1: 80% of functions are invoked less than once a minute.
-        Assert.InRange(rare, 0.72, 0.88);
-        Assert.InRange(perApp.Sum(), AzureTraceShape.Accesses - AzureTraceShape.Apps, AzureTraceShape.Accesses + AzureTraceShape.Apps);
-    }
-
-    [Fact]
-    public void Capped_apps_keep_the_cap_and_the_rest_share_the_total()
+    public void Apps_beyond_the_cap_are_cut_to_it_and_the_rest_keep_their_counts()
     {
         var options = new TraceGeneratorOptions { Accesses = 1_000_000, Apps = 100, MaxAccessesPerApp = 50_000, Seed = 5 };
 
-        long[] perApp = new TraceGenerator(options).AccessesPerApp();
+        IReadOnlyList<AppPlan> plans = new TraceGenerator(options).Plans;
 
-        Assert.All(perApp, n => Assert.InRange(n, 1, 50_000));
-        Assert.InRange(perApp.Sum(), 990_000, 1_010_000);
+        Assert.All(plans, a => Assert.InRange(a.Accesses, Math.Max(a.Invocations, a.Blobs), 50_000));
+        Assert.All(plans, a => Assert.InRange(a.Writes, 0, a.Invocations > a.Blobs ? a.Blobs - 1 : a.Blobs));
+        Assert.InRange(plans.Sum(a => a.Accesses), 990_000, 1_010_000);
     }
 
     [Fact]

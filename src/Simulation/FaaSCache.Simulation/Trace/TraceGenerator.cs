@@ -4,24 +4,39 @@ using FaaSCache.Options;
 namespace FaaSCache.Simulation.Trace;
 
 /// <summary>
-/// A seeded, streaming generator of an Azure-shaped blob trace (<see cref="AzureTraceShape"/>): rows come app by app,
-/// in time order within an app, and only the current app's per-blob versions are held in memory.
+/// A seeded, streaming generator of a blob trace fitted to the Azure Functions blob trace 2020 app by app
+/// (<see cref="AzureTraceShape"/>): rows come app by app, in time order within an app, and only the current app's blobs
+/// are held in memory.
 /// </summary>
 /// <remarks>
-/// Per app: its accesses follow a log-normal share of the total (capped at
-/// <see cref="TraceGeneratorOptions.MaxAccessesPerApp"/>); accesses per invocation 1..4; invocations per blob from
-/// <see cref="AzureTraceShape.InvocationsPerBlob"/> (busier apps placed higher, <see cref="AzureTraceShape.ReuseBySize"/>)
-/// give the blob count. Apps with at most one invocation per blob give each invocation blobs of its own; the others pick
-/// blobs by a Zipf(0.9) popularity (the exponent is ours: with the other choices it keeps the four published statistics
-/// of <see cref="TraceStatistics"/> within 10% for the benchmark's seed), their popular blobs the small ones. Invocations
-/// arrive as a Poisson process over the trace's days. Each access writes with probability 22.7%; a write changes the
-/// blob's ETag. A blob's size is fixed by a hash of (seed, app, blob), from <see cref="AzureTraceShape.BlobBytes"/>, so
-/// the same blob always has the same size.
+/// Every app's counts are fixed first (<see cref="AppPlanner"/>): invocations, distinct blob versions (ETags), accesses
+/// and writes, and its active span. An app at or below one invocation per blob gives each invocation blobs of its own
+/// (their first access a write or a read, the rest re-reads within the invocation), so its blobs are exactly its plan's.
+/// An app above one re-uses: it introduces its blobs over time, re-reads and rewrites them by a Zipf(0.9) popularity
+/// (ours), its popular blobs the small ones (§6.2: "smaller objects tend to be reused more often"); every write makes a
+/// new version. A version's ETag is a hash of (seed, app, blob, version), unique per version across the trace. Sizes:
+/// a blob first read is drawn from <see cref="AzureTraceShape.ReadBlobBytes"/>, a version written from
+/// <see cref="AzureTraceShape.WriteBlobBytes"/>. Invocations arrive in bursts: the gaps are log-normal (sigma
+/// <see cref="GapSigma"/>, ours; a coefficient of variation of ~1.1 where Poisson's is 1), scaled to the app's span.
 /// </remarks>
 public sealed class TraceGenerator
 {
+    /// <summary>
+    /// Spread of the log-normal gaps between an app's invocations (ours: Fig. 3 says most blobs are accessed burstier
+    /// than Poisson, not how an app's invocations are: on the full trace 1.5 made 55% of the blobs with three accesses
+    /// or more bursty (an IaT CoV over 1), 1.0 made 40%, where Fig. 3's CDF reads ~36%).
+    /// </summary>
+    public const double GapSigma = 0.9;
+
+    /// <summary>
+    /// Share of a re-using app's blobs whose size follows their popularity (§6.2: "smaller objects tend to be reused more
+    /// often"; ours, set so that caching what was accessed saves §2.1's 27% of the traffic).
+    /// </summary>
+    public const double SizeByPopularity = 0.7;
+
     private const double ZipfExponent = 0.9;
     private readonly TraceGeneratorOptions _options;
+    private AppPlan[]? _plans;
 
     /// <summary>Creates a generator.</summary>
     /// <param name="options">What to generate.</param>
@@ -32,202 +47,183 @@ public sealed class TraceGenerator
         _options = options;
     }
 
+    /// <summary>Gets every app's counts, in app order (computed once, before any row).</summary>
+    public IReadOnlyList<AppPlan> Plans => _plans ??= AppPlanner.Plan(_options);
+
     /// <summary>The accesses of each app, in app order; every app's rows are contiguous and in time order.</summary>
     /// <returns>The trace rows, generated lazily.</returns>
     public IEnumerable<BlobAccess> Generate()
     {
-        long[] perApp = AccessesPerApp();
-        double[] places = PlacesOnFig2(perApp);
-        for (int app = 0; app < perApp.Length; app++)
+        foreach (AppPlan plan in Plans)
         {
-            foreach (BlobAccess access in GenerateApp(app, perApp[app], places[app]))
+            IEnumerable<BlobAccess> rows = plan.Invocations > plan.Blobs ? Reusing(plan) : Private(plan);
+            foreach (BlobAccess access in rows)
             {
                 yield return access;
             }
         }
     }
 
-    /// <summary>
-    /// Each app's place (0..1) on <see cref="AzureTraceShape.InvocationsPerBlob"/>: the apps ranked by
-    /// rho q + (1 - rho) v, q the app's place among the apps by size, v a golden-ratio sequence over that order from a
-    /// seeded start (rho <see cref="AzureTraceShape.ReuseBySize"/>). The places are evenly spread over the apps, so Fig.
-    /// 2's shares hold exactly; busier apps sit higher; and apps of similar size get places spread over the whole curve,
-    /// so the few largest apps, which carry most accesses, are a mix and not all one kind by chance.
-    /// </summary>
-    private double[] PlacesOnFig2(long[] perApp)
+    /// <summary>An app at or below one invocation per blob: each invocation's blobs are its own.</summary>
+    private IEnumerable<BlobAccess> Private(AppPlan plan)
     {
-        const double Golden = 0.6180339887498949;
-        double start = new Random((int)Mix(((ulong)(uint)_options.Seed << 32) ^ 0xF1_6200_0000UL)).NextDouble();
-        double rho = AzureTraceShape.ReuseBySize;
-        int[] bySize = [.. Enumerable.Range(0, perApp.Length).OrderBy(a => perApp[a]).ThenBy(a => a)];
-        double[] score = new double[perApp.Length];
-        for (int k = 0; k < bySize.Length; k++)
+        var random = new Random(Seeds.Of(_options.Seed, 0x5EED_0000UL + (ulong)plan.App));
+        var app = new AppRows(this, plan);
+        long etagsLeft = plan.Blobs, writesLeft = plan.Writes, next = 0;
+        List<(string Name, string ETag, double Bytes)> own = [];
+        for (long inv = 0; inv < plan.Invocations; inv++)
         {
-            double v = (start + (k * Golden)) % 1;
-            score[bySize[k]] = (rho * (k + 0.5) / bySize.Length) + ((1 - rho) * v);
-        }
-
-        int[] order = [.. Enumerable.Range(0, score.Length).OrderBy(a => score[a]).ThenBy(a => a)];
-        double[] places = new double[score.Length];
-        for (int rank = 0; rank < order.Length; rank++)
-        {
-            places[order[rank]] = (rank + 0.5) / order.Length;
-        }
-
-        return places;
-    }
-
-    /// <summary>Each app's number of accesses: log-normal shares of the total, capped, summing to about the total.</summary>
-    internal long[] AccessesPerApp()
-    {
-        var random = new Random(_options.Seed);
-        double[] weights = new double[_options.Apps];
-        for (int i = 0; i < weights.Length; i++)
-        {
-            weights[i] = Math.Exp(AzureTraceShape.AppSizeSigma * Normal(random));
-        }
-
-        // Apps over the cap keep the cap; the rest share what remains in proportion to their weights.
-        long[] counts = new long[weights.Length];
-        bool[] capped = new bool[weights.Length];
-        for (int round = 0; round < 8; round++)
-        {
-            double free = weights.Where((_, i) => !capped[i]).Sum();
-            long left = _options.Accesses - (capped.Count(c => c) * (long)_options.MaxAccessesPerApp);
-            bool changed = false;
-            for (int i = 0; i < weights.Length; i++)
+            long blobs = Share(inv, plan.Blobs, plan.Invocations);
+            long accesses = blobs + Share(inv, plan.Accesses - plan.Blobs, plan.Invocations);
+            string invocation = app.Invocation(inv);
+            own.Clear();
+            for (int k = 0; k < accesses; k++)
             {
-                if (capped[i])
+                if (k < blobs)
                 {
-                    counts[i] = _options.MaxAccessesPerApp;
-                    continue;
+                    bool write = random.NextDouble() * etagsLeft < writesLeft;
+                    etagsLeft--;
+                    writesLeft -= write ? 1 : 0;
+                    long name = next++;
+                    double bytes = Math.Round(write
+                        ? AzureTraceShape.WriteBlobBytes.Quantile(Seeds.Uniform(_options.Seed, plan.App, name, 2))
+                        : AzureTraceShape.ReadBlobBytes.Quantile(Seeds.Uniform(_options.Seed, plan.App, name, 1)));
+                    own.Add((Name(name), ETag(plan.App, name, write ? 1 : 0), bytes));
+                    yield return app.Row(k, invocation, own[^1].Name, own[^1].ETag, own[^1].Bytes, write);
                 }
-
-                counts[i] = Math.Max(1, (long)Math.Round(left * weights[i] / free));
-                if (counts[i] > _options.MaxAccessesPerApp)
+                else
                 {
-                    capped[i] = changed = true;
-                    counts[i] = _options.MaxAccessesPerApp;
+                    var (name, etag, bytes) = own[random.Next(own.Count)];
+                    yield return app.Row(k, invocation, name, etag, bytes, write: false);
                 }
             }
-
-            if (!changed)
-            {
-                break;
-            }
         }
-
-        return counts;
     }
 
-    private IEnumerable<BlobAccess> GenerateApp(int app, long accesses, double place)
+    /// <summary>An app above one invocation per blob: introduces, re-reads and rewrites blobs across invocations.</summary>
+    private IEnumerable<BlobAccess> Reusing(AppPlan plan)
     {
-        // Not HashCode.Combine: it is seeded per process, and the trace must be the same in every run.
-        var random = new Random((int)Mix(((ulong)(uint)_options.Seed << 32) ^ (uint)app ^ 0x5eed_0000_0000UL));
-        int perInvocation = 1 + Pick(random, AzureTraceShape.AccessesPerInvocationWeights);
-        long invocations = Math.Max(1, (accesses + perInvocation - 1) / perInvocation);
-        double invocationsPerBlob = AzureTraceShape.InvocationsPerBlob.Quantile(place);
-        long blobs = Math.Clamp((long)Math.Round(invocations / invocationsPerBlob), 1, accesses);
-        bool walk = invocationsPerBlob <= 1;
-        var zipf = new ZipfSampler(blobs, ZipfExponent);
-        int[] versions = new int[blobs];
-
-        string appName = Hex(app, 0xA);
-        string region = "r" + (app % AzureTraceShape.Regions).ToString(CultureInfo.InvariantCulture);
-        string user = Hex((int)((long)app * AzureTraceShape.Users / Math.Max(1, _options.Apps)), 0xB);
-        double spanMs = _options.Days * 86_400_000.0;
-        double meanGapMs = spanMs / invocations;
-        double t = AzureTraceShape.StartUnixMs + (random.NextDouble() * meanGapMs);
-        long emitted = 0;
-        for (long inv = 0; emitted < accesses; inv++)
+        var random = new Random(Seeds.Of(_options.Seed, 0x5EED_0000UL + (ulong)plan.App));
+        var app = new AppRows(this, plan);
+        long names = plan.Blobs - plan.Writes;
+        string[] nameOf = new string[names], etagOf = new string[names];
+        int[] version = new int[names];
+        double[] bytesOf = new double[names];
+        long introduced = 0, introLeft = names, writesLeft = plan.Writes, readsLeft = plan.Accesses - names - plan.Writes;
+        for (long inv = 0; inv < plan.Invocations; inv++)
         {
-            string invocationId = appName + "-" + inv.ToString("x", CultureInfo.InvariantCulture);
-            for (int k = 0; k < perInvocation && emitted < accesses; k++, emitted++)
+            long accesses = Share(inv, plan.Accesses, plan.Invocations);
+            string invocation = app.Invocation(inv);
+            for (int k = 0; k < accesses; k++)
             {
-                // A walk gives each invocation blobs of its own (its k-th access the k-th of them, round again when it has
-                // fewer than accesses): no blob is used by two invocations.
-                long blob = walk ? WalkBlob(inv, k, invocations, blobs) : zipf.Next(random);
-                bool write = random.NextDouble() >= AzureTraceShape.ReadShare;
-                if (write)
+                double u = random.NextDouble() * (introLeft + writesLeft + readsLeft);
+                long blob;
+                bool write = false;
+                if (introduced == 0 || u < introLeft)
                 {
-                    versions[blob]++;
+                    blob = introduced++;
+                    introLeft--;
+                    nameOf[blob] = Name(blob);
+                    etagOf[blob] = ETag(plan.App, blob, 0);
+                    // A share of the blobs take their size by popularity rank (the popular, early ones the small ones);
+                    // the rest at random. Either way over the app's blobs the quantiles stay uniform.
+                    double rank = Seeds.Uniform(_options.Seed, plan.App, blob, 3) < SizeByPopularity
+                        ? (blob + 0.25 + (0.5 * Seeds.Uniform(_options.Seed, plan.App, blob, 1))) / names
+                        : Seeds.Uniform(_options.Seed, plan.App, blob, 1);
+                    bytesOf[blob] = Math.Round(AzureTraceShape.ReadBlobBytes.Quantile(rank));
+                }
+                else
+                {
+                    blob = Zipf(random, introduced);
+                    write = u < introLeft + writesLeft;
+                    if (write)
+                    {
+                        writesLeft--;
+                        version[blob]++;
+                        etagOf[blob] = ETag(plan.App, blob, version[blob]);
+                        bytesOf[blob] = Math.Round(AzureTraceShape.WriteBlobBytes.Quantile(Seeds.Uniform(_options.Seed, plan.App, (blob << 20) ^ version[blob], 2)));
+                    }
+                    else
+                    {
+                        readsLeft--;
+                    }
                 }
 
-                // Accesses of one invocation follow each other by a few milliseconds.
-                long timestamp = (long)t + k;
-                yield return new BlobAccess(
-                    timestamp,
-                    region,
-                    user,
-                    appName,
-                    invocationId,
-                    "b" + blob.ToString("x", CultureInfo.InvariantCulture),
-                    "BlockBlob",
-                    "0x" + versions[blob].ToString("x", CultureInfo.InvariantCulture),
-                    walk ? BlobSize(app, blob) : BlobSize(app, blob, blobs),
-                    !write,
-                    write);
+                yield return app.Row(k, invocation, nameOf[blob], etagOf[blob], bytesOf[blob], write);
             }
-
-            t += -Math.Log(1 - random.NextDouble()) * meanGapMs;
         }
     }
 
-    /// <summary>A blob's size in whole bytes, fixed by (seed, app, blob).</summary>
-    internal double BlobSize(int app, long blob) => Math.Round(AzureTraceShape.BlobBytes.Quantile(Uniform(app, blob, 0)));
+    /// <summary>Share <paramref name="i"/> of <paramref name="total"/> split as evenly as whole numbers allow over <paramref name="parts"/>.</summary>
+    private static long Share(long i, long total, long parts) => (long)(((Int128)(i + 1) * total / parts) - ((Int128)i * total / parts));
 
-    /// <summary>
-    /// The size of blob <paramref name="rank"/> (0 the most popular) of an app that picks among <paramref name="blobs"/>
-    /// by popularity: the more popular, the smaller (§6.2: "smaller objects tend to be reused more often"). Its quantile
-    /// is a hashed point in the middle half of its rank's own slice of [0, 1]: over an app's many blobs the quantiles stay
-    /// uniform and the sizes keep the published percentiles, and an app with one blob never reuses a gigabyte millions of
-    /// times (its one blob is between p25 and p75).
-    /// </summary>
-    internal double BlobSize(int app, long rank, long blobs) => Math.Round(AzureTraceShape.BlobBytes.Quantile((rank + 0.25 + (0.5 * Uniform(app, rank, 1))) / blobs));
-
-    private static long WalkBlob(long invocation, int access, long invocations, long blobs)
+    private static long Zipf(Random random, long n)
     {
-        long first = invocation * blobs / invocations;
-        long width = Math.Max(1, ((invocation + 1) * blobs / invocations) - first);
-        return first + (access % width);
+        const double OneMinusS = 1 - ZipfExponent;
+        double top = Math.Pow(n + 1, OneMinusS) - 1;
+        double x = Math.Pow((random.NextDouble() * top) + 1, 1 / OneMinusS) - 1;
+        return Math.Clamp((long)x, 0, n - 1);
     }
 
-    private double Uniform(int app, long blob, ulong stream)
-    {
-        ulong h = Mix(((ulong)(uint)_options.Seed * 0x9E3779B97F4A7C15UL) ^ ((ulong)(uint)app << 40) ^ (ulong)blob ^ (stream * 0xD1B54A32D192ED03UL));
-        return (h >> 11) * (1.0 / (1UL << 53));
-    }
+    private static string Name(long blob) => "b" + blob.ToString("x", CultureInfo.InvariantCulture);
 
-    private static ulong Mix(ulong z)
-    {
-        // SplitMix64's finaliser: a cheap, well-spread hash of the blob's identity.
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9UL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBUL;
-        return z ^ (z >> 31);
-    }
+    /// <summary>A version's ETag: a hash of (seed, app, blob, version), so no two versions share one.</summary>
+    private string ETag(int app, long blob, int version)
+        => "0x" + Seeds.Mix(Seeds.Mix(((ulong)(uint)_options.Seed << 32) ^ (uint)app) ^ ((ulong)blob << 16) ^ (uint)version).ToString("X16", CultureInfo.InvariantCulture);
 
-    private static string Hex(int value, int salt) => ((uint)Mix(((ulong)(uint)salt << 32) | (uint)value)).ToString("x8", CultureInfo.InvariantCulture)
+    private static string Hex(int value, int salt) => ((uint)Seeds.Mix(((ulong)(uint)salt << 32) | (uint)value)).ToString("x8", CultureInfo.InvariantCulture)
         + value.ToString("x4", CultureInfo.InvariantCulture);
 
-    private static int Pick(Random random, IReadOnlyList<double> weights)
+    /// <summary>One app's identity and clock: its invocations' start times (bursty gaps scaled to its span), its rows.</summary>
+    private sealed class AppRows
     {
-        double u = random.NextDouble() * weights.Sum();
-        for (int i = 0; i < weights.Count; i++)
+        private readonly string _appName, _region, _user;
+        private readonly Random _gaps;
+        private readonly double _scale;
+        private double _t;
+        private long _start, _last = long.MinValue;
+
+        public AppRows(TraceGenerator generator, AppPlan plan)
         {
-            u -= weights[i];
-            if (u < 0)
+            int seed = Seeds.Of(generator._options.Seed, 0x6A95_0000UL + (ulong)plan.App);
+            _appName = Hex(plan.App, 0xA);
+            _region = "r" + (plan.App % AzureTraceShape.Regions).ToString(CultureInfo.InvariantCulture);
+            _user = Hex((int)((long)plan.App * AzureTraceShape.Users / Math.Max(1, generator._options.Apps)), 0xB);
+            // Two passes over the same gaps: the first sums them, so that they fill the app's span exactly.
+            var sum = new Random(seed);
+            double total = 0;
+            for (long i = 1; i < plan.Invocations; i++)
             {
-                return i;
+                total += Gap(sum);
             }
+
+            _scale = total > 0 ? plan.SpanMs / total : 0;
+            _gaps = new Random(seed);
+            _t = plan.StartMs;
         }
 
-        return weights.Count - 1;
-    }
+        public string Invocation(long inv)
+        {
+            if (inv > 0)
+            {
+                _t += Gap(_gaps) * _scale;
+            }
 
-    private static double Normal(Random random)
-    {
-        double u1 = 1 - random.NextDouble();
-        double u2 = random.NextDouble();
-        return Math.Sqrt(-2 * Math.Log(u1)) * Math.Cos(2 * Math.PI * u2);
+            _start = AzureTraceShape.StartUnixMs + (long)_t;
+            return _appName + "-" + inv.ToString("x", CultureInfo.InvariantCulture);
+        }
+
+        /// <summary>A row: accesses of one invocation follow each other by a millisecond; time never goes back.</summary>
+        public BlobAccess Row(int k, string invocation, string name, string etag, double bytes, bool write)
+        {
+            _last = Math.Max(_last, _start + k);
+            return new BlobAccess(_last, _region, _user, _appName, invocation, name, "BlockBlob", etag, bytes, !write, write);
+        }
+
+        private static double Gap(Random random)
+        {
+            double u1 = 1 - random.NextDouble(), u2 = random.NextDouble();
+            return Math.Exp(GapSigma * Math.Sqrt(-2 * Math.Log(u1)) * Math.Cos(2 * Math.PI * u2));
+        }
     }
 }

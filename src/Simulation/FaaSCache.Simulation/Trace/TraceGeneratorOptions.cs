@@ -17,7 +17,8 @@ public sealed record TraceGeneratorOptions
 
     /// <summary>
     /// Gets the most accesses one app may have: the simulator holds one app's accesses at a time, so this bounds its
-    /// memory (2 M accesses is ~40 MB of trace plus the cache state).
+    /// memory (~30 bytes an access plus its distinct names and ETags). The default, 8.2 M, lets the trace's busiest app
+    /// touch its published 8,137,406 blobs (the notebook's maximum, cell 10); each needs an access.
     /// </summary>
-    public int MaxAccessesPerApp { get; init; } = 2_000_000;
+    public int MaxAccessesPerApp { get; init; } = 8_200_000;
 }

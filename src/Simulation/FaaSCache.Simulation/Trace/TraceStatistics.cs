@@ -2,20 +2,26 @@ namespace FaaSCache.Simulation.Trace;
 
 /// <summary>
 /// The published statistics of the Azure Functions blob trace (Faa$T §2, Fig. 2) that a generator claims to follow,
-/// counted over a trace as the paper counts them: the share of apps that access a blob in more than one invocation, the
-/// first accesses (the first access to each of an app's blobs: 20.3 M of 44.3 M), and what caching every blob already
-/// accessed would save, every other access: 54.3% of the accesses (1 - 20.3 / 44.3) and 27.0% of the traffic (1 - 1.9 TB
-/// of unique data / 2.6 TB accessed). Apps must come whole (the trace's files are grouped by app; the generator streams
-/// app by app).
+/// counted over a trace as the paper and the dataset's notebook count them, a blob being a blob version (an ETag): the
+/// share of apps that access a blob in more than one invocation, the first accesses (the first access to each of an
+/// app's blobs: 20.3 M of 44.3 M), what caching every blob already accessed would save, every other access: 54.3% of the
+/// accesses (1 - 20.3 / 44.3) and 27.0% of the traffic (1 - 1.9 TB of unique data / 2.6 TB accessed); and per app
+/// (<see cref="AppSummaries"/>) what the notebook's cell 10 and §6.3 count over apps. Apps must come whole (the trace's
+/// files are grouped by app; the generator streams app by app).
 /// </summary>
-public sealed class TraceStatistics
+public sealed partial class TraceStatistics
 {
-    private readonly Dictionary<string, string> _firstInvocation = new(StringComparer.Ordinal);
+    private readonly Dictionary<(string Name, string ETag), string> _firstInvocation = [];
     private string? _app;
     private bool _appReuses;
 
-    /// <summary>The paper's figures: 32% of apps reuse a blob; 20.3 M first accesses of 44.3 M; an ideal cache saves 27.0% of the traffic and 54.3% of the accesses.</summary>
-    public static readonly (double ReuseShare, double FirstAccessShare, double TrafficSaved, double AccessesSaved) Published = (0.32, 20.3 / 44.3, 0.270, 0.543);
+    /// <summary>
+    /// The published figures: apps that reuse a blob across invocations, at least 49.77% (the notebook's 50.12% of apps
+    /// at or below one invocation per blob is (430 - 1) / 856 as its CDF counts; the other 426 apps have more invocations
+    /// than blobs, so one blob is in two; §2.1's "more than 32.0%" is the 1.1 line's, a looser bound); 20.3 M first
+    /// accesses of 44.3 M; an ideal cache saves 27.0% of the traffic and 54.3% of the accesses.
+    /// </summary>
+    public static readonly (double ReuseShare, double FirstAccessShare, double TrafficSaved, double AccessesSaved) Published = (0.4977, 20.3 / 44.3, 0.270, 0.543);
 
     /// <summary>Gets the number of accesses counted (rows with a size).</summary>
     public long Accesses { get; private set; }
@@ -55,9 +61,10 @@ public sealed class TraceStatistics
 
         Accesses++;
         Bytes += access.BlobBytes;
-        if (!_firstInvocation.TryGetValue(access.BlobName, out string? first))
+        AddToApp(access);
+        if (!_firstInvocation.TryGetValue((access.BlobName, access.ETag), out string? first))
         {
-            _firstInvocation[access.BlobName] = access.InvocationId;
+            _firstInvocation[(access.BlobName, access.ETag)] = access.InvocationId;
             FirstAccesses++;
             return;
         }
@@ -97,6 +104,8 @@ public sealed class TraceStatistics
         {
             AppsReusing++;
         }
+
+        EndAppSummary(_app);
 
         _appReuses = false;
         _firstInvocation.Clear();
