@@ -47,7 +47,7 @@ internal sealed class SimKeepAlive
             return default;
         }
 
-        KeepAliveWindows windows = HybridHistogramWindows.Compute(_histogram, _histogramOptions);
+        KeepAliveWindows windows = HybridHistogramWindows.Compute(_histogram, _histogramOptions, explain: false);
         _histogram.Add(TimeSpan.FromMilliseconds(gap));
         long preWarm = (long)windows.PreWarm.TotalMilliseconds;
         long unloadAfter = (long)windows.UnloadAfter.TotalMilliseconds;
