@@ -1,5 +1,4 @@
 using System.CommandLine;
-using FaaSCache.Host.Start;
 
 namespace FaaSCache.Host;
 

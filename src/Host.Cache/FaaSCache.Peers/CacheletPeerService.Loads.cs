@@ -1,10 +1,3 @@
-using System.Buffers;
-using System.IO.Hashing;
-using FaaSCache.Peers.Protocol;
-using FaaSCache.Storage;
-using Google.Protobuf;
-using Grpc.Core;
-
 namespace FaaSCache.Peers;
 
 /// <summary>§4, bandwidth scaling: a range of an object fetched from storage for another instance's parallel load, and the rate probe.</summary>

@@ -1,10 +1,3 @@
-using System.IO.Hashing;
-using FaaSCache.Caching;
-using FaaSCache.Peers.Protocol;
-using Google.Protobuf;
-using Grpc.Core;
-using Microsoft.Extensions.Logging;
-
 namespace FaaSCache.Peers;
 
 /// <summary>§3.2, a remote miss in one pass: the owner's download and the transfer to the requester overlap.</summary>

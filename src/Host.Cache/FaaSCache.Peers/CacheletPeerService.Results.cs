@@ -1,7 +1,4 @@
-using FaaSCache.Peers.Protocol;
 using FaaSCache.ResultCaching;
-using Google.Protobuf;
-using Grpc.Core;
 
 namespace FaaSCache.Peers;
 

@@ -1,16 +1,3 @@
-using FaaSCache.Options;
-using System.Buffers;
-using System.IO.Hashing;
-using FaaSCache.Caching;
-using FaaSCache.Cluster;
-using FaaSCache.Peers.Protocol;
-using FaaSCache.Storage;
-using Google.Protobuf;
-using Grpc.Core;
-using Microsoft.Extensions.Logging;
-using Microsoft.Extensions.Logging.Abstractions;
-using Microsoft.Extensions.Options;
-
 namespace FaaSCache.Peers;
 
 /// <summary>

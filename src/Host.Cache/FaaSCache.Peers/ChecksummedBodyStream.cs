@@ -1,6 +1,3 @@
-using System.IO.Hashing;
-using FaaSCache.Cluster;
-
 namespace FaaSCache.Peers;
 
 /// <summary>

@@ -1,8 +1,3 @@
-using System.Buffers;
-using FaaSCache.Cluster;
-using FaaSCache.Peers.Protocol;
-using Grpc.Core;
-
 namespace FaaSCache.Peers;
 
 /// <summary>

@@ -1,9 +1,3 @@
-using FaaSCache.Cluster;
-using FaaSCache.Ownership;
-using FaaSCache.Peers.Protocol;
-using Grpc.Core;
-using Grpc.Net.Client;
-
 namespace FaaSCache.Peers;
 
 /// <summary>One cached gRPC channel per peer endpoint, and the token on every call.</summary>

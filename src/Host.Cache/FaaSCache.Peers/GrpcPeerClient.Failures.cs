@@ -1,8 +1,3 @@
-using FaaSCache.Cluster;
-using FaaSCache.Storage;
-using Grpc.Core;
-using Microsoft.Extensions.Logging;
-
 namespace FaaSCache.Peers;
 
 /// <summary>How a failed peer call surfaces: not found, refused, corrupted, broken, late or unavailable.</summary>

@@ -1,7 +1,3 @@
-using System.Collections.Concurrent;
-using FaaSCache.Ownership;
-using Microsoft.Extensions.Logging;
-
 namespace FaaSCache.Peers;
 
 /// <summary>

@@ -1,7 +1,4 @@
-using FaaSCache.Cluster;
-using FaaSCache.Peers.Protocol;
 using FaaSCache.ResultCaching;
-using Google.Protobuf;
 
 namespace FaaSCache.Peers;
 

@@ -1,12 +1,3 @@
-using System.Buffers.Binary;
-using System.Net.Sockets;
-using System.Text;
-using FaaSCache.Cluster;
-using FaaSCache.Peers.Protocol;
-using FaaSCache.Storage;
-using Grpc.Core;
-using Grpc.Net.Client;
-
 namespace FaaSCache.Peers;
 
 /// <summary>

@@ -1,17 +1,3 @@
-using FaaSCache.Options;
-using System.Buffers;
-using System.Collections.Concurrent;
-using System.IO.Hashing;
-using FaaSCache.Cluster;
-using FaaSCache.Ownership;
-using FaaSCache.Peers.Protocol;
-using FaaSCache.Storage;
-using Google.Protobuf;
-using Grpc.Core;
-using Grpc.Net.Client;
-using Microsoft.Extensions.Logging;
-using Microsoft.Extensions.Logging.Abstractions;
-
 namespace FaaSCache.Peers;
 
 /// <summary>What a peer delivered for a ranged get.</summary>

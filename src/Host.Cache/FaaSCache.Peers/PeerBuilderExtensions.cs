@@ -1,13 +1,6 @@
-using System.Net;
-using FaaSCache.Caching;
-using FaaSCache.Cluster;
 using FaaSCache.Hosting;
-using FaaSCache.Ownership;
-using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
-using Microsoft.Extensions.Options;
 
 namespace FaaSCache.Peers;
 

@@ -1,8 +1,3 @@
-using System.Buffers;
-using System.Buffers.Binary;
-using System.IO.Hashing;
-using System.Net.Sockets;
-
 namespace FaaSCache.Peers;
 
 /// <summary>

@@ -1,7 +1,3 @@
-using System.Buffers.Binary;
-using System.Net.Sockets;
-using System.Text;
-
 namespace FaaSCache.Peers;
 
 /// <summary>

@@ -1,6 +1,3 @@
-using System.Buffers;
-using System.Net.Sockets;
-
 namespace FaaSCache.Peers;
 
 /// <summary>

@@ -1,10 +1,3 @@
-using System.Buffers.Binary;
-using System.Net.Sockets;
-using System.Text;
-using FaaSCache.Caching;
-using FaaSCache.Storage;
-using Microsoft.Extensions.Logging;
-
 namespace FaaSCache.Peers;
 
 /// <summary>§3.2, a whole get in one round trip on a kept-open bulk connection (the <c>G</c> request).</summary>

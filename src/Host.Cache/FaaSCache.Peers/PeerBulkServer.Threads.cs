@@ -1,7 +1,3 @@
-using System.Collections.Concurrent;
-using System.Net.Sockets;
-using Microsoft.Extensions.Logging;
-
 namespace FaaSCache.Peers;
 
 /// <summary>

@@ -1,15 +1,3 @@
-using FaaSCache.Options;
-using System.Buffers.Binary;
-using System.Collections.Concurrent;
-using System.Net;
-using System.Net.Sockets;
-using System.Text;
-using FaaSCache.Caching;
-using FaaSCache.Cluster;
-using Microsoft.Extensions.Logging;
-using Microsoft.Extensions.Logging.Abstractions;
-using Microsoft.Extensions.Options;
-
 namespace FaaSCache.Peers;
 
 /// <summary>

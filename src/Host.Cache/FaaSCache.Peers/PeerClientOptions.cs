@@ -1,5 +1,3 @@
-using FaaSCache.Cluster;
-
 namespace FaaSCache.Peers;
 
 /// <summary>Options of <see cref="GrpcPeerClient"/>; checked by <see cref="PeerClientOptionsValidator"/>.</summary>

@@ -1,6 +1,3 @@
-using FaaSCache.Cluster;
-using Microsoft.Extensions.Options;
-
 namespace FaaSCache.Peers;
 
 /// <summary>Checks <see cref="PeerClientOptions"/>: each failure names the setting, the value and what is allowed.</summary>

@@ -1,6 +1,3 @@
-using FaaSCache.Peers.Protocol;
-using Grpc.Core;
-
 namespace FaaSCache.Peers;
 
 /// <summary>The body of a get, read from the call's reply stream; chunks land straight in the consumer's buffer when they fit.</summary>

@@ -1,6 +1,3 @@
-using FaaSCache.Peers.Protocol;
-using Grpc.Core;
-
 namespace FaaSCache.Peers;
 
 /// <summary>The body of a put, read from the request stream on the owner.</summary>

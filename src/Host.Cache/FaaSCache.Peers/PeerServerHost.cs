@@ -1,11 +1,6 @@
-using System.Net;
-using FaaSCache.Caching;
-using FaaSCache.Cluster;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
-using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
 
 namespace FaaSCache.Peers;
 

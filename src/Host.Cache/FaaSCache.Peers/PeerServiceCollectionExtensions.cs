@@ -1,15 +1,8 @@
-using System.Net;
-using FaaSCache.Caching;
-using FaaSCache.Cluster;
-using FaaSCache.Ownership;
 using Grpc.AspNetCore.Server;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
-using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
-using Microsoft.Extensions.Logging;
-using Microsoft.Extensions.Options;
 
 namespace FaaSCache.Peers;
 

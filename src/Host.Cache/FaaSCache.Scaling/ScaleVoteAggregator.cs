@@ -1,7 +1,3 @@
-using FaaSCache.Options;
-using FaaSCache.Scaling.Voters;
-using Microsoft.Azure.WebJobs.Host.Scale;
-
 namespace FaaSCache.Scaling;
 
 /// <summary>One instance's votes: each voter's, and their aggregate by the WebJobs SDK's rule.</summary>

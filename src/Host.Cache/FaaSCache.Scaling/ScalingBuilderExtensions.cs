@@ -1,16 +1,12 @@
-using FaaSCache.Bandwidth;
 using FaaSCache.Caching;
 using FaaSCache.Cluster;
 using FaaSCache.Hosting;
-using FaaSCache.Options;
 using FaaSCache.Ownership;
 using FaaSCache.Prewarm;
 using FaaSCache.Scaling.Grpc;
-using FaaSCache.Scaling.Voters;
 using FaaSCache.Storage;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Routing;
-using Microsoft.Azure.WebJobs.Host.Scale;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Hosting;

@@ -1,7 +1,6 @@
 using System.Diagnostics.CodeAnalysis;
 using FaaSCache.Caching;
 using FaaSCache.Storage;
-using Microsoft.Azure.WebJobs;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 

@@ -5,7 +5,6 @@ using FaaSCache.Options;
 using FaaSCache.Peers;
 using FaaSCache.Prewarm;
 using FaaSCache.Scaling;
-using Microsoft.Azure.WebJobs;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;

@@ -1,5 +1,4 @@
 using FaaSCache.WebJobs;
-using Microsoft.Azure.WebJobs;
 using Microsoft.Azure.WebJobs.Hosting;
 
 [assembly: WebJobsStartup(typeof(FaaSCacheWebJobsStartup), FaaSCacheExtensionConfigProvider.ExtensionName)]

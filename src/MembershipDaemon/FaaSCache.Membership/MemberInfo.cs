@@ -1,5 +1,3 @@
-using System.Text.Json.Serialization;
-
 namespace FaaSCache.Membership;
 
 /// <summary>One live instance of an app as the membership blob lists it.</summary>

@@ -1,12 +1,8 @@
 using Azure.Storage.Blobs;
 using FaaSCache.Cluster;
 using FaaSCache.Hosting;
-using FaaSCache.Options;
-using FaaSCache.Ownership;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
-using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 
 namespace FaaSCache.Membership;

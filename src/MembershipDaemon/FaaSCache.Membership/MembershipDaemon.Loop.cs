@@ -1,9 +1,4 @@
 using System.Collections.Frozen;
-using FaaSCache.Options;
-using FaaSCache.Ownership;
-using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
-using Microsoft.Extensions.Logging.Abstractions;
 
 namespace FaaSCache.Membership;
 

@@ -1,10 +1,5 @@
 using System.Collections.Frozen;
-using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
-using Microsoft.Extensions.Logging.Abstractions;
 
-using FaaSCache.Options;
-using FaaSCache.Ownership;
 using FaaSCache.Cluster;
 
 namespace FaaSCache.Membership;

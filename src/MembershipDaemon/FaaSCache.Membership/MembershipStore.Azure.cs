@@ -1,8 +1,6 @@
 using Azure.Storage.Blobs;
 using Azure.Storage.Blobs.Specialized;
-using FaaSCache.Options;
 using FaaSCache.Storage;
-using Microsoft.Extensions.Logging;
 
 namespace FaaSCache.Membership;
 

@@ -1,9 +1,6 @@
 using System.Globalization;
 using Azure;
-using FaaSCache.Options;
 using FaaSCache.Storage;
-using Microsoft.Extensions.Logging;
-using Microsoft.Extensions.Logging.Abstractions;
 
 namespace FaaSCache.Membership;
 

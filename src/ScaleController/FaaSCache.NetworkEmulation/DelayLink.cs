@@ -1,6 +1,4 @@
 using System.Buffers;
-using System.Diagnostics;
-using System.Net;
 using System.Net.Sockets;
 using System.Threading.Channels;
 

@@ -1,6 +1,3 @@
-using System.Diagnostics;
-using System.Globalization;
-
 namespace FaaSCache.NetworkEmulation;
 
 /// <summary>Whether this machine can emulate links, and removal of what a run left behind.</summary>

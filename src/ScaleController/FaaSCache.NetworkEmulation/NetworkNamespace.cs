@@ -1,5 +1,3 @@
-using System.Diagnostics;
-using System.Net;
 using FaaSCache.Options;
 
 namespace FaaSCache.NetworkEmulation;

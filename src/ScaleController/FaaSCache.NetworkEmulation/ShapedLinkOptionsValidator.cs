@@ -1,4 +1,3 @@
-using System.Globalization;
 using Microsoft.Extensions.Options;
 
 namespace FaaSCache.NetworkEmulation;

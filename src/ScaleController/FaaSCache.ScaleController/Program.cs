@@ -1,8 +1,5 @@
 using System.CommandLine;
-using FaaSCache.Options;
-using FaaSCache.ScaleController.Options;
 using Microsoft.AspNetCore.Builder;
-using Microsoft.Extensions.Logging;
 
 namespace FaaSCache.ScaleController;
 

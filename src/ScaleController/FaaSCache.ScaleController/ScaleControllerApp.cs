@@ -1,25 +1,15 @@
-using System.Net;
 using FaaSCache.Cluster;
 using FaaSCache.Hosting;
 using FaaSCache.Keda;
-using FaaSCache.Membership;
-using FaaSCache.Options;
-using FaaSCache.ScaleController.Decisions;
-using FaaSCache.ScaleController.FrontDoor;
 using FaaSCache.ScaleController.Grpc;
-using FaaSCache.ScaleController.Instances;
-using FaaSCache.ScaleController.KeepAlive;
-using FaaSCache.ScaleController.Options;
 using FaaSCache.ScaleController.Status;
 using FaaSCache.Security.Keys;
 using FaaSCache.Security.Logging;
 using FaaSCache.Security.Ports;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Logging;
 using Yarp.ReverseProxy.Configuration;
 
 namespace FaaSCache.ScaleController;

@@ -1,7 +1,3 @@
-using System.CommandLine;
-using System.Globalization;
-using FaaSCache.Storage;
-
 namespace FaaSCache.Tools;
 
 /// <summary><c>blob put|get|ls</c>: a small storage client for scripts and samples (no Azure CLI needed).</summary>

@@ -1,12 +1,6 @@
-using System.CommandLine;
-using System.Diagnostics;
-using System.Globalization;
-using System.Text;
 using FaaSCache.Caching;
 using FaaSCache.Hosting;
-using FaaSCache.Options;
 using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
 
 namespace FaaSCache.Tools;
 

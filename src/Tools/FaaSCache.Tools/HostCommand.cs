@@ -1,8 +1,4 @@
-using System.CommandLine;
-using System.Diagnostics;
-using System.Globalization;
 using System.Net.Http.Json;
-using System.Text.Json;
 using FaaSCache.Diagnostics;
 
 namespace FaaSCache.Tools;

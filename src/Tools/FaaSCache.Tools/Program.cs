@@ -1,5 +1,3 @@
-using System.CommandLine;
-
 namespace FaaSCache.Tools;
 
 /// <summary><c>faascache</c>: the developer's tool beside the FaaSCache host.</summary>

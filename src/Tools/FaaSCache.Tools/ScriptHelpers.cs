@@ -1,5 +1,3 @@
-using System.CommandLine;
-using System.Text.Json;
 using System.Text.Json.Nodes;
 using FaaSCache.Hosting;
 

@@ -1,7 +1,4 @@
-using System.CommandLine;
 using System.CommandLine.Parsing;
-using System.Diagnostics;
-using FaaSCache.Host;
 using FaaSCache.Host.Start;
 
 namespace FaaSCache.Tools;

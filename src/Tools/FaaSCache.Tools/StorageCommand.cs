@@ -1,6 +1,4 @@
-using System.CommandLine;
 using Azure.Storage.Blobs;
-using FaaSCache.Storage;
 
 namespace FaaSCache.Tools;
 

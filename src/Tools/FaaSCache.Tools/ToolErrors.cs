@@ -1,7 +1,5 @@
 using System.Net.Sockets;
 using Azure;
-using FaaSCache.Options;
-using FaaSCache.Storage;
 
 namespace FaaSCache.Tools;
 

@@ -1,6 +1,3 @@
-using System.CommandLine;
-using System.Globalization;
-using FaaSCache.Options;
 using FaaSCache.Simulation.Trace;
 
 namespace FaaSCache.Tools;

@@ -1,4 +1,3 @@
-using System.CommandLine;
 using FaaSCache.Simulation.Engine;
 using FaaSCache.Simulation.WhatIf;
 

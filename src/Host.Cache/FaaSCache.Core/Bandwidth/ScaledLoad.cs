@@ -1,13 +1,3 @@
-using System.Buffers;
-using System.Security.Cryptography;
-using FaaSCache.Caching;
-using FaaSCache.Cluster;
-using FaaSCache.Diagnostics;
-using FaaSCache.Ownership;
-using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
-using Microsoft.Extensions.Logging;
-
 namespace FaaSCache.Bandwidth;
 
 /// <summary>

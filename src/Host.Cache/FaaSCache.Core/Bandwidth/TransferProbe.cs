@@ -1,10 +1,3 @@
-using FaaSCache.Cluster;
-using FaaSCache.Options;
-using FaaSCache.Ownership;
-using FaaSCache.Storage;
-using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
-
 namespace FaaSCache.Bandwidth;
 
 /// <summary>

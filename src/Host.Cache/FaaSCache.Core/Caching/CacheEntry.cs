@@ -1,5 +1,4 @@
 using FaaSCache.Caching.Index;
-using FaaSCache.SharedMemory;
 
 namespace FaaSCache.Caching;
 

@@ -1,13 +1,3 @@
-using FaaSCache.Bandwidth;
-using FaaSCache.Cluster;
-using FaaSCache.Diagnostics;
-using FaaSCache.Options;
-using FaaSCache.Ownership;
-using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
-using Microsoft.Extensions.Logging;
-using Microsoft.Extensions.Logging.Abstractions;
-
 namespace FaaSCache.Caching;
 
 /// <summary>

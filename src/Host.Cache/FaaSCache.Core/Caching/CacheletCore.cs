@@ -1,12 +1,4 @@
-using FaaSCache.Bandwidth;
 using FaaSCache.Caching.Index;
-using FaaSCache.Cluster;
-using FaaSCache.Diagnostics;
-using FaaSCache.Options;
-using FaaSCache.Ownership;
-using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
-using Microsoft.Extensions.Logging;
 
 namespace FaaSCache.Caching;
 

@@ -1,8 +1,3 @@
-using FaaSCache.Diagnostics;
-using FaaSCache.Options;
-using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
-
 namespace FaaSCache.Caching;
 
 /// <summary>The cachelet's admin face: what operators, banners, admin endpoints and statistics readers see and do.</summary>

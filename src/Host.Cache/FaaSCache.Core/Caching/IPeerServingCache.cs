@@ -1,5 +1,3 @@
-using FaaSCache.Cluster;
-
 namespace FaaSCache.Caching;
 
 /// <summary>The cachelet's peer-server face: what the peer service calls when other cachelets of the app ask (§3.2).</summary>

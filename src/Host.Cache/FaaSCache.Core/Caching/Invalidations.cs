@@ -1,6 +1,3 @@
-using FaaSCache.Ownership;
-using Microsoft.Extensions.Logging;
-
 namespace FaaSCache.Caching;
 
 /// <summary>

@@ -1,5 +1,4 @@
 using System.Threading.Channels;
-using FaaSCache.SharedMemory;
 
 namespace FaaSCache.Caching;
 

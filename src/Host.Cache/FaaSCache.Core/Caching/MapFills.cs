@@ -1,8 +1,3 @@
-using FaaSCache.Bandwidth;
-using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
-using Microsoft.Extensions.Logging;
-
 namespace FaaSCache.Caching;
 
 /// <summary>A body received into a new map: whether its bytes are reserved in the cache, and how many bytes were written into it.</summary>

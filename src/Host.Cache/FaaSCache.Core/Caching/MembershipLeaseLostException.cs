@@ -1,5 +1,3 @@
-using FaaSCache.Storage;
-
 namespace FaaSCache.Caching;
 
 /// <summary>

@@ -1,5 +1,3 @@
-using FaaSCache.SharedMemory;
-
 namespace FaaSCache.Caching;
 
 /// <summary>

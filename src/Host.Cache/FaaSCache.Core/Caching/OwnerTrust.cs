@@ -1,6 +1,3 @@
-using FaaSCache.Options;
-using FaaSCache.Ownership;
-
 namespace FaaSCache.Caching;
 
 /// <summary>

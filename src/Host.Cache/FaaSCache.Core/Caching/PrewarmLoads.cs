@@ -1,7 +1,3 @@
-using FaaSCache.Ownership;
-using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
-
 namespace FaaSCache.Caching;
 
 /// <summary>§3.3: the Load Daemon's loads. They fill free space only, and count as no access of any kind.</summary>

@@ -1,8 +1,3 @@
-using FaaSCache.Cluster;
-using FaaSCache.Ownership;
-using FaaSCache.Storage;
-using Microsoft.Extensions.Logging;
-
 namespace FaaSCache.Caching;
 
 /// <summary>

@@ -1,6 +1,3 @@
-using System.Buffers;
-using FaaSCache.SharedMemory;
-
 namespace FaaSCache.Caching;
 
 /// <summary>

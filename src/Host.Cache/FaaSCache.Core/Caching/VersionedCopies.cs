@@ -1,6 +1,3 @@
-using FaaSCache.Ownership;
-using FaaSCache.SharedMemory;
-
 namespace FaaSCache.Caching;
 
 /// <summary>

@@ -1,5 +1,3 @@
-using FaaSCache.Storage;
-
 namespace FaaSCache.Caching;
 
 /// <summary>A write was handed to its owner, which failed before it answered: it may or may not have taken effect.</summary>

@@ -1,9 +1,3 @@
-using FaaSCache.Cluster;
-using FaaSCache.Options;
-using FaaSCache.Ownership;
-using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
-
 namespace FaaSCache.Caching;
 
 /// <summary>

@@ -1,9 +1,5 @@
-using FaaSCache.Options;
 using Grpc.Core;
 using Grpc.Core.Interceptors;
-using Microsoft.Extensions.Logging;
-using Microsoft.Extensions.Logging.Abstractions;
-using Microsoft.Extensions.Options;
 
 namespace FaaSCache.Cluster;
 

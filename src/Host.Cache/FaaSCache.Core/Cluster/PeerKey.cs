@@ -1,7 +1,4 @@
 using System.Buffers.Text;
-using System.Globalization;
-using System.Security.Cryptography;
-using System.Text;
 
 namespace FaaSCache.Cluster;
 

@@ -1,5 +1,3 @@
-using Microsoft.Extensions.Options;
-
 namespace FaaSCache.Cluster;
 
 /// <summary>Checks <see cref="PeerServerOptions"/>: each failure names the setting, the value and what is allowed.</summary>

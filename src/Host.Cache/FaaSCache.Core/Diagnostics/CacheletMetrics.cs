@@ -1,5 +1,4 @@
 using System.Diagnostics.Metrics;
-using FaaSCache.Caching;
 
 namespace FaaSCache.Diagnostics;
 

@@ -1,4 +1,3 @@
-using System.Text.Json.Serialization;
 using FaaSCache.Memory;
 using FaaSCache.Prewarm;
 

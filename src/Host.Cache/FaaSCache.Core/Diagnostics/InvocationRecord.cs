@@ -1,5 +1,3 @@
-using System.Text.Json.Serialization;
-
 namespace FaaSCache.Diagnostics;
 
 /// <summary>How one input reached the worker.</summary>

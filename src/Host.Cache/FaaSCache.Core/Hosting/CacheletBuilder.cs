@@ -1,15 +1,3 @@
-using FaaSCache.Bandwidth;
-using FaaSCache.Caching;
-using FaaSCache.Cluster;
-using FaaSCache.Options;
-using FaaSCache.Ownership;
-using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
-using Microsoft.Extensions.Configuration;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.DependencyInjection.Extensions;
-using Microsoft.Extensions.Logging;
-
 namespace FaaSCache.Hosting;
 
 /// <summary>

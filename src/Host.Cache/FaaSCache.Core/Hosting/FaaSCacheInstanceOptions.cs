@@ -1,6 +1,3 @@
-using System.Net;
-using Microsoft.Extensions.Configuration;
-
 namespace FaaSCache.Hosting;
 
 /// <summary>

@@ -1,6 +1,3 @@
-using System.Net;
-using Microsoft.Extensions.Options;
-
 namespace FaaSCache.Hosting;
 
 /// <summary>Checks <see cref="FaaSCacheInstanceOptions"/>; every failure names the setting, the value and what is allowed.</summary>

@@ -1,17 +1,3 @@
-using FaaSCache.Bandwidth;
-using FaaSCache.Caching;
-using FaaSCache.Cluster;
-using FaaSCache.Options;
-using FaaSCache.Ownership;
-using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
-using Microsoft.Extensions.Configuration;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.DependencyInjection.Extensions;
-using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
-using Microsoft.Extensions.Options;
-
 namespace FaaSCache.Hosting;
 
 /// <summary>

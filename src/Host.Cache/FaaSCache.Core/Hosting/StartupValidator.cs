@@ -1,6 +1,3 @@
-using FaaSCache.Options;
-using Microsoft.Extensions.Options;
-
 namespace FaaSCache.Hosting;
 
 /// <summary>

@@ -1,8 +1,3 @@
-using FaaSCache.Caching;
-using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
-using Microsoft.Extensions.Logging.Abstractions;
-
 namespace FaaSCache.Memory;
 
 /// <summary>

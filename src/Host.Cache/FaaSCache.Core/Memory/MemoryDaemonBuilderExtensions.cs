@@ -1,9 +1,4 @@
-using FaaSCache.Caching;
 using FaaSCache.Hosting;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.DependencyInjection.Extensions;
-using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
 
 namespace FaaSCache.Memory;
 

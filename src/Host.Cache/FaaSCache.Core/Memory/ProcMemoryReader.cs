@@ -1,5 +1,3 @@
-using System.Globalization;
-
 namespace FaaSCache.Memory;
 
 /// <summary>Where a memory limit came from.</summary>

@@ -1,6 +1,4 @@
-using System.Text;
 using System.Text.Encodings.Web;
-using System.Text.Json;
 using R = FaaSCache.Options.FaaSCacheOptionsRules;
 
 namespace FaaSCache.Options;

@@ -1,7 +1,3 @@
-using System.Globalization;
-using System.Text;
-using System.Text.Json;
-using Microsoft.Extensions.Configuration;
 using R = FaaSCache.Options.FaaSCacheOptionsRules;
 
 namespace FaaSCache.Options;

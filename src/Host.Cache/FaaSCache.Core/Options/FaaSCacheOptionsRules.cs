@@ -1,6 +1,3 @@
-using System.Globalization;
-using System.Text.Json;
-
 namespace FaaSCache.Options;
 
 /// <summary>

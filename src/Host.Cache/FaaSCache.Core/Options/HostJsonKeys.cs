@@ -1,5 +1,3 @@
-using System.Globalization;
-using System.Text;
 using R = FaaSCache.Options.FaaSCacheOptionsRules;
 
 namespace FaaSCache.Options;

@@ -1,5 +1,3 @@
-using System.Globalization;
-
 namespace FaaSCache.Options;
 
 /// <summary>Where cached function results live (Rosa et al.: in process, out of process, over the network).</summary>

@@ -1,9 +1,4 @@
-using System.Buffers;
-using System.Buffers.Binary;
 using System.Collections.ObjectModel;
-using System.Globalization;
-using System.Security.Cryptography;
-using System.Text;
 
 namespace FaaSCache.Ownership;
 

@@ -1,7 +1,3 @@
-using FaaSCache.Caching;
-using FaaSCache.Ownership;
-using Microsoft.Extensions.Logging;
-
 namespace FaaSCache.Prewarm;
 
 /// <summary>§3.3: the load at start, which yields to invocations.</summary>

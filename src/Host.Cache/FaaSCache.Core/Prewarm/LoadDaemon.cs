@@ -1,10 +1,3 @@
-using FaaSCache.Caching;
-using FaaSCache.Options;
-using FaaSCache.Ownership;
-using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
-using Microsoft.Extensions.Logging.Abstractions;
-
 namespace FaaSCache.Prewarm;
 
 /// <summary>

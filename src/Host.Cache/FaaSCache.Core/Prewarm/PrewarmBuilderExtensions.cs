@@ -1,12 +1,4 @@
-using FaaSCache.Caching;
 using FaaSCache.Hosting;
-using FaaSCache.Ownership;
-using FaaSCache.Storage;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.DependencyInjection.Extensions;
-using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
-using Microsoft.Extensions.Options;
 
 namespace FaaSCache.Prewarm;
 

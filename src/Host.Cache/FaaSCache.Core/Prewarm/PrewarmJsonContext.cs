@@ -1,5 +1,3 @@
-using System.Text.Json.Serialization;
-
 namespace FaaSCache.Prewarm;
 
 /// <summary>Source-generated JSON of the snapshot blobs (camelCase).</summary>

@@ -1,9 +1,3 @@
-using System.Globalization;
-using System.Text.Json;
-using FaaSCache.Storage;
-using Microsoft.Extensions.Logging;
-using Microsoft.Extensions.Logging.Abstractions;
-
 namespace FaaSCache.Prewarm;
 
 /// <summary>The snapshots read back at load, and how many blobs were unreadable and skipped.</summary>

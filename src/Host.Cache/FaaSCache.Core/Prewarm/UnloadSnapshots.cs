@@ -1,5 +1,3 @@
-using FaaSCache.Caching;
-
 namespace FaaSCache.Prewarm;
 
 /// <summary>Pure helpers around unload snapshots: building one from a cachelet's statistics, and what they say of the app.</summary>

@@ -1,4 +1,3 @@
-using FaaSCache.Options;
 using Microsoft.Extensions.Caching.Memory;
 
 namespace FaaSCache.ResultCaching;

@@ -1,7 +1,3 @@
-using System.Buffers.Binary;
-using System.Runtime.InteropServices;
-using Microsoft.Win32.SafeHandles;
-
 namespace FaaSCache.SharedMemory;
 
 /// <summary>

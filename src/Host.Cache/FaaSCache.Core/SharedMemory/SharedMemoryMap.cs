@@ -1,8 +1,3 @@
-using System.Buffers;
-using System.Buffers.Binary;
-using System.Runtime.InteropServices;
-using Microsoft.Win32.SafeHandles;
-
 namespace FaaSCache.SharedMemory;
 
 /// <summary>

@@ -1,6 +1,3 @@
-using System.Globalization;
-using Microsoft.Extensions.Logging;
-
 namespace FaaSCache.SharedMemory;
 
 /// <summary>

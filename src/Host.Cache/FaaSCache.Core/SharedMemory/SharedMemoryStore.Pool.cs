@@ -1,6 +1,3 @@
-using Microsoft.Extensions.Logging;
-using Microsoft.Win32.SafeHandles;
-
 namespace FaaSCache.SharedMemory;
 
 /// <summary>

@@ -1,7 +1,6 @@
 using Azure;
 using Azure.Storage.Blobs;
 using Azure.Storage.Blobs.Models;
-using FaaSCache.Options;
 using Polly;
 using Polly.CircuitBreaker;
 using Polly.Retry;

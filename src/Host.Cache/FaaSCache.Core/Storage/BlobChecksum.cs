@@ -1,5 +1,3 @@
-using System.Buffers;
-using System.Globalization;
 using System.IO.Hashing;
 
 namespace FaaSCache.Storage;

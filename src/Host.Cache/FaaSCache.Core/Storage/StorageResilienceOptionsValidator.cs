@@ -1,6 +1,3 @@
-using System.Globalization;
-using Microsoft.Extensions.Options;
-
 namespace FaaSCache.Storage;
 
 /// <summary>

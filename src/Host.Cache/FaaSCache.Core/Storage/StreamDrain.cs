@@ -1,5 +1,3 @@
-using System.Buffers;
-
 namespace FaaSCache.Storage;
 
 /// <summary>Reads a stream to its end and throws the bytes away: what a transfer probe measures.</summary>

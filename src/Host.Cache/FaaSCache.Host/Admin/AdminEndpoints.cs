@@ -1,14 +1,3 @@
-using FaaSCache.Caching;
-using FaaSCache.Diagnostics;
-using FaaSCache.Host.AppModel;
-using FaaSCache.Membership;
-using FaaSCache.Memory;
-using FaaSCache.Ownership;
-using FaaSCache.Prewarm;
-using FaaSCache.Host.Invocation;
-using FaaSCache.Host.Start;
-using FaaSCache.Host.Workers;
-using FaaSCache.SharedMemory;
 using Microsoft.AspNetCore.Mvc;
 
 namespace FaaSCache.Host.Admin;

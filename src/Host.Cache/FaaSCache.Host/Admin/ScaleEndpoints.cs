@@ -1,6 +1,4 @@
-using System.Diagnostics;
 using FaaSCache.Bandwidth;
-using FaaSCache.Caching;
 using FaaSCache.Scaling;
 using FaaSCache.Scaling.Voters;
 using Microsoft.AspNetCore.Mvc;

@@ -1,5 +1,3 @@
-using System.Text.Json.Nodes;
-
 namespace FaaSCache.Host.AppModel;
 
 /// <summary>Direction of a binding, as function.json says it.</summary>

@@ -1,7 +1,4 @@
 using System.Collections;
-using System.Text.Json;
-using System.Text.Json.Nodes;
-using FaaSCache.Options;
 
 namespace FaaSCache.Host.AppModel;
 

@@ -1,5 +1,3 @@
-using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
-
 namespace FaaSCache.Host.AppModel;
 
 /// <summary>One function of the app: a function.json folder, or a function a worker indexed.</summary>

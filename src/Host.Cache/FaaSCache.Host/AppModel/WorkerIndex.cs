@@ -1,6 +1,3 @@
-using System.Text.RegularExpressions;
-using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
-
 namespace FaaSCache.Host.AppModel;
 
 /// <summary>What a worker's <c>FunctionMetadataResponse</c> gave: the functions in force, and what was dropped and why.</summary>

@@ -1,7 +1,3 @@
-using System.Globalization;
-using System.Text;
-using System.Text.RegularExpressions;
-
 namespace FaaSCache.Host.Bindings;
 
 /// <summary>

@@ -1,11 +1,5 @@
-using System.Collections.Concurrent;
 using System.Reflection;
 using System.Runtime.InteropServices;
-using System.Text.Json;
-using FaaSCache.Host.AppModel;
-using FaaSCache.Storage;
-using Google.Protobuf;
-using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
 
 namespace FaaSCache.Host.Bindings;
 

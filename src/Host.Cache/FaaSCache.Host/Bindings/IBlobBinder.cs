@@ -1,8 +1,3 @@
-using FaaSCache.Diagnostics;
-using FaaSCache.Host.AppModel;
-using FaaSCache.Host.Invocation;
-using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
-
 namespace FaaSCache.Host.Bindings;
 
 /// <summary>An input bound for one invocation: what the worker gets, what the record says, and what to release after.</summary>

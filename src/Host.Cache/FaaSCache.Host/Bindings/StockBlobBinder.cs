@@ -1,11 +1,3 @@
-using FaaSCache.Diagnostics;
-using FaaSCache.Host.AppModel;
-using FaaSCache.Host.Invocation;
-using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
-using Google.Protobuf;
-using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
-
 namespace FaaSCache.Host.Bindings;
 
 /// <summary>

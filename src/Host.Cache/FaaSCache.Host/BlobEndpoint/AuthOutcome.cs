@@ -1,5 +1,3 @@
-using Microsoft.AspNetCore.Http;
-
 namespace FaaSCache.Host.BlobEndpoint;
 
 /// <summary>

@@ -1,6 +1,3 @@
-using System.Text;
-using Microsoft.AspNetCore.Http.Features;
-
 namespace FaaSCache.Host.BlobEndpoint;
 
 /// <summary>What a request to the endpoint names, path-style as Azurite takes it: <c>/&lt;account&gt;/&lt;container&gt;/&lt;blob&gt;</c>.</summary>

@@ -1,7 +1,3 @@
-using System.Globalization;
-using FaaSCache.Caching;
-using FaaSCache.Storage;
-
 namespace FaaSCache.Host.BlobEndpoint;
 
 /// <summary>Get Blob and Get Blob Properties, served from the cache.</summary>

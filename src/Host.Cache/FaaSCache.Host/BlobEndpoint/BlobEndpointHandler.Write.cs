@@ -1,10 +1,6 @@
-using System.Globalization;
 using System.Xml;
-using Azure;
 using Azure.Storage.Blobs.Models;
 using Azure.Storage.Blobs.Specialized;
-using FaaSCache.Caching;
-using FaaSCache.Storage;
 
 namespace FaaSCache.Host.BlobEndpoint;
 

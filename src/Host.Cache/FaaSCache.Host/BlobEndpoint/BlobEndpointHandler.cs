@@ -1,6 +1,3 @@
-using FaaSCache.Caching;
-using FaaSCache.Storage;
-
 namespace FaaSCache.Host.BlobEndpoint;
 
 /// <summary>The operations the endpoint serves itself; everything else is forwarded.</summary>

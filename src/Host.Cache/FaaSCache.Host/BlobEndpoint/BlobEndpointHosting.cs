@@ -1,8 +1,3 @@
-using System.Net;
-using Azure.Storage.Blobs;
-using FaaSCache.Caching;
-using FaaSCache.Options;
-using FaaSCache.Storage;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Yarp.ReverseProxy.Forwarder;
 

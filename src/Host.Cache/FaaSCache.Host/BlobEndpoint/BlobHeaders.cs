@@ -1,6 +1,3 @@
-using System.Globalization;
-using System.Text.RegularExpressions;
-
 namespace FaaSCache.Host.BlobEndpoint;
 
 /// <summary>A blob's properties as Get Blob returns them.</summary>

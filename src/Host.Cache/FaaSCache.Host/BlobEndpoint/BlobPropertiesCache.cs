@@ -1,8 +1,4 @@
-using System.Collections.Concurrent;
-using Azure;
-using Azure.Storage.Blobs;
 using Azure.Storage.Blobs.Models;
-using FaaSCache.Storage;
 
 namespace FaaSCache.Host.BlobEndpoint;
 

@@ -1,5 +1,3 @@
-using System.Collections.Concurrent;
-
 namespace FaaSCache.Host.BlobEndpoint;
 
 /// <summary>Which of a blob's blocks a Put Block List entry names (its element: Latest, Uncommitted or Committed).</summary>

@@ -1,5 +1,3 @@
-using System.Collections.Concurrent;
-
 namespace FaaSCache.Host.BlobEndpoint;
 
 /// <summary>One request the SDK endpoint answered.</summary>

@@ -1,4 +1,3 @@
-using System.Globalization;
 using System.Security;
 
 namespace FaaSCache.Host.BlobEndpoint;

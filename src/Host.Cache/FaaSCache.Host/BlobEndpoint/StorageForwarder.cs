@@ -1,4 +1,3 @@
-using System.Net;
 using Yarp.ReverseProxy.Forwarder;
 
 namespace FaaSCache.Host.BlobEndpoint;

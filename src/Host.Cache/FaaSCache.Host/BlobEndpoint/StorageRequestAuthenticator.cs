@@ -1,6 +1,4 @@
 using FaaSCache.Host.BlobEndpoint.Auth;
-using Microsoft.AspNetCore.Http;
-using Microsoft.AspNetCore.Http.Features;
 using static FaaSCache.Host.BlobEndpoint.Auth.AuthErrors;
 
 namespace FaaSCache.Host.BlobEndpoint;

@@ -1,7 +1,4 @@
-using System.Globalization;
-using System.Text;
 using System.Threading.Channels;
-using FaaSCache.Diagnostics;
 
 namespace FaaSCache.Host.Invocation;
 

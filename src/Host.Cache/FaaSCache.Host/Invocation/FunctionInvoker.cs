@@ -1,12 +1,4 @@
-using System.Collections.Concurrent;
-using System.Diagnostics;
-using FaaSCache.Diagnostics;
-using FaaSCache.Host.AppModel;
-using FaaSCache.Host.Bindings;
 using FaaSCache.Host.Queues;
-using FaaSCache.Host.Workers;
-using FaaSCache.Storage;
-using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
 
 namespace FaaSCache.Host.Invocation;
 

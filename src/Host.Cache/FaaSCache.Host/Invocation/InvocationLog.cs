@@ -1,4 +1,3 @@
-using FaaSCache.Diagnostics;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 

@@ -1,9 +1,3 @@
-using System.Globalization;
-using System.Text;
-using System.Text.Json;
-using Google.Protobuf;
-using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
-
 namespace FaaSCache.Host.Invocation;
 
 /// <summary>The one place where trigger events become FunctionRpc data, and FunctionRpc HTTP responses become HTTP.</summary>

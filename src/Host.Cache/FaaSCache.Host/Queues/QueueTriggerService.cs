@@ -1,8 +1,4 @@
-using Azure;
-using Azure.Storage.Queues;
 using Azure.Storage.Queues.Models;
-using FaaSCache.Host.AppModel;
-using FaaSCache.Host.Invocation;
 
 namespace FaaSCache.Host.Queues;
 

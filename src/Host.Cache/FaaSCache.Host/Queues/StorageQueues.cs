@@ -1,10 +1,3 @@
-using System.Collections.Concurrent;
-using System.Globalization;
-using System.Text;
-using Azure.Storage.Queues;
-using FaaSCache.Host.AppModel;
-using FaaSCache.Host.Bindings;
-using FaaSCache.Options;
 using Microsoft.Extensions.Configuration;
 
 namespace FaaSCache.Host.Queues;

@@ -1,6 +1,4 @@
 using FaaSCache.Cluster;
-using FaaSCache.Ownership;
-using FaaSCache.ResultCaching;
 
 namespace FaaSCache.Host.ResultCaching;
 

@@ -1,4 +1,3 @@
-using FaaSCache.ResultCaching;
 using StackExchange.Redis;
 
 namespace FaaSCache.Host.ResultCaching;

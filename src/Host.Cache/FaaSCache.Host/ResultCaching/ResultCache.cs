@@ -1,11 +1,4 @@
 using System.Security.Cryptography;
-using System.Text;
-using FaaSCache.Host.AppModel;
-using FaaSCache.Host.Bindings;
-using FaaSCache.Host.Invocation;
-using FaaSCache.Options;
-using FaaSCache.Ownership;
-using FaaSCache.ResultCaching;
 
 namespace FaaSCache.Host.ResultCaching;
 

@@ -1,12 +1,3 @@
-using System.Globalization;
-using System.Text;
-using FaaSCache.Host.AppModel;
-using FaaSCache.Membership;
-using FaaSCache.Options;
-using FaaSCache.Prewarm;
-using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
-
 namespace FaaSCache.Host.Start;
 
 /// <summary>What the host prints once it listens: endpoints, storage, shared memory, the policies in force, the functions.</summary>

@@ -1,6 +1,4 @@
-using System.Diagnostics;
 using System.Net.Sockets;
-using Azure.Storage.Blobs;
 
 namespace FaaSCache.Host.Start;
 

@@ -1,6 +1,4 @@
 using System.Diagnostics.Metrics;
-using FaaSCache.Host.AppModel;
-using FaaSCache.Host.Workers;
 
 namespace FaaSCache.Host.Start;
 

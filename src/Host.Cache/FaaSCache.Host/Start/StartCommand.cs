@@ -1,10 +1,3 @@
-using FaaSCache.Host.AppModel;
-using FaaSCache.Host.Workers;
-using FaaSCache.Membership;
-using FaaSCache.Options;
-using FaaSCache.Security.Keys;
-using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.Extensions.Options;

@@ -1,8 +1,5 @@
-using FaaSCache.Host.AppModel;
 using System.CommandLine;
 using System.CommandLine.Parsing;
-using System.Globalization;
-using System.Net;
 using System.Net.NetworkInformation;
 using FaaSCache.Hosting;
 

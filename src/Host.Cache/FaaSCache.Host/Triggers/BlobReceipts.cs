@@ -1,6 +1,3 @@
-using System.Text;
-using FaaSCache.Storage;
-
 namespace FaaSCache.Host.Triggers;
 
 /// <summary>

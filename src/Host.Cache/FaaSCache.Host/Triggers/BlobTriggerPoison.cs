@@ -1,8 +1,3 @@
-using System.Text;
-using System.Text.Json;
-using Azure.Storage.Queues;
-using FaaSCache.Options;
-using FaaSCache.Storage;
 using Microsoft.Extensions.Configuration;
 
 namespace FaaSCache.Host.Triggers;

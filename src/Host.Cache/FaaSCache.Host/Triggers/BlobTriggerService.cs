@@ -1,12 +1,3 @@
-using System.Collections.Concurrent;
-using FaaSCache.Caching;
-using FaaSCache.Host.AppModel;
-using FaaSCache.Host.Bindings;
-using FaaSCache.Host.Invocation;
-using FaaSCache.Membership;
-using FaaSCache.Ownership;
-using FaaSCache.Storage;
-
 namespace FaaSCache.Host.Triggers;
 
 /// <summary>

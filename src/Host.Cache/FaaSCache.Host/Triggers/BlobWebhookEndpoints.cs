@@ -1,7 +1,3 @@
-using System.Text.Json;
-using System.Text.Json.Nodes;
-using FaaSCache.Security.Keys;
-
 namespace FaaSCache.Host.Triggers;
 
 /// <summary>

@@ -1,6 +1,3 @@
-using FaaSCache.Host.AppModel;
-using FaaSCache.Host.Invocation;
-using FaaSCache.Security.Keys;
 using Microsoft.AspNetCore.Routing.Patterns;
 
 namespace FaaSCache.Host.Triggers;

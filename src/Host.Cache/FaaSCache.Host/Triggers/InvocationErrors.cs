@@ -1,11 +1,3 @@
-using System.Text.Json;
-using FaaSCache.Caching;
-using FaaSCache.Host.Bindings;
-using FaaSCache.Host.Invocation;
-using FaaSCache.Host.Workers;
-using FaaSCache.SharedMemory;
-using FaaSCache.Storage;
-
 namespace FaaSCache.Host.Triggers;
 
 /// <summary>

@@ -1,4 +1,3 @@
-using System.Globalization;
 using NCrontab;
 
 namespace FaaSCache.Host.Triggers;

@@ -1,6 +1,3 @@
-using FaaSCache.Host.AppModel;
-using FaaSCache.Host.Invocation;
-
 namespace FaaSCache.Host.Triggers;
 
 /// <summary>

@@ -1,5 +1,3 @@
-using FaaSCache.Host.AppModel;
-
 namespace FaaSCache.Host.Triggers;
 
 /// <summary>When the trigger services start listening: as the Functions host starts its listeners.</summary>

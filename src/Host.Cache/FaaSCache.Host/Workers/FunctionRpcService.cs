@@ -1,6 +1,3 @@
-using Grpc.Core;
-using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
-
 namespace FaaSCache.Host.Workers;
 
 /// <summary>

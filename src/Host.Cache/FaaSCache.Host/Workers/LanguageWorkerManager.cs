@@ -1,6 +1,3 @@
-using System.Diagnostics;
-using FaaSCache.Host.AppModel;
-
 namespace FaaSCache.Host.Workers;
 
 /// <summary>

@@ -1,6 +1,3 @@
-using FaaSCache.Host.AppModel;
-using Grpc.Core;
-using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
 using GrpcException = Grpc.Core.RpcException;
 
 namespace FaaSCache.Host.Workers;

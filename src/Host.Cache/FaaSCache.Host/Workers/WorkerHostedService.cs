@@ -1,5 +1,3 @@
-using FaaSCache.Host.AppModel;
-using FaaSCache.Host.Start;
 using FaaSCache.Security.Ports;
 
 namespace FaaSCache.Host.Workers;

@@ -1,7 +1,4 @@
-using System.Collections.Concurrent;
 using System.Diagnostics.CodeAnalysis;
-using FaaSCache.Host.AppModel;
-using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
 
 namespace FaaSCache.Host.Workers;
 

@@ -1,6 +1,3 @@
-using System.Collections.Concurrent;
-using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
-
 namespace FaaSCache.Host.Workers;
 
 /// <summary>

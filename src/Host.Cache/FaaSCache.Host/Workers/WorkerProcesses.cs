@@ -1,5 +1,3 @@
-using FaaSCache.Memory;
-
 namespace FaaSCache.Host.Workers;
 
 /// <summary>The language workers' current process ids, for the Memory Daemon (§3.4: their RSS is function memory).</summary>

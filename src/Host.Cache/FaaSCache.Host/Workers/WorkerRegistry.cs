@@ -1,5 +1,3 @@
-using System.Collections.Concurrent;
-
 namespace FaaSCache.Host.Workers;
 
 /// <summary>Worker channels by worker id, so the gRPC service can hand a new stream to its channel.</summary>

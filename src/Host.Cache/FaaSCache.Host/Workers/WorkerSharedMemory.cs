@@ -1,5 +1,3 @@
-using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
-
 namespace FaaSCache.Host.Workers;
 
 /// <summary>

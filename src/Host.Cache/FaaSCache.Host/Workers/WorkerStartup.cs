@@ -1,7 +1,3 @@
-using System.Collections.Concurrent;
-using FaaSCache.Host.AppModel;
-using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
-
 namespace FaaSCache.Host.Workers;
 
 /// <summary>

@@ -1,6 +1,4 @@
 using System.Threading.Channels;
-using Grpc.Core;
-using Microsoft.Azure.WebJobs.Script.Grpc.Messages;
 using GrpcException = Grpc.Core.RpcException;
 
 namespace FaaSCache.Host.Workers;

@@ -1,4 +1,3 @@
-using FaaSCache.Bandwidth;
 using FaaSCache.Cluster;
 using FaaSCache.Scaling.Protocol;
 using Grpc.Core;

@@ -1,6 +1,4 @@
-using FaaSCache.Bandwidth;
 using FaaSCache.Scaling.Protocol;
-using FaaSCache.Scaling.Voters;
 using Grpc.Core;
 
 namespace FaaSCache.Scaling.Grpc;

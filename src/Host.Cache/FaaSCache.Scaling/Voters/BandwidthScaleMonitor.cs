@@ -1,7 +1,3 @@
-using System.Globalization;
-using FaaSCache.Bandwidth;
-using Microsoft.Azure.WebJobs.Host.Scale;
-
 namespace FaaSCache.Scaling.Voters;
 
 /// <summary>The bandwidth voter's metrics.</summary>

@@ -1,7 +1,4 @@
-using System.Globalization;
 using FaaSCache.Caching;
-using FaaSCache.Options;
-using Microsoft.Azure.WebJobs.Host.Scale;
 
 namespace FaaSCache.Scaling.Voters;
 

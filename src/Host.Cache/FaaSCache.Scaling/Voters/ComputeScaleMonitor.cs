@@ -1,7 +1,3 @@
-using System.Globalization;
-using FaaSCache.Options;
-using Microsoft.Azure.WebJobs.Host.Scale;
-
 namespace FaaSCache.Scaling.Voters;
 
 /// <summary>The compute voter's metrics.</summary>

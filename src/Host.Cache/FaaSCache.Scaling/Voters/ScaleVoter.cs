@@ -1,5 +1,3 @@
-using Microsoft.Azure.WebJobs.Host.Scale;
-
 namespace FaaSCache.Scaling.Voters;
 
 /// <summary>

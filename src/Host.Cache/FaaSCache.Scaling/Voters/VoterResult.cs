@@ -1,5 +1,3 @@
-using Microsoft.Azure.WebJobs.Host.Scale;
-
 namespace FaaSCache.Scaling.Voters;
 
 /// <summary>One voter's answer to one query: the vote, its target count if it has one, why, and the numbers.</summary>

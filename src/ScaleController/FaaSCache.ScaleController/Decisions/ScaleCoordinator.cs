@@ -1,7 +1,4 @@
-using FaaSCache.ScaleController.FrontDoor;
-using FaaSCache.ScaleController.Instances;
 using FaaSCache.ScaleController.Status;
-using Microsoft.Extensions.Logging;
 
 namespace FaaSCache.ScaleController.Decisions;
 

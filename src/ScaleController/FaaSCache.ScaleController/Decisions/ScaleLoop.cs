@@ -1,9 +1,4 @@
 using FaaSCache.ScaleController.Grpc;
-using FaaSCache.ScaleController.Instances;
-using FaaSCache.ScaleController.Options;
-using Grpc.Core;
-using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
 
 namespace FaaSCache.ScaleController.Decisions;
 

@@ -1,7 +1,3 @@
-using System.Globalization;
-using FaaSCache.ScaleController.KeepAlive;
-using FaaSCache.ScaleController.Options;
-
 namespace FaaSCache.ScaleController.Decisions;
 
 /// <summary>

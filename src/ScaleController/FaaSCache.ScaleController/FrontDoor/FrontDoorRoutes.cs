@@ -1,4 +1,3 @@
-using FaaSCache.ScaleController.Instances;
 using Yarp.ReverseProxy.Configuration;
 
 namespace FaaSCache.ScaleController.FrontDoor;

@@ -1,11 +1,4 @@
-using System.Globalization;
-using FaaSCache.ScaleController.Decisions;
-using FaaSCache.ScaleController.Instances;
-using FaaSCache.ScaleController.Options;
-using Microsoft.AspNetCore.Http;
-using Microsoft.Extensions.Logging;
 using Yarp.ReverseProxy;
-using Yarp.ReverseProxy.Model;
 
 namespace FaaSCache.ScaleController.FrontDoor;
 

@@ -1,7 +1,4 @@
-using FaaSCache.ScaleController.Instances;
-using Microsoft.AspNetCore.Http;
 using Yarp.ReverseProxy.LoadBalancing;
-using Yarp.ReverseProxy.Model;
 
 namespace FaaSCache.ScaleController.FrontDoor;
 

@@ -1,9 +1,6 @@
 using System.Collections.Concurrent;
 using FaaSCache.Cluster;
-using FaaSCache.ScaleController.Decisions;
-using FaaSCache.ScaleController.Instances;
 using FaaSCache.Scaling.Protocol;
-using Grpc.Core;
 using Grpc.Net.Client;
 
 namespace FaaSCache.ScaleController.Grpc;

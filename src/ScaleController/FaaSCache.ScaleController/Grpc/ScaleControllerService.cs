@@ -1,8 +1,4 @@
-using FaaSCache.ScaleController.Decisions;
-using FaaSCache.ScaleController.Instances;
-using FaaSCache.ScaleController.Options;
 using FaaSCache.Scaling.Protocol;
-using Grpc.Core;
 
 namespace FaaSCache.ScaleController.Grpc;
 

@@ -1,7 +1,3 @@
-using System.Diagnostics;
-using System.Globalization;
-using Microsoft.Extensions.Logging;
-
 namespace FaaSCache.ScaleController.Instances;
 
 /// <summary>One FaaSCache host process started by <see cref="HostProcessLauncher"/>, with its shared-memory folder.</summary>

@@ -1,11 +1,6 @@
-using System.Diagnostics;
-using System.Globalization;
-using System.Net;
 using FaaSCache.Diagnostics;
 using FaaSCache.Hosting;
-using FaaSCache.ScaleController.Options;
 using FaaSCache.Security.Keys;
-using Microsoft.Extensions.Logging;
 
 namespace FaaSCache.ScaleController.Instances;
 

@@ -1,6 +1,3 @@
-using System.Diagnostics;
-using System.Net;
-
 namespace FaaSCache.ScaleController.Instances;
 
 /// <summary>Where an instance's process runs on the network: what it binds to, how it reaches the controller and storage.</summary>

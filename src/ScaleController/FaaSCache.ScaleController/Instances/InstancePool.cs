@@ -1,7 +1,3 @@
-using System.Globalization;
-using FaaSCache.ScaleController.Options;
-using Microsoft.Extensions.Logging;
-
 namespace FaaSCache.ScaleController.Instances;
 
 /// <summary>

@@ -1,5 +1,3 @@
-using Microsoft.Extensions.Hosting;
-
 namespace FaaSCache.ScaleController.Instances;
 
 /// <summary>Stops every instance when the controller stops (registered first, so it stops after the poll loop).</summary>

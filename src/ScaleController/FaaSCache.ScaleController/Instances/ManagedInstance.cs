@@ -1,5 +1,3 @@
-using FaaSCache.ScaleController.Decisions;
-
 namespace FaaSCache.ScaleController.Instances;
 
 /// <summary>Where an instance is in its life.</summary>

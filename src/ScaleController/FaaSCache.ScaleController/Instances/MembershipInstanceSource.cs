@@ -1,8 +1,5 @@
 using Azure;
-using FaaSCache.Membership;
-using FaaSCache.Options;
 using FaaSCache.Storage;
-using Microsoft.Extensions.Logging;
 
 namespace FaaSCache.ScaleController.Instances;
 

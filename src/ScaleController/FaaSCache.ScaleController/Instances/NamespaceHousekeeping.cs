@@ -1,7 +1,4 @@
 using FaaSCache.NetworkEmulation;
-using FaaSCache.ScaleController.Options;
-using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
 
 namespace FaaSCache.ScaleController.Instances;
 

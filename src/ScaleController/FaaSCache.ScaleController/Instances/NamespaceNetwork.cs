@@ -1,6 +1,4 @@
-using System.Net;
 using FaaSCache.NetworkEmulation;
-using FaaSCache.ScaleController.Options;
 
 namespace FaaSCache.ScaleController.Instances;
 

@@ -1,6 +1,3 @@
-using System.Globalization;
-using FaaSCache.ScaleController.Decisions;
-
 namespace FaaSCache.ScaleController.KeepAlive;
 
 /// <summary><c>--keep-alive fixed</c>: unload after <c>--idle-to-zero</c> without a request (measured from the last arrival); never pre-warms.</summary>

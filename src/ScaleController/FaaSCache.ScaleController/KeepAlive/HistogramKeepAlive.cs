@@ -1,5 +1,3 @@
-using FaaSCache.ScaleController.Decisions;
-
 namespace FaaSCache.ScaleController.KeepAlive;
 
 /// <summary><c>--keep-alive histogram</c>: the app's <see cref="HybridHistogramPolicy"/> windows, from the end of its last request.</summary>

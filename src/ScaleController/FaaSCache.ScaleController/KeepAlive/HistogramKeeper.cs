@@ -1,8 +1,3 @@
-using FaaSCache.ScaleController.FrontDoor;
-using FaaSCache.ScaleController.Options;
-using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
-
 namespace FaaSCache.ScaleController.KeepAlive;
 
 /// <summary>

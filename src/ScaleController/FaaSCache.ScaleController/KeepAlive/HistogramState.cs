@@ -1,4 +1,3 @@
-using FaaSCache.Prewarm;
 using System.Buffers.Binary;
 using System.Text.Json;
 using System.Text.Json.Serialization;

@@ -1,6 +1,3 @@
-using FaaSCache.Prewarm;
-using System.Globalization;
-
 namespace FaaSCache.ScaleController.KeepAlive;
 
 /// <summary>

@@ -1,5 +1,3 @@
-using FaaSCache.ScaleController.Decisions;
-
 namespace FaaSCache.ScaleController.KeepAlive;
 
 /// <summary>When an idle app is unloaded (and, for the hybrid histogram, loaded again): the <see cref="ScalePolicy"/>'s idle rule (<c>--keep-alive</c>).</summary>

@@ -1,5 +1,3 @@
-using FaaSCache.Prewarm;
-
 namespace FaaSCache.ScaleController.KeepAlive;
 
 /// <summary>What a keep-alive policy wants for an idle app.</summary>

@@ -1,7 +1,5 @@
 using System.CommandLine;
 using System.CommandLine.Parsing;
-using System.Globalization;
-using System.Net;
 
 namespace FaaSCache.ScaleController.Options;
 

@@ -1,6 +1,3 @@
-using FaaSCache.Prewarm;
-using System.Net;
-
 namespace FaaSCache.ScaleController.Options;
 
 /// <summary>

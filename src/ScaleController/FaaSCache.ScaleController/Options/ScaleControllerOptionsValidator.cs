@@ -1,5 +1,3 @@
-using FaaSCache.Prewarm;
-using System.Globalization;
 using Microsoft.Extensions.Options;
 
 namespace FaaSCache.ScaleController.Options;

@@ -1,9 +1,3 @@
-using FaaSCache.Prewarm;
-using System.Globalization;
-using FaaSCache.ScaleController.FrontDoor;
-using FaaSCache.ScaleController.KeepAlive;
-using FaaSCache.ScaleController.Options;
-
 namespace FaaSCache.ScaleController.Status;
 
 /// <summary>

@@ -1,6 +1,4 @@
 using FaaSCache.Keda;
-using FaaSCache.ScaleController.Decisions;
-using FaaSCache.ScaleController.Options;
 
 namespace FaaSCache.ScaleController.Status;
 

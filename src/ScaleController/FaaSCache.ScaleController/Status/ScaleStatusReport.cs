@@ -1,5 +1,3 @@
-using FaaSCache.ScaleController.Decisions;
-
 namespace FaaSCache.ScaleController.Status;
 
 /// <summary>The answer of <c>GET /scale/status</c>: the instances, their last votes, and why the count is what it is.</summary>

@@ -1,8 +1,3 @@
-using FaaSCache.ScaleController.Decisions;
-using FaaSCache.ScaleController.FrontDoor;
-using FaaSCache.ScaleController.Instances;
-using FaaSCache.ScaleController.Options;
-
 namespace FaaSCache.ScaleController.Status;
 
 /// <summary>Assembles the <see cref="ScaleStatusReport"/> from the pool, the decisions and the front door's traffic.</summary>

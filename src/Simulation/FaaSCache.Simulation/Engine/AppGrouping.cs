@@ -1,6 +1,3 @@
-using System.Runtime.CompilerServices;
-using FaaSCache.Simulation.Trace;
-
 namespace FaaSCache.Simulation.Engine;
 
 /// <summary>

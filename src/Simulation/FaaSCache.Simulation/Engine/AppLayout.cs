@@ -1,4 +1,3 @@
-using System.Globalization;
 using FaaSCache.Ownership;
 
 namespace FaaSCache.Simulation.Engine;

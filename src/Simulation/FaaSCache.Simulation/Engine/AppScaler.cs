@@ -1,7 +1,4 @@
-using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
-using FaaSCache.Bandwidth;
-using FaaSCache.Options;
 using FaaSCache.Scaling;
 using FaaSCache.Scaling.Voters;
 using Microsoft.Azure.WebJobs.Host.Scale;

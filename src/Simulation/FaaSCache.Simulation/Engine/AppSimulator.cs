@@ -1,5 +1,3 @@
-using FaaSCache.Prewarm;
-
 namespace FaaSCache.Simulation.Engine;
 
 /// <summary>

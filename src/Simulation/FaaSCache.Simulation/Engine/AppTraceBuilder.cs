@@ -1,5 +1,3 @@
-using FaaSCache.Simulation.Trace;
-
 namespace FaaSCache.Simulation.Engine;
 
 /// <summary>

@@ -1,5 +1,4 @@
 using System.Threading.Channels;
-using FaaSCache.Options;
 
 namespace FaaSCache.Simulation.Engine;
 

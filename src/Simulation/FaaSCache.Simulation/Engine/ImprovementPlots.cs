@@ -1,4 +1,3 @@
-using System.Globalization;
 using ScottPlot;
 
 namespace FaaSCache.Simulation.Engine;

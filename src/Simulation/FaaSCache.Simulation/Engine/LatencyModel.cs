@@ -1,6 +1,3 @@
-using System.Globalization;
-using FaaSCache.Storage;
-
 namespace FaaSCache.Simulation.Engine;
 
 /// <summary>

@@ -1,6 +1,3 @@
-using System.Globalization;
-using FaaSCache.Options;
-
 namespace FaaSCache.Simulation.Engine;
 
 /// <summary>One host.json policy set to simulate (consistency aside): capacity, eviction, and pre-warm.</summary>

@@ -1,6 +1,3 @@
-using System.Globalization;
-using FaaSCache.Bandwidth;
-
 namespace FaaSCache.Simulation.Engine;
 
 /// <summary>One row of the Fig. 12 replay: a size, running or cold helpers, a fixed N, its time and gain over one instance.</summary>

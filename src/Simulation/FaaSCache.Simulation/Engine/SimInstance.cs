@@ -1,6 +1,4 @@
-using FaaSCache.Bandwidth;
 using FaaSCache.Caching.Index;
-using FaaSCache.Prewarm;
 using FaaSCache.Scaling;
 using FaaSCache.Scaling.Voters;
 

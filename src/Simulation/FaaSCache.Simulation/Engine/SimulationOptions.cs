@@ -1,7 +1,3 @@
-using FaaSCache.Bandwidth;
-using FaaSCache.Options;
-using FaaSCache.Prewarm;
-
 namespace FaaSCache.Simulation.Engine;
 
 /// <summary>How apps are run in the simulation (the parts of the platform the trace does not record); checked by <see cref="SimulationOptionsValidator"/>.</summary>

@@ -1,7 +1,3 @@
-using System.Globalization;
-using FaaSCache.Bandwidth;
-using FaaSCache.Storage;
-
 namespace FaaSCache.Simulation.Engine;
 
 /// <summary>

@@ -1,5 +1,3 @@
-using System.Globalization;
-using System.Runtime.CompilerServices;
 using System.Text;
 
 namespace FaaSCache.Simulation.Trace;

@@ -1,5 +1,3 @@
-using System.Globalization;
-using System.Runtime.CompilerServices;
 using System.Text.Json;
 
 namespace FaaSCache.Simulation.Trace;

@@ -1,6 +1,3 @@
-using System.Globalization;
-using FaaSCache.Options;
-
 namespace FaaSCache.Simulation.Trace;
 
 /// <summary>

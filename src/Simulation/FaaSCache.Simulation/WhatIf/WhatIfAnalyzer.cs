@@ -1,6 +1,3 @@
-using FaaSCache.Options;
-using FaaSCache.Simulation.Engine;
-
 namespace FaaSCache.Simulation.WhatIf;
 
 /// <summary>

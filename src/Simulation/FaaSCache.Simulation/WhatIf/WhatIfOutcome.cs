@@ -1,5 +1,3 @@
-using FaaSCache.Simulation.Engine;
-
 namespace FaaSCache.Simulation.WhatIf;
 
 /// <summary>One policy set's outcome on the app's log.</summary>

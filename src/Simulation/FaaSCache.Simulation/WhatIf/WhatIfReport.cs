@@ -1,7 +1,3 @@
-using System.Globalization;
-using FaaSCache.Simulation.Engine;
-using FaaSCache.Simulation.Trace;
-
 namespace FaaSCache.Simulation.WhatIf;
 
 /// <summary>Reads one app's log, ranks the policy grid, and prints the table and the winning host.json.</summary>

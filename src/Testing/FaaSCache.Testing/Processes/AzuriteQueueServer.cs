@@ -1,6 +1,3 @@
-using System.Net.Sockets;
-using FaaSCache.Hosting;
-
 namespace FaaSCache.Testing;
 
 /// <summary>

@@ -1,5 +1,3 @@
-using System.Diagnostics;
-
 namespace FaaSCache.Testing;
 
 /// <summary>

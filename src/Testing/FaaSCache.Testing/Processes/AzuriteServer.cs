@@ -1,7 +1,3 @@
-using System.ComponentModel;
-using System.Text;
-using Azure.Storage.Blobs;
-
 namespace FaaSCache.Testing;
 
 /// <summary>

@@ -1,5 +1,3 @@
-using System.Globalization;
-
 namespace FaaSCache.Testing;
 
 /// <summary>How <see cref="AzuriteServer.StopAsync"/> went: which process, how long it took, whether SIGTERM was enough.</summary>

@@ -1,10 +1,5 @@
 using FaaSCache.Diagnostics;
-using System.Diagnostics;
-using System.Globalization;
 using System.Net.Http.Json;
-using System.Reflection;
-using System.Text;
-using System.Text.Json;
 
 namespace FaaSCache.Testing;
 

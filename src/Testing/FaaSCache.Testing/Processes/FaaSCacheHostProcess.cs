@@ -1,10 +1,4 @@
-using System.Diagnostics;
-using System.Globalization;
 using System.Net.Http.Json;
-using System.Reflection;
-using System.Text;
-using System.Text.Json;
-using FaaSCache.Hosting;
 
 namespace FaaSCache.Testing;
 

@@ -1,6 +1,3 @@
-using System.Diagnostics;
-using System.Net;
-
 namespace FaaSCache.Testing;
 
 /// <summary>

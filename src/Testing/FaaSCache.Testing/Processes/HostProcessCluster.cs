@@ -1,5 +1,3 @@
-using System.Diagnostics;
-using System.Globalization;
 using FaaSCache.Diagnostics;
 using FaaSCache.Ownership;
 

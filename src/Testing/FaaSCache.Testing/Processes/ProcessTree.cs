@@ -1,6 +1,3 @@
-using System.ComponentModel;
-using System.Diagnostics;
-
 namespace FaaSCache.Testing;
 
 /// <summary>Kills a process together with all its descendants.</summary>

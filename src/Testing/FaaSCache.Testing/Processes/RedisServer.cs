@@ -1,9 +1,3 @@
-using System.ComponentModel;
-using System.Globalization;
-using System.Net;
-using System.Net.Sockets;
-using System.Text;
-
 namespace FaaSCache.Testing;
 
 /// <summary>

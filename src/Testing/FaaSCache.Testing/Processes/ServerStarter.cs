@@ -1,6 +1,3 @@
-using System.Text;
-using FaaSCache.Hosting;
-
 namespace FaaSCache.Testing;
 
 /// <summary>

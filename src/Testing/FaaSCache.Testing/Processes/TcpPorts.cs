@@ -1,6 +1,3 @@
-using System.Net;
-using System.Net.Sockets;
-
 namespace FaaSCache.Testing;
 
 /// <summary>Loopback TCP port checks for fixtures that start real servers (a free port: <see cref="Hosting.FreePorts"/>).</summary>

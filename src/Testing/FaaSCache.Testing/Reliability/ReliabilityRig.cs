@@ -1,5 +1,3 @@
-using Azure.Storage.Blobs;
-
 namespace FaaSCache.Testing;
 
 /// <summary>

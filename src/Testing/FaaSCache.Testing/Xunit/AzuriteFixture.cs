@@ -1,6 +1,3 @@
-using Azure.Storage.Blobs;
-using Xunit;
-
 namespace FaaSCache.Testing;
 
 /// <summary>

@@ -1,5 +1,3 @@
-using Xunit;
-
 namespace FaaSCache.Testing;
 
 /// <summary>

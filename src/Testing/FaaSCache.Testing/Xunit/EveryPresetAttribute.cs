@@ -1,4 +1,3 @@
-using System.Reflection;
 using Xunit.Sdk;
 
 namespace FaaSCache.Testing;

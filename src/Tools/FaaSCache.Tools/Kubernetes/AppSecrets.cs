@@ -2,9 +2,6 @@ using System.Buffers.Text;
 using System.Net;
 using System.Security.Cryptography;
 using Azure.Storage.Blobs;
-using FaaSCache.Host;
-using FaaSCache.Host.AppModel;
-using k8s.Models;
 
 namespace FaaSCache.Tools.Kubernetes;
 

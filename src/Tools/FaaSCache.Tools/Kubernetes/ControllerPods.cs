@@ -1,7 +1,3 @@
-using System.Globalization;
-using FaaSCache.Host.AppModel;
-using k8s.Models;
-
 namespace FaaSCache.Tools.Kubernetes;
 
 /// <summary>

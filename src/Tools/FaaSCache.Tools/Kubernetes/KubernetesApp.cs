@@ -1,9 +1,5 @@
-using System.Text.Json;
 using System.Text.Json.Nodes;
 using System.Text.RegularExpressions;
-using FaaSCache.Host;
-using FaaSCache.Host.AppModel;
-using FaaSCache.Options;
 
 namespace FaaSCache.Tools.Kubernetes;
 

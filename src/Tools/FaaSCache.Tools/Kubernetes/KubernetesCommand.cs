@@ -1,8 +1,5 @@
-using System.CommandLine;
 using System.CommandLine.Invocation;
 using System.CommandLine.Parsing;
-using FaaSCache.Host;
-using FaaSCache.Options;
 
 namespace FaaSCache.Tools.Kubernetes;
 

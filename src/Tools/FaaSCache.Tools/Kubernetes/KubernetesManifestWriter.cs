@@ -1,6 +1,3 @@
-using System.Globalization;
-using System.Text;
-using FaaSCache.Options;
 using k8s;
 
 namespace FaaSCache.Tools.Kubernetes;

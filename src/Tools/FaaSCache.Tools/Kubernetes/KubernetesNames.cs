@@ -1,5 +1,3 @@
-using k8s.Models;
-
 namespace FaaSCache.Tools.Kubernetes;
 
 /// <summary>

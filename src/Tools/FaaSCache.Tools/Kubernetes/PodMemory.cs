@@ -1,5 +1,3 @@
-using System.Globalization;
-
 namespace FaaSCache.Tools.Kubernetes;
 
 /// <summary>

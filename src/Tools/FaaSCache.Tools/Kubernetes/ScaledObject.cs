@@ -1,6 +1,3 @@
-using System.Globalization;
-using k8s.Models;
-
 namespace FaaSCache.Tools.Kubernetes;
 
 /// <summary>

@@ -1,5 +1,4 @@
 using FaaSCache.Caching.Policies;
-using FaaSCache.Options;
 
 namespace FaaSCache.Caching.Index;
 

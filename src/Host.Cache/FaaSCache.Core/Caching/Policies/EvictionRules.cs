@@ -1,5 +1,3 @@
-using FaaSCache.Options;
-
 namespace FaaSCache.Caching.Policies;
 
 /// <summary>

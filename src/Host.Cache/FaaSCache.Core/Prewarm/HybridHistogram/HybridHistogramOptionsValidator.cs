@@ -1,6 +1,3 @@
-using System.Globalization;
-using Microsoft.Extensions.Options;
-
 namespace FaaSCache.Prewarm;
 
 /// <summary>Checks <see cref="HybridHistogramOptions"/>: each bad value gives one error naming the key, the value and what is allowed.</summary>

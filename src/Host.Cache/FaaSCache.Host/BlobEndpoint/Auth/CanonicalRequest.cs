@@ -1,6 +1,3 @@
-using Microsoft.AspNetCore.Http;
-using Microsoft.AspNetCore.Http.Features;
-
 namespace FaaSCache.Host.BlobEndpoint.Auth;
 
 /// <summary>The parts of a request a signature covers, read as the client sent them (MS:authorize-with-shared-key).</summary>

@@ -1,4 +1,3 @@
-using System.Net;
 using System.Net.Sockets;
 
 namespace FaaSCache.Host.BlobEndpoint.Auth;

@@ -1,5 +1,3 @@
-using System.Globalization;
-using Microsoft.AspNetCore.Http;
 using static FaaSCache.Host.BlobEndpoint.Auth.AuthErrors;
 
 namespace FaaSCache.Host.BlobEndpoint.Auth;

@@ -1,7 +1,3 @@
-using System.Globalization;
-using System.Text;
-using Microsoft.AspNetCore.Http;
-
 namespace FaaSCache.Host.BlobEndpoint.Auth;
 
 /// <summary>
