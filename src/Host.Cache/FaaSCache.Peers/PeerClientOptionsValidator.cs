@@ -1,16 +1,14 @@
 namespace FaaSCache.Peers;
 
 /// <summary>Checks <see cref="PeerClientOptions"/>: each failure names the setting, the value and what is allowed.</summary>
-public sealed class PeerClientOptionsValidator : IValidateOptions<PeerClientOptions>
+public sealed class PeerClientOptionsValidator : OptionsValidator<PeerClientOptions>
 {
     /// <summary>The smallest <see cref="PeerClientOptions.InitialStreamWindowSize"/>: HTTP/2's initial window, 64 KiB - 1.</summary>
     public const int MinStreamWindowSize = 65535;
 
     /// <inheritdoc />
-    public ValidateOptionsResult Validate(string? name, PeerClientOptions options)
+    protected override void Check(PeerClientOptions options, List<string> failures)
     {
-        ArgumentNullException.ThrowIfNull(options);
-        List<string> failures = [];
         if (options.ChunkSize is < PeerWire.MinChunkSize or > PeerWire.MaxChunkSize)
         {
             failures.Add($"PeerClientOptions.ChunkSize is {options.ChunkSize}; it must be between {PeerWire.MinChunkSize} and {PeerWire.MaxChunkSize}.");
@@ -32,7 +30,5 @@ public sealed class PeerClientOptionsValidator : IValidateOptions<PeerClientOpti
         {
             failures.Add($"PeerClientOptions.InitialStreamWindowSize is {options.InitialStreamWindowSize}; it must be at least {MinStreamWindowSize}.");
         }
-
-        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 }

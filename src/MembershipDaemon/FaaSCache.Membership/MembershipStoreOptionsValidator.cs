@@ -3,13 +3,11 @@ using Microsoft.Extensions.Options;
 namespace FaaSCache.Membership;
 
 /// <summary>Checks <see cref="MembershipStoreOptions"/>: each failure names the setting, the value and what is allowed.</summary>
-public sealed class MembershipStoreOptionsValidator : IValidateOptions<MembershipStoreOptions>
+public sealed class MembershipStoreOptionsValidator : OptionsValidator<MembershipStoreOptions>
 {
     /// <inheritdoc />
-    public ValidateOptionsResult Validate(string? name, MembershipStoreOptions options)
+    protected override void Check(MembershipStoreOptions options, List<string> failures)
     {
-        ArgumentNullException.ThrowIfNull(options);
-        List<string> failures = [];
         if (options.MaxAttempts < 1)
         {
             failures.Add($"MembershipStoreOptions.MaxAttempts is {options.MaxAttempts}; it must be at least 1.");
@@ -19,7 +17,5 @@ public sealed class MembershipStoreOptionsValidator : IValidateOptions<Membershi
         {
             failures.Add($"MembershipStoreOptions.BackoffBase is {options.BackoffBase} and BackoffMax {options.BackoffMax}; they must satisfy 0 <= BackoffBase <= BackoffMax.");
         }
-
-        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 }

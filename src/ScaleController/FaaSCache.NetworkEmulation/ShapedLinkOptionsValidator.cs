@@ -1,3 +1,4 @@
+using FaaSCache.Options;
 using Microsoft.Extensions.Options;
 
 namespace FaaSCache.NetworkEmulation;
@@ -6,7 +7,7 @@ namespace FaaSCache.NetworkEmulation;
 /// Checks <see cref="ShapedLinkOptions"/>: each failure names the key, the value and what is allowed
 /// (<c>new ShapedLinkOptionsValidator().ThrowIfInvalid(link)</c> throws them all as one <c>FaaSCacheConfigurationException</c>).
 /// </summary>
-public sealed class ShapedLinkOptionsValidator : IValidateOptions<ShapedLinkOptions>
+public sealed class ShapedLinkOptionsValidator : OptionsValidator<ShapedLinkOptions>
 {
     /// <summary>The lowest rate accepted, in bytes per second (below it tc's token bucket is meaningless for TCP).</summary>
     public const long MinRateBytesPerSecond = 1_000;
@@ -21,10 +22,8 @@ public sealed class ShapedLinkOptionsValidator : IValidateOptions<ShapedLinkOpti
     public static readonly TimeSpan MaxDelay = TimeSpan.FromSeconds(10);
 
     /// <inheritdoc />
-    public ValidateOptionsResult Validate(string? name, ShapedLinkOptions options)
+    protected override void Check(ShapedLinkOptions options, List<string> failures)
     {
-        ArgumentNullException.ThrowIfNull(options);
-        var failures = new List<string>();
         if (options.RateBytesPerSecond is { } rate && rate is < MinRateBytesPerSecond or > MaxRateBytesPerSecond)
         {
             failures.Add(string.Create(CultureInfo.InvariantCulture,
@@ -56,7 +55,5 @@ public sealed class ShapedLinkOptionsValidator : IValidateOptions<ShapedLinkOpti
             failures.Add(string.Create(CultureInfo.InvariantCulture,
                 $"ShapedLinkOptions.LossPercent is {loss}: allowed more than 0 and at most 100 (percent of packets dropped in each direction), or null for no loss."));
         }
-
-        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 }

@@ -1,13 +1,11 @@
 namespace FaaSCache.Cluster;
 
 /// <summary>Checks <see cref="PeerServerOptions"/>: each failure names the setting, the value and what is allowed.</summary>
-public sealed class PeerServerOptionsValidator : IValidateOptions<PeerServerOptions>
+public sealed class PeerServerOptionsValidator : OptionsValidator<PeerServerOptions>
 {
     /// <inheritdoc />
-    public ValidateOptionsResult Validate(string? name, PeerServerOptions options)
+    protected override void Check(PeerServerOptions options, List<string> failures)
     {
-        ArgumentNullException.ThrowIfNull(options);
-        List<string> failures = [];
         if (options.Key is null)
         {
             failures.Add("PeerServerOptions.Key is not set: derive it with PeerKey.FromConnectionString(storageConnectionString, appName).");
@@ -22,7 +20,5 @@ public sealed class PeerServerOptionsValidator : IValidateOptions<PeerServerOpti
         {
             failures.Add($"PeerServerOptions.MaxClockSkew is {options.MaxClockSkew}; it must be positive.");
         }
-
-        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 }

@@ -1,15 +1,13 @@
 namespace FaaSCache.Hosting;
 
 /// <summary>Checks <see cref="FaaSCacheInstanceOptions"/>; every failure names the setting, the value and what is allowed.</summary>
-public sealed class FaaSCacheInstanceOptionsValidator : IValidateOptions<FaaSCacheInstanceOptions>
+public sealed class FaaSCacheInstanceOptionsValidator : OptionsValidator<FaaSCacheInstanceOptions>
 {
     private const string Section = FaaSCacheInstanceOptions.SectionName;
 
     /// <inheritdoc />
-    public ValidateOptionsResult Validate(string? name, FaaSCacheInstanceOptions options)
+    protected override void Check(FaaSCacheInstanceOptions options, List<string> failures)
     {
-        ArgumentNullException.ThrowIfNull(options);
-        var failures = new List<string>();
         if (!FaaSCacheInstanceOptions.IsValidId(options.InstanceId))
         {
             failures.Add($"Invalid value '{options.InstanceId}' for '{Section}:InstanceId': allowed values are non-empty names of letters, digits, '-', '_' and '.'.");
@@ -48,7 +46,5 @@ public sealed class FaaSCacheInstanceOptionsValidator : IValidateOptions<FaaSCac
         {
             failures.Add($"Invalid value '{controller}' for '{Section}:ScaleController': allowed values are http:// or https:// addresses such as http://127.0.0.1:7080/.");
         }
-
-        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 }

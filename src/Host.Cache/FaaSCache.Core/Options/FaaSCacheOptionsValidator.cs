@@ -7,14 +7,13 @@ namespace FaaSCache.Options;
 /// <see cref="FaaSCacheConfigurationException"/>, the one type of every configuration error; by hand,
 /// <c>new FaaSCacheOptionsValidator().ThrowIfInvalid(options)</c> (<see cref="OptionsValidatorExtensions"/>) does the same.
 /// </summary>
-public sealed class FaaSCacheOptionsValidator : IValidateOptions<FaaSCacheOptions>
+public sealed class FaaSCacheOptionsValidator : OptionsValidator<FaaSCacheOptions>
 {
     /// <inheritdoc />
-    public ValidateOptionsResult Validate(string? name, FaaSCacheOptions options)
+    protected override void Check(FaaSCacheOptions options, List<string> failures)
     {
-        ArgumentNullException.ThrowIfNull(options);
-        List<string> failures = [.. HostJsonKeys.Check(options, FaaSCacheOptionsRules.SectionPath).Select(e => e.Message)];
-        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
+        ArgumentNullException.ThrowIfNull(failures);
+        failures.AddRange(HostJsonKeys.Check(options, FaaSCacheOptionsRules.SectionPath).Select(e => e.Message));
     }
 
     /// <summary>Throws the configuration exception of <paramref name="result"/>'s failures, if it failed (<see cref="OptionsValidatorExtensions.ThrowIfFailed"/>).</summary>

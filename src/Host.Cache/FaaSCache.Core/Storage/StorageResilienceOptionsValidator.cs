@@ -4,15 +4,13 @@ namespace FaaSCache.Storage;
 /// Checks <see cref="StorageResilienceOptions"/> against the ranges the Polly strategies accept, so a bad value is named
 /// here (setting, value, what is allowed) rather than by Polly's own validation error when the pipeline is built.
 /// </summary>
-public sealed class StorageResilienceOptionsValidator : IValidateOptions<StorageResilienceOptions>
+public sealed class StorageResilienceOptionsValidator : OptionsValidator<StorageResilienceOptions>
 {
     private static readonly TimeSpan Day = TimeSpan.FromDays(1);
 
     /// <inheritdoc />
-    public ValidateOptionsResult Validate(string? name, StorageResilienceOptions options)
+    protected override void Check(StorageResilienceOptions options, List<string> failures)
     {
-        ArgumentNullException.ThrowIfNull(options);
-        List<string> failures = [];
         if (options.MaxRetries < 0)
         {
             failures.Add(Invariant($"StorageResilienceOptions.MaxRetries is {options.MaxRetries}; it must be 0 (no retries) or more."));
@@ -31,8 +29,6 @@ public sealed class StorageResilienceOptionsValidator : IValidateOptions<Storage
         {
             failures.Add(Invariant($"StorageResilienceOptions.BreakerMinimumThroughput is {options.BreakerMinimumThroughput}; it must be at least 2."));
         }
-
-        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 
     private static void Between(List<string> failures, string setting, TimeSpan value, TimeSpan least)
@@ -42,6 +38,4 @@ public sealed class StorageResilienceOptionsValidator : IValidateOptions<Storage
             failures.Add(Invariant($"StorageResilienceOptions.{setting} is {value}; it must be from {least} to {Day}."));
         }
     }
-
-    private static string Invariant(FormattableString text) => text.ToString(CultureInfo.InvariantCulture);
 }

@@ -3,13 +3,11 @@ using Microsoft.Extensions.Options;
 namespace FaaSCache.Simulation.Engine;
 
 /// <summary>Checks <see cref="SimulationOptions"/>: each failure names the setting, the value and what is allowed.</summary>
-public sealed class SimulationOptionsValidator : IValidateOptions<SimulationOptions>
+public sealed class SimulationOptionsValidator : OptionsValidator<SimulationOptions>
 {
     /// <inheritdoc />
-    public ValidateOptionsResult Validate(string? name, SimulationOptions options)
+    protected override void Check(SimulationOptions options, List<string> failures)
     {
-        ArgumentNullException.ThrowIfNull(options);
-        List<string> failures = [];
         if (options.UnloadAfterIdle <= TimeSpan.Zero)
         {
             failures.Add($"SimulationOptions.UnloadAfterIdle is {options.UnloadAfterIdle}; it must be positive.");
@@ -41,7 +39,5 @@ public sealed class SimulationOptionsValidator : IValidateOptions<SimulationOpti
         {
             failures.AddRange(histogram.Failures.Select(f => "SimulationOptions.HybridHistogram: " + f));
         }
-
-        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 }

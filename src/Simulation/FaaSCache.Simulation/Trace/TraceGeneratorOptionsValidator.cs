@@ -1,15 +1,11 @@
-using Microsoft.Extensions.Options;
-
 namespace FaaSCache.Simulation.Trace;
 
 /// <summary>Checks <see cref="TraceGeneratorOptions"/>: each failure names the setting, the value and what is allowed.</summary>
-public sealed class TraceGeneratorOptionsValidator : IValidateOptions<TraceGeneratorOptions>
+public sealed class TraceGeneratorOptionsValidator : OptionsValidator<TraceGeneratorOptions>
 {
     /// <inheritdoc />
-    public ValidateOptionsResult Validate(string? name, TraceGeneratorOptions options)
+    protected override void Check(TraceGeneratorOptions options, List<string> failures)
     {
-        ArgumentNullException.ThrowIfNull(options);
-        List<string> failures = [];
         foreach ((string setting, long value) in new[]
         {
             (nameof(options.Accesses), options.Accesses), (nameof(options.Apps), options.Apps),
@@ -21,7 +17,5 @@ public sealed class TraceGeneratorOptionsValidator : IValidateOptions<TraceGener
                 failures.Add($"TraceGeneratorOptions.{setting} is {value}; {setting} must be at least 1.");
             }
         }
-
-        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 }
