@@ -10,52 +10,18 @@ namespace FaaSCache.Host.Queues;
 /// message that failed <see cref="StorageQueues.MaxDequeueCount"/> times (or cannot be decoded) to <c>&lt;queue&gt;-poison</c>,
 /// unchanged. With several instances each polls: a received message is invisible to the others while it runs.
 /// </summary>
-public sealed class QueueTriggerService(FunctionApp app, FunctionInvoker invoker, StorageQueues queues, ILogger<QueueTriggerService> logger, Start.HostLifecycle? lifecycle = null) : IHostedService, IDisposable
+public sealed class QueueTriggerService(FunctionApp app, FunctionInvoker invoker, StorageQueues queues, ILogger<QueueTriggerService> logger, Start.HostLifecycle? lifecycle = null) : Triggers.PerFunctionTriggerService(app, lifecycle)
 {
     /// <summary>How long a received message stays invisible to other instances while its function runs.</summary>
     public static readonly TimeSpan RunVisibility = TimeSpan.FromMinutes(10);
 
     private static readonly TimeSpan FirstPollDelay = TimeSpan.FromMilliseconds(100);
-    private readonly CancellationTokenSource _stopping = new();
-    private readonly List<Task> _pollers = [];
-    private Task? _starting;
 
     /// <inheritdoc />
-    public Task StartAsync(CancellationToken cancellationToken)
-    {
-        _starting = Task.Run(StartWhenIndexedAsync, CancellationToken.None);
-        return Task.CompletedTask;
-    }
+    protected override bool Handles(FunctionDefinition function) => function.Trigger.IsQueueTrigger;
 
     /// <inheritdoc />
-    public async Task StopAsync(CancellationToken cancellationToken)
-    {
-        await _stopping.CancelAsync().ConfigureAwait(false);
-        if (_starting is not null)
-        {
-            await _starting.ConfigureAwait(false);
-        }
-
-        await Task.WhenAll(_pollers).WaitAsync(cancellationToken).ConfigureAwait(false);
-    }
-
-    /// <inheritdoc />
-    public void Dispose() => _stopping.Dispose();
-
-    private async Task StartWhenIndexedAsync()
-    {
-        if (await Triggers.TriggerListeners.FunctionsWhenRunningAsync(app, lifecycle, _stopping.Token).ConfigureAwait(false) is not { } functions)
-        {
-            return;
-        }
-
-        foreach (FunctionDefinition function in functions.Where(f => f.Trigger.IsQueueTrigger))
-        {
-            _pollers.Add(Task.Run(() => PollAsync(function), CancellationToken.None));
-        }
-    }
-
-    private async Task PollAsync(FunctionDefinition function)
+    protected override async Task ListenAsync(FunctionDefinition function)
     {
         string connection, queue;
         try
@@ -74,11 +40,11 @@ public sealed class QueueTriggerService(FunctionApp app, FunctionInvoker invoker
         {
             try
             {
-                client = await queues.ClientAsync(connection, queue, _stopping.Token).ConfigureAwait(false);
-                poison = await queues.ClientAsync(connection, queue + StorageQueues.PoisonSuffix, _stopping.Token).ConfigureAwait(false);
+                client = await queues.ClientAsync(connection, queue, Stopping).ConfigureAwait(false);
+                poison = await queues.ClientAsync(connection, queue + StorageQueues.PoisonSuffix, Stopping).ConfigureAwait(false);
                 break;
             }
-            catch (OperationCanceledException) when (_stopping.IsCancellationRequested)
+            catch (OperationCanceledException) when (Stopping.IsCancellationRequested)
             {
                 return;
             }
@@ -88,7 +54,7 @@ public sealed class QueueTriggerService(FunctionApp app, FunctionInvoker invoker
                 logger.LogWarning("Queue-triggered '{Function}' cannot reach queue '{Queue}' ({Reason}): is the account's queue service up (Azurite: its queue service)? Trying again in {Seconds:0.#} s", function.Name, queue, Describe(e), queues.MaxPollingInterval.TotalSeconds);
                 try
                 {
-                    await Task.Delay(queues.MaxPollingInterval, _stopping.Token).ConfigureAwait(false);
+                    await Task.Delay(queues.MaxPollingInterval, Stopping).ConfigureAwait(false);
                 }
                 catch (OperationCanceledException)
                 {
@@ -99,14 +65,14 @@ public sealed class QueueTriggerService(FunctionApp app, FunctionInvoker invoker
 
         logger.LogInformation("Queue-triggered '{Function}' listens on queue '{Queue}' (poison queue '{Poison}', {Attempts} attempts)", function.Name, queue, poison.Name, queues.MaxDequeueCount);
         TimeSpan delay = FirstPollDelay;
-        while (!_stopping.IsCancellationRequested)
+        while (!Stopping.IsCancellationRequested)
         {
             try
             {
-                QueueMessage[] messages = (await client.ReceiveMessagesAsync(queues.BatchSize, RunVisibility, _stopping.Token).ConfigureAwait(false)).Value;
+                QueueMessage[] messages = (await client.ReceiveMessagesAsync(queues.BatchSize, RunVisibility, Stopping).ConfigureAwait(false)).Value;
                 if (messages.Length == 0)
                 {
-                    await Task.Delay(delay, _stopping.Token).ConfigureAwait(false);
+                    await Task.Delay(delay, Stopping).ConfigureAwait(false);
                     delay = TimeSpan.FromTicks(Math.Min(delay.Ticks * 2, queues.MaxPollingInterval.Ticks));
                     continue;
                 }
@@ -114,7 +80,7 @@ public sealed class QueueTriggerService(FunctionApp app, FunctionInvoker invoker
                 delay = FirstPollDelay;
                 await Task.WhenAll(messages.Select(m => RunAsync(function, queue, client, poison, m))).ConfigureAwait(false);
             }
-            catch (OperationCanceledException) when (_stopping.IsCancellationRequested)
+            catch (OperationCanceledException) when (Stopping.IsCancellationRequested)
             {
                 return;
             }
@@ -123,7 +89,7 @@ public sealed class QueueTriggerService(FunctionApp app, FunctionInvoker invoker
                 logger.LogWarning("Polling queue '{Queue}' for '{Function}' failed ({Reason}); trying again in {Seconds:0.#} s", queue, function.Name, Describe(e), queues.MaxPollingInterval.TotalSeconds);
                 try
                 {
-                    await Task.Delay(queues.MaxPollingInterval, _stopping.Token).ConfigureAwait(false);
+                    await Task.Delay(queues.MaxPollingInterval, Stopping).ConfigureAwait(false);
                 }
                 catch (OperationCanceledException)
                 {
@@ -154,9 +120,9 @@ public sealed class QueueTriggerService(FunctionApp app, FunctionInvoker invoker
         var trigger = new QueueTriggerEvent(queue, text, message.MessageId, message.DequeueCount, message.InsertedOn, message.ExpiresOn, message.NextVisibleOn, message.PopReceipt);
         try
         {
-            await invoker.InvokeAsync(function, trigger, _stopping.Token).ConfigureAwait(false);
+            await invoker.InvokeAsync(function, trigger, Stopping).ConfigureAwait(false);
         }
-        catch (Exception e) when (e is not OperationCanceledException || !_stopping.IsCancellationRequested)
+        catch (Exception e) when (e is not OperationCanceledException || !Stopping.IsCancellationRequested)
         {
             if (message.DequeueCount >= queues.MaxDequeueCount)
             {

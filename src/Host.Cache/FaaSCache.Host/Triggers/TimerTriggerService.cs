@@ -6,73 +6,38 @@ namespace FaaSCache.Host.Triggers;
 /// waits for it and is marked past due, as the Functions host does. With several instances each runs its timers (the
 /// Functions host's singleton lock across instances is not modelled).
 /// </summary>
-public sealed class TimerTriggerService(FunctionApp app, FunctionInvoker invoker, TimeProvider time, ILogger<TimerTriggerService> logger, Start.HostLifecycle? lifecycle = null) : IHostedService, IDisposable
+public sealed class TimerTriggerService(FunctionApp app, FunctionInvoker invoker, TimeProvider time, ILogger<TimerTriggerService> logger, Start.HostLifecycle? lifecycle = null) : PerFunctionTriggerService(app, lifecycle)
 {
-    private readonly CancellationTokenSource _stopping = new();
-    private readonly List<Task> _timers = [];
-    private Task? _starting;
+    /// <inheritdoc />
+    protected override bool Handles(FunctionDefinition function) => function.Trigger.IsTimerTrigger;
 
     /// <inheritdoc />
-    public Task StartAsync(CancellationToken cancellationToken)
-    {
-        _starting = Task.Run(StartWhenIndexedAsync, CancellationToken.None);
-        return Task.CompletedTask;
-    }
-
-    /// <inheritdoc />
-    public void Dispose() => _stopping.Dispose();
-
-    /// <inheritdoc />
-    public async Task StopAsync(CancellationToken cancellationToken)
-    {
-        await _stopping.CancelAsync().ConfigureAwait(false);
-        if (_starting is not null)
-        {
-            await _starting.ConfigureAwait(false);
-        }
-
-        await Task.WhenAll(_timers).WaitAsync(cancellationToken).ConfigureAwait(false);
-    }
-
-    private async Task StartWhenIndexedAsync()
-    {
-        if (await TriggerListeners.FunctionsWhenRunningAsync(app, lifecycle, _stopping.Token).ConfigureAwait(false) is not { } functions)
-        {
-            return;
-        }
-
-        foreach (FunctionDefinition function in functions.Where(f => f.Trigger.IsTimerTrigger))
-        {
-            _timers.Add(Task.Run(() => RunAsync(function), CancellationToken.None));
-        }
-    }
-
-    private async Task RunAsync(FunctionDefinition function)
+    protected override async Task ListenAsync(FunctionDefinition function)
     {
         TimerSchedule schedule = TimerSchedule.Parse(function.Trigger.Property("schedule")!);
         bool runOnStartup = function.Trigger.Raw.FirstOrDefault(p => string.Equals(p.Key, "runOnStartup", StringComparison.OrdinalIgnoreCase)).Value
             is System.Text.Json.Nodes.JsonValue v && (v.TryGetValue(out bool b) ? b : v.TryGetValue(out string? s) && bool.TryParse(s, out bool parsed) && parsed);
         DateTimeOffset? last = null;
         DateTimeOffset due = runOnStartup ? time.GetUtcNow() : schedule.Next(time.GetUtcNow());
-        while (!_stopping.IsCancellationRequested)
+        while (!Stopping.IsCancellationRequested)
         {
             try
             {
                 TimeSpan wait = due - time.GetUtcNow();
                 if (wait > TimeSpan.Zero)
                 {
-                    await Task.Delay(wait, time, _stopping.Token).ConfigureAwait(false);
+                    await Task.Delay(wait, time, Stopping).ConfigureAwait(false);
                 }
 
                 DateTimeOffset now = time.GetUtcNow();
                 DateTimeOffset next = schedule.Next(now);
                 bool pastDue = now - due > TimeSpan.FromSeconds(1);
                 logger.LogInformation("Executing '{Function}' (reason: timer due at {Due:O}{PastDue})", function.Name, due, pastDue ? ", past due" : string.Empty);
-                await invoker.InvokeAsync(function, new TimerTriggerEvent(due, next, last, pastDue), _stopping.Token).ConfigureAwait(false);
+                await invoker.InvokeAsync(function, new TimerTriggerEvent(due, next, last, pastDue), Stopping).ConfigureAwait(false);
                 last = now;
                 due = next;
             }
-            catch (OperationCanceledException) when (_stopping.IsCancellationRequested)
+            catch (OperationCanceledException) when (Stopping.IsCancellationRequested)
             {
                 break;
             }
