@@ -161,32 +161,32 @@ function walk(base, prefix, segments, found, visiting) {
     visiting.delete(real);
     return;
   }
-  const last = rest.length === 0;
-  if (!hasMagic(segment)) {
-    const literal = segment.replace(/\\(.)/g, '$1');
-    const full = path.join(base, literal);
+  /**
+   * The entry `name` of `base` matched `segment`: found when it is a file and the pattern ends here, else walked
+   * into when it is a folder (as `nextPrefix`).
+   * @param {string} name
+   * @param {string} nextPrefix
+   */
+  const matched = (name, nextPrefix) => {
+    const full = path.join(base, name);
     const st = statOf(full);
     if (!st) return;
-    if (last) {
-      if (st.isFile()) found.add(join(literal));
+    if (rest.length === 0) {
+      if (st.isFile()) found.add(join(name));
     } else if (st.isDirectory()) {
-      walk(full, literal === '.' ? prefix : join(literal), rest, found, visiting);
+      walk(full, nextPrefix, rest, found, visiting);
     }
+  };
+  if (!hasMagic(segment)) {
+    const literal = segment.replace(/\\(.)/g, '$1');
+    matched(literal, literal === '.' ? prefix : join(literal));
     return;
   }
   const re = segmentRegExp(segment);
   const dotAllowed = segment.startsWith('.');
   for (const name of listDir(base)) {
     if (name.startsWith('.') && !dotAllowed) continue;
-    if (!re.test(name)) continue;
-    const full = path.join(base, name);
-    const st = statOf(full);
-    if (!st) continue;
-    if (last) {
-      if (st.isFile()) found.add(join(name));
-    } else if (st.isDirectory()) {
-      walk(full, join(name), rest, found, visiting);
-    }
+    if (re.test(name)) matched(name, join(name));
   }
 }
 

@@ -13,6 +13,7 @@ const { HttpRequest, toRpcHttp } = require('../lib/http');
 const { InputStream } = require('../lib/inputStream');
 const shm = require('../lib/sharedMemory');
 const { makeShmRoot, readMapFile } = require('../test-support/helpers');
+const { hostQueueMetadata, seenQueueMetadata } = require('../test-support/queueMessage');
 
 /**
  * @param {import('node:test').TestContext} t
@@ -87,27 +88,8 @@ describe('inputs', () => {
   });
 
   test('bindingData of a queue trigger: the host\'s metadata camelCased, dates as text, a JSON message parsed', () => {
-    const metadata = {
-      QueueTrigger: { string: '{"Order": {"LineItems": [1]}}' },
-      Id: { string: '6c3a2f0e-1b7d-4c9a-9a53-0d5b1f3b2a11' },
-      DequeueCount: { int: 2 },
-      InsertionTime: { json: '"2026-11-29T10:00:00+00:00"' },
-      ExpirationTime: { json: '"2026-12-06T10:00:00+00:00"' },
-      NextVisibleTime: { json: '"2026-11-29T10:10:00+00:00"' },
-      PopReceipt: { string: 'AgAAAAMAAAAAAAAA' },
-    };
-    const data = b.bindingData('inv-1', metadata, undefined, 'Fn');
-    assert.deepEqual({ ...data, sys: undefined }, {
-      invocationId: 'inv-1',
-      queueTrigger: { order: { lineItems: [1] } },
-      id: '6c3a2f0e-1b7d-4c9a-9a53-0d5b1f3b2a11',
-      dequeueCount: 2,
-      insertionTime: '2026-11-29T10:00:00+00:00',
-      expirationTime: '2026-12-06T10:00:00+00:00',
-      nextVisibleTime: '2026-11-29T10:10:00+00:00',
-      popReceipt: 'AgAAAAMAAAAAAAAA',
-      sys: undefined,
-    });
+    const data = b.bindingData('inv-1', hostQueueMetadata('{"Order": {"LineItems": [1]}}'), undefined, 'Fn');
+    assert.deepEqual({ ...data, sys: undefined }, { invocationId: 'inv-1', ...seenQueueMetadata({ order: { lineItems: [1] } }), sys: undefined });
     assert.equal(b.bindingData('inv-1', { QueueTrigger: { string: 'plain text' } }, undefined, 'Fn').queueTrigger, 'plain text');
   });
 

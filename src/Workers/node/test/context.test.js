@@ -14,6 +14,7 @@ const { Dispatcher } = require('../lib/dispatcher');
 const { RpcLogger, contextLog } = require('../lib/logging');
 const { SharedMemoryManager, DIRECTORIES_SETTING } = require('../lib/sharedMemory');
 const { makeShmRoot, httpBinding } = require('../test-support/helpers');
+const { hostQueueMetadata, seenQueueMetadata } = require('../test-support/queueMessage');
 
 /** An Invocation whose logs land in `logs`. */
 function invocation() {
@@ -245,16 +246,6 @@ describe('Azure Storage queue trigger and outputs (function.json)', () => {
     { type: 'queue', direction: 'out', name: 'many', queueName: 'q3' },
     { type: 'queue', direction: 'out', name: '$return', queueName: 'q4' },
   ];
-  /** The trigger metadata of a queue message, as the host sends it. @param {string} text */
-  const hostMetadata = (text) => ({
-    QueueTrigger: { string: text },
-    Id: { string: '6c3a2f0e-1b7d-4c9a-9a53-0d5b1f3b2a11' },
-    DequeueCount: { int: 2 },
-    InsertionTime: { json: '"2026-11-29T10:00:00+00:00"' },
-    ExpirationTime: { json: '"2026-12-06T10:00:00+00:00"' },
-    NextVisibleTime: { json: '"2026-11-29T10:10:00+00:00"' },
-    PopReceipt: { string: 'AgAAAAMAAAAAAAAA' },
-  });
   // What the function saw goes to outq (an object: json), a list to many (json), and a string to $return.
   const source = `module.exports = async function (context, msg) {
     context.bindings.outq = { msg, same: context.bindings.msg === msg, bindingData: { ...context.bindingData, sys: undefined } };
@@ -264,36 +255,27 @@ describe('Azure Storage queue trigger and outputs (function.json)', () => {
 
   test('the message (JSON parsed when it is JSON), camelCased bindingData, and outputs as TypedData, inline', async (t) => {
     const f = await loaded(t, source, QUEUE, { functionDataCache: true });
-    const text = (await f.invoke([{ name: 'msg', data: { string: 'hello queue' } }], hostMetadata('hello queue'))).response;
+    const text = (await f.invoke([{ name: 'msg', data: { string: 'hello queue' } }], hostQueueMetadata('hello queue'))).response;
     assert.equal(text.result.status, 'Success', text.result.exception && text.result.exception.message);
     const out = Object.fromEntries(text.output_data.map((/** @type {any} */ o) => [o.name, o.data]));
     assert.deepEqual(Object.keys(out).sort(), ['many', 'outq'], 'inline TypedData, even with the host cache on');
     assert.deepEqual(JSON.parse(out.outq.json), {
       msg: 'hello queue',
       same: true,
-      bindingData: {
-        invocationId: 'inv-1',
-        queueTrigger: 'hello queue',
-        id: '6c3a2f0e-1b7d-4c9a-9a53-0d5b1f3b2a11',
-        dequeueCount: 2,
-        insertionTime: '2026-11-29T10:00:00+00:00',
-        expirationTime: '2026-12-06T10:00:00+00:00',
-        nextVisibleTime: '2026-11-29T10:10:00+00:00',
-        popReceipt: 'AgAAAAMAAAAAAAAA',
-      },
+      bindingData: { invocationId: 'inv-1', ...seenQueueMetadata('hello queue') },
     });
     assert.deepEqual(JSON.parse(out.many.json), ['a', { b: 1 }]);
     assert.equal(text.return_value.string, 'text hello queue');
     assert.deepEqual(fs.readdirSync(f.shmDir), [], 'no output map was made');
 
-    const json = (await f.invoke([{ name: 'msg', data: { string: '{"OrderId": 7}' } }], hostMetadata('{"OrderId": 7}'))).response;
+    const json = (await f.invoke([{ name: 'msg', data: { string: '{"OrderId": 7}' } }], hostQueueMetadata('{"OrderId": 7}'))).response;
     assert.equal(json.result.status, 'Success', json.result.exception && json.result.exception.message);
     const seen = JSON.parse(json.output_data.find((/** @type {any} */ o) => o.name === 'outq').data.json);
     assert.deepEqual(seen.msg, { OrderId: 7 }, 'a JSON message is an object, as the classic Node worker gives it');
     assert.deepEqual(seen.bindingData.queueTrigger, { orderId: 7 }, 'and so is bindingData.queueTrigger, its keys camelCased');
     assert.equal(json.return_value.string, 'json');
 
-    const bytes = (await f.invoke([{ name: 'msg', data: { bytes: Buffer.from('raw') } }], hostMetadata('raw'))).response;
+    const bytes = (await f.invoke([{ name: 'msg', data: { bytes: Buffer.from('raw') } }], hostQueueMetadata('raw'))).response;
     assert.equal(bytes.result.status, 'Success');
     assert.deepEqual(JSON.parse(bytes.output_data.find((/** @type {any} */ o) => o.name === 'outq').data.json).msg, { type: 'Buffer', data: [...Buffer.from('raw')] });
   });
@@ -301,7 +283,7 @@ describe('Azure Storage queue trigger and outputs (function.json)', () => {
   test('a Buffer output is bytes, a string stays a string, whatever the size', async (t) => {
     const big = 'q'.repeat(2 * 1024 * 1024);
     const f = await loaded(t, `module.exports = async function (context) { context.bindings.outq = Buffer.from('b'); context.bindings.many = '${'q'.repeat(16)}'.repeat(${big.length / 16}); };`, QUEUE, { functionDataCache: true });
-    const r = (await f.invoke([{ name: 'msg', data: { string: 'x' } }], hostMetadata('x'))).response;
+    const r = (await f.invoke([{ name: 'msg', data: { string: 'x' } }], hostQueueMetadata('x'))).response;
     assert.equal(r.result.status, 'Success', r.result.exception && r.result.exception.message);
     const out = Object.fromEntries(r.output_data.map((/** @type {any} */ o) => [o.name, o]));
     assert.equal(out.outq.data.bytes.toString(), 'b');

@@ -12,6 +12,7 @@ const { describe, test } = require('node:test');
 const shm = require('../lib/sharedMemory');
 const { V4_APP, V4_ESM_APP, APP, writeHostMap, readMapFile, workerIndexedLoadRequest } = require('../test-support/helpers');
 const { InProcessWorker } = require('../test-support/inProcess');
+const { hostQueueMetadata, seenQueueMetadata } = require('../test-support/queueMessage');
 
 /** The worker's built-in module, as app code requires it (a variable: not a package TypeScript can resolve). */
 const CORE_MODULE = '@azure/functions-core';
@@ -345,37 +346,17 @@ describe('invoking a Node.js v4 app', () => {
     const shipments = raw.find((/** @type {any} */ b) => b.type === 'queue' && b.name !== '$return');
     assert.deepEqual({ ...trigger, name: undefined }, { queueName: 'orders', connection: 'AzureWebJobsStorage', type: 'queueTrigger', name: undefined, direction: 'in', properties: NOT_DEFERRED });
     assert.deepEqual(raw.find((/** @type {any} */ b) => b.name === '$return'), { queueName: 'audit', connection: 'AzureWebJobsStorage', type: 'queue', name: '$return', direction: 'out' });
-    /** The trigger metadata of a queue message, as the host sends it. @param {string} text */
-    const hostMetadata = (text) => ({
-      QueueTrigger: { string: text },
-      Id: { string: '6c3a2f0e-1b7d-4c9a-9a53-0d5b1f3b2a11' },
-      DequeueCount: { int: 2 },
-      InsertionTime: { json: '"2026-11-29T10:00:00+00:00"' },
-      ExpirationTime: { json: '"2026-12-06T10:00:00+00:00"' },
-      NextVisibleTime: { json: '"2026-11-29T10:10:00+00:00"' },
-      PopReceipt: { string: 'AgAAAAMAAAAAAAAA' },
-    });
-    const expectedMetadata = (/** @type {unknown} */ queueTrigger) => ({
-      queueTrigger,
-      id: '6c3a2f0e-1b7d-4c9a-9a53-0d5b1f3b2a11',
-      dequeueCount: 2,
-      insertionTime: '2026-11-29T10:00:00+00:00',
-      expirationTime: '2026-12-06T10:00:00+00:00',
-      nextVisibleTime: '2026-11-29T10:10:00+00:00',
-      popReceipt: 'AgAAAAMAAAAAAAAA',
-    });
-
-    const text = await w.invoke('on_queue', [{ name: trigger.name, data: { string: 'hello queue' } }], hostMetadata('hello queue'));
+    const text = await w.invoke('on_queue', [{ name: trigger.name, data: { string: 'hello queue' } }], hostQueueMetadata('hello queue'));
     assert.equal(text.result.status, 'Success', text.result.exception && text.result.exception.stack_trace);
     const [out] = text.output_data;
     assert.deepEqual([out.name, out.rpc_data, out.data.data], [shipments.name, 'data', 'json'], 'inline even with the host cache on');
-    assert.deepEqual(JSON.parse(out.data.json), { message: 'hello queue', triggerMetadata: expectedMetadata('hello queue') });
+    assert.deepEqual(JSON.parse(out.data.json), { message: 'hello queue', triggerMetadata: seenQueueMetadata('hello queue') });
     assert.deepEqual([text.return_value.data, text.return_value.string], ['string', 'seen hello queue']);
 
-    const json = await w.invoke('on_queue', [{ name: trigger.name, data: { string: '{"OrderId":7}' } }], hostMetadata('{"OrderId":7}'));
+    const json = await w.invoke('on_queue', [{ name: trigger.name, data: { string: '{"OrderId":7}' } }], hostQueueMetadata('{"OrderId":7}'));
     assert.equal(json.result.status, 'Success', json.result.result);
     // The library parses a JSON message, and camelCases the metadata (a JSON queueTrigger too).
-    assert.deepEqual(JSON.parse(json.output_data[0].data.json), { message: { OrderId: 7 }, triggerMetadata: expectedMetadata({ orderId: 7 }) });
+    assert.deepEqual(JSON.parse(json.output_data[0].data.json), { message: { OrderId: 7 }, triggerMetadata: seenQueueMetadata({ orderId: 7 }) });
     assert.deepEqual(JSON.parse(json.return_value.json), ['audit-1', 'audit-2']);
     assert.deepEqual(fs.readdirSync(w.shmRoot.dir), [], 'no output map was made');
   });

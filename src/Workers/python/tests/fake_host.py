@@ -27,6 +27,10 @@ APP_V2 = Path(__file__).resolve().parent / "apps" / "v2_app"
 TIMEOUT = 30.0
 
 
+def _is_log(message: Any) -> bool:
+    return message.WhichOneof("content") == "rpc_log"
+
+
 class FakeHost:
     """The host's half of EventStream: what the worker sends lands in `inbound`; `send` writes to it."""
 
@@ -64,20 +68,25 @@ class FakeHost:
     def send(self, **content: Any) -> None:
         self.outbound.put(self.pb.StreamingMessage(request_id="host", **content))
 
+    def _receive(self, timeout: float, waiting_for: str) -> Any:
+        """The worker's next message within `timeout` (None when none came); a log is also collected in self.logs."""
+        try:
+            message = self.inbound.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if message is None:
+            raise AssertionError(f"the worker closed the stream while the test waited for {waiting_for}")
+        if _is_log(message):
+            self.logs.append(message.rpc_log)
+        return message
+
     def _next(self, deadline: float, waiting_for: str) -> Any:
         if self.stash:
             return self.stash.pop(0)
         while (remaining := deadline - time.monotonic()) > 0:
-            try:
-                message = self.inbound.get(timeout=remaining)
-            except queue.Empty:
-                continue
-            if message is None:
-                raise AssertionError(f"the worker closed the stream while the test waited for {waiting_for}")
-            if message.WhichOneof("content") == "rpc_log":
-                self.logs.append(message.rpc_log)
-                continue
-            return message
+            message = self._receive(remaining, waiting_for)
+            if message is not None and not _is_log(message):
+                return message
         raise AssertionError(f"no {waiting_for} from the worker in time")
 
     def expect(self, kind: str, timeout: float = TIMEOUT) -> Any:
@@ -95,14 +104,8 @@ class FakeHost:
                 if text in log.message:
                     return log
             while (remaining := deadline - time.monotonic()) > 0:
-                try:
-                    message = self.inbound.get(timeout=min(remaining, 0.05))
-                except queue.Empty:
-                    break
-                if message is None:
-                    raise AssertionError(f"the worker closed the stream while the test waited for log {text!r}")
-                if message.WhichOneof("content") == "rpc_log":
-                    self.logs.append(message.rpc_log)
+                message = self._receive(min(remaining, 0.05), f"log {text!r}")
+                if message is None or _is_log(message):
                     break
                 self.stash.append(message)
             if time.monotonic() >= deadline:

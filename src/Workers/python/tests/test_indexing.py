@@ -89,15 +89,6 @@ def test_the_script_name_comes_from_the_environment_and_is_checked(tmp_path):
             indexing.index(str(app), {indexing.SCRIPT_SETTING: bad})
 
 
-def test_no_app_and_two_apps_are_refused_in_the_real_workers_words(tmp_path):
-    none = write_app(tmp_path / "none", "import azure.functions as func\n\nbp = func.Blueprint()\n")
-    with pytest.raises(ValueError, match=r"^Could not find top level function app instances in function_app.py.$"):
-        indexing.index(str(none))
-    two = write_app(tmp_path / "two", "import azure.functions as func\n\na = func.FunctionApp()\nb = func.FunctionApp()\n")
-    with pytest.raises(ValueError, match=r"^More than one FunctionApp or other top level function app instances are defined.$"):
-        indexing.index(str(two))
-
-
 def test_duplicate_function_names_are_refused(tmp_path):
     app = write_app(tmp_path / "dup", """
         import azure.functions as func
@@ -116,7 +107,7 @@ def test_duplicate_function_names_are_refused(tmp_path):
         indexing.index(str(app))
 
 
-def test_import_and_syntax_errors_name_the_script(tmp_path):
+def test_an_import_error_names_the_script_and_keeps_its_cause(tmp_path):
     missing = write_app(tmp_path / "missing", "import azure.functions as func\nimport no_such_module_here\n")
     with pytest.raises(IndexingError) as raised:
         indexing.index(str(missing))
@@ -124,12 +115,24 @@ def test_import_and_syntax_errors_name_the_script(tmp_path):
         f"ModuleNotFoundError: No module named 'no_such_module_here' (while importing {missing / 'function_app.py'})"
     )
     assert isinstance(raised.value.cause, ModuleNotFoundError)
-    broken = write_app(tmp_path / "broken", "import azure.functions as func\napp = func.FunctionApp(\n")
-    with pytest.raises(IndexingError, match=r"^SyntaxError: .* \(.*broken/function_app.py, line 2\)$"):
-        indexing.index(str(broken))
-    raising = write_app(tmp_path / "raising", "raise RuntimeError('no config')\n")
-    with pytest.raises(IndexingError, match=r"^RuntimeError: no config \(while importing .*raising/function_app.py\)$"):
-        indexing.index(str(raising))
+
+
+@pytest.mark.parametrize("code, error, message", [
+    pytest.param("import azure.functions as func\n\nbp = func.Blueprint()\n", ValueError,
+                 r"^Could not find top level function app instances in function_app.py.$", id="no app (the real worker's words)"),
+    pytest.param("import azure.functions as func\n\na = func.FunctionApp()\nb = func.FunctionApp()\n", ValueError,
+                 r"^More than one FunctionApp or other top level function app instances are defined.$",
+                 id="two apps (the real worker's words)"),
+    pytest.param("import azure.functions as func\napp = func.FunctionApp(\n", IndexingError,
+                 r"^SyntaxError: .* \(.*/app/function_app.py, line 2\)$", id="a syntax error names the script"),
+    pytest.param("raise RuntimeError('no config')\n", IndexingError,
+                 r"^RuntimeError: no config \(while importing .*/app/function_app.py\)$",
+                 id="raising at import names the script"),
+])
+def test_an_app_that_does_not_index_is_refused_saying_why(tmp_path, code, error, message):
+    app = write_app(tmp_path / "app", code)
+    with pytest.raises(error, match=message):
+        indexing.index(str(app))
 
 
 def test_a_parameter_without_a_binding_fails_the_indexing(tmp_path):

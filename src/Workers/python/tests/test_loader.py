@@ -127,25 +127,18 @@ def test_parameters_and_bindings_must_match(app):
         loader.load_function(meta(folder, bindings), str(app))
 
 
-def test_output_binding_needs_out_annotation(app):
-    folder = make_function(app, "OutAnn", "def main(req, o: bytes):\n    pass\n")
-    bindings = {**HTTP, "o": BindingSpec("o", "blob", "out")}
-    with pytest.raises(FunctionLoadError, match=r"binding 'o' has direction \"out\".*func.Out\[...\]"):
-        loader.load_function(meta(folder, bindings), str(app))
-
-
-def test_input_annotated_out_is_refused(app):
-    folder = make_function(app, "InOut", "import azure.functions as func\ndef main(req, i: func.Out[bytes]):\n    pass\n")
-    bindings = {**HTTP, "i": BindingSpec("i", "blob", "in")}
-    with pytest.raises(FunctionLoadError, match="annotated func.Out but binding 'i' has direction \"in\""):
-        loader.load_function(meta(folder, bindings), str(app))
-
-
-def test_blob_with_unsupported_annotation(app):
-    folder = make_function(app, "IntBlob", "def main(req, b: int):\n    pass\n")
-    bindings = {**HTTP, "b": BindingSpec("b", "blob", "in")}
-    with pytest.raises(FunctionLoadError, match="blob binding 'b' cannot be passed as int"):
-        loader.load_function(meta(folder, bindings), str(app))
+@pytest.mark.parametrize("signature, binding, message", [
+    pytest.param("main(req, o: bytes)", BindingSpec("o", "blob", "out"), r"binding 'o' has direction \"out\".*func.Out\[...\]",
+                 id="an output binding needs a func.Out annotation"),
+    pytest.param("main(req, i: func.Out[bytes])", BindingSpec("i", "blob", "in"),
+                 "annotated func.Out but binding 'i' has direction \"in\"", id="an input annotated func.Out is refused"),
+    pytest.param("main(req, b: int)", BindingSpec("b", "blob", "in"), "blob binding 'b' cannot be passed as int",
+                 id="a blob cannot be passed as int"),
+])
+def test_an_annotation_that_does_not_fit_its_binding_is_refused(app, signature, binding, message):
+    folder = make_function(app, "Misfit", f"import azure.functions as func\ndef {signature}:\n    pass\n")
+    with pytest.raises(FunctionLoadError, match=message):
+        loader.load_function(meta(folder, {**HTTP, binding.name: binding}), str(app))
 
 
 def test_annotations_as_strings_are_resolved(app):

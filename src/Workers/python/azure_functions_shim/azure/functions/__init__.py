@@ -10,33 +10,11 @@ cannot be imported, so an app that ships the real one gets it.
 from ._abc import Context, InputStream, Out, TimerRequest
 from ._http import HttpRequest, HttpRequestHeaders, HttpResponse, HttpResponseHeaders
 from .queue import QueueMessage
-from .decorators import (
-    AuthLevel,
-    BindingApi,
-    BlobSource,
-    Blueprint,
-    DataType,
-    DecoratorApi,
-    Function,
-    FunctionApp,
-    FunctionRegister,
-    HttpMethod,
-    SettingsApi,
-    TriggerApi,
-)
+from . import decorators
+from .decorators import *  # noqa: F401,F403 (the v2 model's decorator API: what decorators.__all__ lists)
 
 __all__ = [
-    "AuthLevel",
-    "BindingApi",
-    "BlobSource",
-    "Blueprint",
     "Context",
-    "DataType",
-    "DecoratorApi",
-    "Function",
-    "FunctionApp",
-    "FunctionRegister",
-    "HttpMethod",
     "HttpRequest",
     "HttpRequestHeaders",
     "HttpResponse",
@@ -44,10 +22,9 @@ __all__ = [
     "InputStream",
     "Out",
     "QueueMessage",
-    "SettingsApi",
     "TimerRequest",
-    "TriggerApi",
 ]
+__all__ += decorators.__all__
 
 __version__ = "0+faascache"
 __faascache_shim__ = True

@@ -19,21 +19,22 @@ class BlobTrigger(Trigger):
         super().__init__(name, data_type, [("path", path), ("connection", connection), ("source", source_text)], kwargs)
 
 
-class BlobInput(InputBinding):
+class _BlobBinding:
+    """What BlobInput and BlobOutput share: the type "blob", the blob's path and the connection setting. It comes
+    first among their bases; the next one, InputBinding or OutputBinding, gives the direction."""
+
     @staticmethod
     def get_binding_name() -> str:
         return BLOB
 
     def __init__(self, name: str, path: str, connection: str, data_type: DataType | str | None = None,
                  **kwargs: Any) -> None:
-        super().__init__(name, data_type, [("path", path), ("connection", connection)], kwargs)
+        super().__init__(name, data_type, [("path", path), ("connection", connection)], kwargs)  # type: ignore[call-arg]
 
 
-class BlobOutput(OutputBinding):
-    @staticmethod
-    def get_binding_name() -> str:
-        return BLOB
+class BlobInput(_BlobBinding, InputBinding):
+    """The blob at `path`, read for the function (@app.blob_input)."""
 
-    def __init__(self, name: str, path: str, connection: str, data_type: DataType | str | None = None,
-                 **kwargs: Any) -> None:
-        super().__init__(name, data_type, [("path", path), ("connection", connection)], kwargs)
+
+class BlobOutput(_BlobBinding, OutputBinding):
+    """What the function sets, written to the blob at `path` (@app.blob_output)."""
