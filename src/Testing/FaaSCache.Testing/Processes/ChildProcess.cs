@@ -8,15 +8,13 @@ internal sealed class ChildProcess : IAsyncDisposable
 {
     /// <summary>How much of each stream a server's capture keeps (for error messages).</summary>
     public const int DefaultMaxCapturedChars = 64 * 1024;
-    private static readonly TimeSpan KillTimeout = TimeSpan.FromSeconds(15);
 
     private readonly Process _process;
     private readonly int _maxCapturedChars;
     private readonly StringBuilder _stdout = new();
     private readonly StringBuilder _stderr = new();
     private readonly Lock _gate = new();
-    private IDisposable? _exitRegistration;
-    private int _disposed;
+    private OwnedProcess? _owned;
 
     private ChildProcess(Process process, int maxCapturedChars)
     {
@@ -92,22 +90,8 @@ internal sealed class ChildProcess : IAsyncDisposable
 
         var process = new Process { StartInfo = startInfo, EnableRaisingEvents = true };
         var child = new ChildProcess(process, maxCapturedChars);
-        process.OutputDataReceived += (_, e) => child.Append(child._stdout, e.Data);
-        process.ErrorDataReceived += (_, e) => child.Append(child._stderr, e.Data);
-        try
-        {
-            process.Start();
-        }
-        catch
-        {
-            process.Dispose();
-            throw;
-        }
-
+        child._owned = OwnedProcess.Start(process, line => child.Append(child._stdout, line), line => child.Append(child._stderr, line));
         child.Id = process.Id;
-        child._exitRegistration = ProcessExitCleanup.Register(() => ProcessTree.Kill(process));
-        process.BeginOutputReadLine();
-        process.BeginErrorReadLine();
         return child;
     }
 
@@ -134,26 +118,10 @@ internal sealed class ChildProcess : IAsyncDisposable
     }
 
     /// <summary>SIGKILLs the process tree and waits for it to exit, keeping the handle (its output and exit code stay readable).</summary>
-    public Task KillAsync() => ProcessTree.KillAsync(_process, KillTimeout);
+    public Task KillAsync() => _owned!.KillAsync();
 
     /// <summary>Kills the process tree and waits for it to exit.</summary>
-    public async ValueTask DisposeAsync()
-    {
-        if (Interlocked.Exchange(ref _disposed, 1) != 0)
-        {
-            return;
-        }
-
-        try
-        {
-            await ProcessTree.KillAsync(_process, KillTimeout);
-        }
-        finally
-        {
-            _exitRegistration?.Dispose();
-            _process.Dispose();
-        }
-    }
+    public ValueTask DisposeAsync() => _owned?.DisposeAsync() ?? ValueTask.CompletedTask;
 
     private void Append(StringBuilder target, string? line)
     {

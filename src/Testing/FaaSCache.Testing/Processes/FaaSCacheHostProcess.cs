@@ -21,7 +21,6 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
     public static readonly TimeSpan WorkerTimeout = TimeSpan.FromSeconds(60);
 
     private const int MaxCapturedChars = 4 * 1024 * 1024;
-    private static readonly TimeSpan KillTimeout = TimeSpan.FromSeconds(15);
     private static readonly TimeSpan ProbeTimeout = TimeSpan.FromSeconds(5);
     private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web);
 
@@ -29,7 +28,7 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
     private readonly StringBuilder _output = new();
     private readonly Lock _gate = new();
     private readonly HashSet<int> _workerPids = [];
-    private readonly IDisposable _exitRegistration;
+    private readonly OwnedProcess _owned;
     private readonly Task _exited;
     private int _disposed;
 
@@ -45,13 +44,8 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
             // The harness's own calls (status, invocations) carry the master key; a test sends requests without it itself.
             Http.DefaultRequestHeaders.Add("x-functions-key", masterKey);
         }
-        process.OutputDataReceived += (_, e) => Append(e.Data);
-        process.ErrorDataReceived += (_, e) => Append(e.Data);
-        process.Start();
+        _owned = OwnedProcess.Start(process, Append, Append);
         ProcessId = process.Id;
-        _exitRegistration = ProcessExitCleanup.Register(() => ProcessTree.Kill(process));
-        process.BeginOutputReadLine();
-        process.BeginErrorReadLine();
         _exited = process.WaitForExitAsync();
     }
 
@@ -271,14 +265,12 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
 
         try
         {
-            await ProcessTree.KillAsync(_process, KillTimeout);
+            await _owned.DisposeAsync();
         }
         finally
         {
-            _exitRegistration.Dispose();
             KillOrphanedWorkers();
             Http.Dispose();
-            _process.Dispose();
         }
     }
 
