@@ -132,24 +132,8 @@ public sealed class AzureBlobStore : IBlobStore
     }
 
     /// <inheritdoc />
-    public async Task<BlobInfo?> GetInfoAsync(string key, CancellationToken cancellationToken = default)
-    {
-        BlobClient blob = GetBlob(key);
-        return await RunAsync("properties request", key,
-            async token =>
-            {
-                try
-                {
-                    BlobProperties p = (await blob.GetPropertiesAsync(cancellationToken: token).ConfigureAwait(false)).Value;
-                    return (BlobInfo?)new BlobInfo(p.ETag.ToString(), p.ContentLength, p.ContentHash is { Length: > 0 } md5 ? md5 : null, BlobChecksum.Parse(p.Metadata));
-                }
-                catch (RequestFailedException e) when (e.Status == 404)
-                {
-                    return null;
-                }
-            },
-            cancellationToken).ConfigureAwait(false);
-    }
+    public Task<BlobInfo?> GetInfoAsync(string key, CancellationToken cancellationToken = default)
+        => PropertiesAsync<BlobInfo?>("properties request", key, p => new BlobInfo(p.ETag.ToString(), p.ContentLength, p.ContentHash is { Length: > 0 } md5 ? md5 : null, BlobChecksum.Parse(p.Metadata)), cancellationToken);
 
     /// <inheritdoc />
     public async Task<string> UploadAsync(string key, Stream content, string? writeId, CancellationToken cancellationToken = default)
@@ -243,19 +227,23 @@ public sealed class AzureBlobStore : IBlobStore
             cancellationToken).ConfigureAwait(false);
 
     /// <inheritdoc />
-    public async Task<string?> GetVersionAsync(string key, CancellationToken cancellationToken = default)
+    public Task<string?> GetVersionAsync(string key, CancellationToken cancellationToken = default)
+        => PropertiesAsync<string?>("version request", key, p => p.ETag.ToString(), cancellationToken);
+
+    // One properties request (a HEAD): what the caller picks from the blob's properties, or null when there is no blob.
+    private async Task<T> PropertiesAsync<T>(string operation, string key, Func<BlobProperties, T> pick, CancellationToken cancellationToken)
     {
         BlobClient blob = GetBlob(key);
-        return await RunAsync("version request", key,
+        return await RunAsync(operation, key,
             async token =>
             {
                 try
                 {
-                    return (await blob.GetPropertiesAsync(cancellationToken: token).ConfigureAwait(false)).Value.ETag.ToString();
+                    return pick((await blob.GetPropertiesAsync(cancellationToken: token).ConfigureAwait(false)).Value);
                 }
                 catch (RequestFailedException e) when (e.Status == 404)
                 {
-                    return null;
+                    return default!;
                 }
             },
             cancellationToken).ConfigureAwait(false);

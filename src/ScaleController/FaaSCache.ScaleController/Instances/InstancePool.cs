@@ -270,11 +270,7 @@ public sealed class InstancePool(IInstanceLauncher launcher, ScaleControllerOpti
             return;
         }
 
-        _ended.Enqueue(instance);
-        while (_ended.Count > EndedKept)
-        {
-            _ended.Dequeue();
-        }
+        _ended.EnqueueKeepingLast(instance, EndedKept);
     }
 
     private void Signal()

@@ -140,10 +140,6 @@ public sealed class MembershipInstanceSource(MembershipStore store, TimeProvider
             return;
         }
 
-        _ended.Enqueue(instance);
-        while (_ended.Count > EndedKept)
-        {
-            _ended.Dequeue();
-        }
+        _ended.EnqueueKeepingLast(instance, EndedKept);
     }
 }
