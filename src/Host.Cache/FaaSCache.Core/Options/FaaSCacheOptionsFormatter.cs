@@ -75,11 +75,8 @@ public static class FaaSCacheOptionsFormatter
             case bool b:
                 w.WriteBoolean(key.Name, b);
                 break;
-            case int i:
-                w.WriteNumber(key.Name, i);
-                break;
-            case long l:
-                w.WriteNumber(key.Name, l);
+            case int or long:
+                w.WriteNumber(key.Name, Convert.ToInt64(value, CultureInfo.InvariantCulture));
                 break;
             case double d:
                 w.WriteNumber(key.Name, d);

@@ -70,14 +70,7 @@ internal sealed class ChildProcess : IAsyncDisposable
     /// </summary>
     public static ChildProcess Start(string fileName, IEnumerable<string> arguments, string workingDirectory, IReadOnlyDictionary<string, string>? environment = null, int maxCapturedChars = DefaultMaxCapturedChars)
     {
-        var startInfo = new ProcessStartInfo(fileName)
-        {
-            UseShellExecute = false,
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            CreateNoWindow = true,
-            WorkingDirectory = workingDirectory,
-        };
+        ProcessStartInfo startInfo = OwnedProcess.StartInfo(fileName, workingDirectory);
         foreach (var argument in arguments)
         {
             startInfo.ArgumentList.Add(argument);

@@ -285,14 +285,7 @@ public sealed partial class FaaSCacheHostProcess : IAsyncDisposable
     {
         string dll = FindHostDll();
         string dotnet = Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") is { Length: > 0 } hostPath && File.Exists(hostPath) ? hostPath : "dotnet";
-        var start = new ProcessStartInfo(dotnet)
-        {
-            UseShellExecute = false,
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            CreateNoWindow = true,
-            WorkingDirectory = appDirectory,
-        };
+        ProcessStartInfo start = OwnedProcess.StartInfo(dotnet, appDirectory);
         start.ArgumentList.Add(dll);
         start.ArgumentList.Add("start");
         start.ArgumentList.Add("--script-root");

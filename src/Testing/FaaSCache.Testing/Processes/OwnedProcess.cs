@@ -19,6 +19,19 @@ internal sealed class OwnedProcess : IAsyncDisposable
     /// <summary>Gets the process (its exit code and state stay readable after a kill, until dispose).</summary>
     public Process Process { get; }
 
+    /// <summary>How a process to own is started: no shell, no window, both output streams read by <see cref="Start"/>.</summary>
+    /// <param name="fileName">The program.</param>
+    /// <param name="workingDirectory">Its working folder.</param>
+    /// <returns>The start info, for arguments and environment to be added.</returns>
+    public static ProcessStartInfo StartInfo(string fileName, string workingDirectory) => new(fileName)
+    {
+        UseShellExecute = false,
+        RedirectStandardOutput = true,
+        RedirectStandardError = true,
+        CreateNoWindow = true,
+        WorkingDirectory = workingDirectory,
+    };
+
     /// <summary>Starts <paramref name="process"/> and reads its standard output and error line by line.</summary>
     /// <param name="process">A process not yet started, its streams redirected.</param>
     /// <param name="onOutput">Called with each standard output line (null at its end).</param>
