@@ -12,7 +12,6 @@ public sealed class FaaSCacheOptionsValidator : OptionsValidator<FaaSCacheOption
     /// <inheritdoc />
     protected override void Check(FaaSCacheOptions options, List<string> failures)
     {
-        ArgumentNullException.ThrowIfNull(failures);
         failures.AddRange(HostJsonKeys.Check(options, FaaSCacheOptionsRules.SectionPath).Select(e => e.Message));
     }
 

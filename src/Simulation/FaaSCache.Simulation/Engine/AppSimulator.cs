@@ -65,7 +65,7 @@ public static class AppSimulator
             bool newInvocation = !started[trace.Invocation[i]];
             started[trace.Invocation[i]] = true;
             long? reloadedMs = null;
-            if (loaded && keepAlive.Idle(lastMs, t, newInvocation) is { Unloaded: true } idle)
+            if (loaded && keepAlive.Idle(lastMs, t, newInvocation) is { } idle)
             {
                 long unloadMs = idle.UnloadMs;
                 reloadedMs = idle.ReloadedMs;

@@ -30,19 +30,19 @@ internal sealed class SimKeepAlive
     /// <summary>
     /// The app, loaded, last accessed at <paramref name="lastMs"/>, is accessed again at <paramref name="nextMs"/>
     /// (<paramref name="newInvocation"/>: by an invocation that had not started): whether it was unloaded in between,
-    /// when, and whether it was loaded again (and pre-warmed) before the access, and when.
+    /// when, and whether it was loaded again (and pre-warmed) before the access, and when; null when it stayed loaded.
     /// </summary>
-    public IdleOutcome Idle(long lastMs, long nextMs, bool newInvocation)
+    public IdleOutcome? Idle(long lastMs, long nextMs, bool newInvocation)
     {
         long gap = nextMs - lastMs;
         if (_histogram is null)
         {
-            return gap > _fixedMs ? new IdleOutcome(true, lastMs + _fixedMs, null) : default;
+            return gap > _fixedMs ? new IdleOutcome(lastMs + _fixedMs, null) : null;
         }
 
         if (!newInvocation || gap <= 0)
         {
-            return default;
+            return null;
         }
 
         KeepAliveWindows windows = HybridHistogramWindows.Compute(_histogram, _histogramOptions, explain: false);
@@ -52,21 +52,20 @@ internal sealed class SimKeepAlive
         if (preWarm <= _pollMs)
         {
             // No pre-warm time (or one before the controller's next poll): kept loaded for the keep-alive window.
-            return gap > unloadAfter ? new IdleOutcome(true, lastMs + unloadAfter, null) : default;
+            return gap > unloadAfter ? new IdleOutcome(lastMs + unloadAfter, null) : null;
         }
 
         if (gap <= _pollMs)
         {
-            return default;
+            return null;
         }
 
         // Unloaded at the next poll; loaded again at the pre-warm time if the invocation came inside the keep-alive window.
-        return new IdleOutcome(true, lastMs + _pollMs, gap >= preWarm && gap <= unloadAfter ? lastMs + preWarm : null);
+        return new IdleOutcome(lastMs + _pollMs, gap >= preWarm && gap <= unloadAfter ? lastMs + preWarm : null);
     }
 }
 
-/// <summary>What happened to an idle app.</summary>
-/// <param name="Unloaded">Whether it was unloaded.</param>
-/// <param name="UnloadMs">When (Unix ms), if it was.</param>
+/// <summary>What happened to an idle app that was unloaded.</summary>
+/// <param name="UnloadMs">When it was unloaded (Unix ms).</param>
 /// <param name="ReloadedMs">When it was loaded again ahead of the next invocation (pre-warmed), or null: that invocation loads it.</param>
-internal readonly record struct IdleOutcome(bool Unloaded, long UnloadMs, long? ReloadedMs);
+internal readonly record struct IdleOutcome(long UnloadMs, long? ReloadedMs);
