@@ -121,15 +121,8 @@ public sealed class Cachelet : IObjectCache, IPeerServingCache, IVersionedCache,
     /// <summary>Gets the keys whose asynchronous write was abandoned at shutdown.</summary>
     public IReadOnlyList<string> LostWrites => _writes.WriteBack.Lost;
 
-    /// <summary>
-    /// Reads <paramref name="key"/> (<c>container/blob</c>) and returns a lease on it in shared memory.
-    /// Under <c>strong</c> a cached copy costs one conditional request (304, no download).
-    /// Throws <see cref="BlobNotFoundException"/> when the blob does not exist.
-    /// </summary>
-    public Task<ObjectLease> ReadAsync(string key, CancellationToken cancellationToken = default) => _reads.ReadLeaseAsync(key, forward: true, cancellationToken);
-
     /// <inheritdoc />
-    public Task<PeerGetServe> ReadPipelinedAsync(string key, CancellationToken cancellationToken = default) => _reads.ReadAsync(key, forward: true, follow: true, cancellationToken);
+    public Task<ObjectLease> ReadAsync(string key, DownloadFollower? follower, CancellationToken cancellationToken) => _reads.ReadAsync(key, forward: true, follower, cancellationToken);
 
     /// <inheritdoc />
     public async Task<PeerGetServe?> ServePeerGetAsync(string key, bool fetchIfMissing, bool follow, CancellationToken cancellationToken = default)
@@ -138,7 +131,9 @@ public sealed class Cachelet : IObjectCache, IPeerServingCache, IVersionedCache,
         _core.Metrics.PeerServed();
         if (fetchIfMissing)
         {
-            return await _reads.ReadAsync(key, forward: false, follow, cancellationToken).ConfigureAwait(false);
+            // A follower only when the peer takes a stream; either way the serve is the one read entry's.
+            var follower = new DownloadFollower();
+            return await follower.ServeAsync(_reads.ReadAsync(key, forward: false, follow ? follower : null, cancellationToken)).ConfigureAwait(false);
         }
 
         return _reads.CachedForPeer(key) is { } cached ? PeerGetServe.Whole(cached, hit: true) : null;

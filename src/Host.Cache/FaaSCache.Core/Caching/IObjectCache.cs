@@ -12,16 +12,14 @@ public interface IObjectCache
     /// <summary>Raised when storage got a write: at once for sync persistence, after the background write for async.</summary>
     event EventHandler<BlobWrittenEventArgs>? Persisted;
 
-    /// <summary>Reads <paramref name="key"/> (<c>container/blob</c>) into a lease on shared memory.</summary>
-    Task<ObjectLease> ReadAsync(string key, CancellationToken cancellationToken = default);
-
     /// <summary>
-    /// Reads <paramref name="key"/> like <see cref="ReadAsync"/>, except that a miss this cachelet downloads from storage
-    /// is handed over while it fills (<see cref="PeerGetServe.Progress"/>, objects from
-    /// <see cref="Cachelet.PipelineThreshold"/> bytes up), so a reader that streams the object on (the SDK endpoint)
-    /// overlaps the download instead of following it. The object is admitted only once it is whole.
+    /// Reads <paramref name="key"/> (<c>container/blob</c>) into a lease on shared memory: the one read entry (local or
+    /// remote, hit or miss, Figure 6). With a <paramref name="follower"/> (progress, optional), a miss this cachelet
+    /// downloads from storage is handed to it while it fills, so a reader that streams the object on (the SDK endpoint)
+    /// overlaps the download instead of following it (<see cref="DownloadFollower.ServeAsync"/>); the lease comes once the
+    /// object is whole. <c>ReadAsync(key)</c> (<see cref="ObjectCacheExtensions"/>) reads without one.
     /// </summary>
-    Task<PeerGetServe> ReadPipelinedAsync(string key, CancellationToken cancellationToken = default);
+    Task<ObjectLease> ReadAsync(string key, DownloadFollower? follower, CancellationToken cancellationToken);
 
     /// <summary>Writes <paramref name="data"/> to <paramref name="key"/>.</summary>
     Task<WriteReceipt> WriteAsync(string key, ReadOnlyMemory<byte> data, CancellationToken cancellationToken = default);

@@ -15,7 +15,7 @@ internal sealed class MapFills(CacheletCore core)
     public const long PipelineThreshold = 256 * 1024;
 
     // Set only around a read that follows its download: the download it starts publishes its fill (no signature threading).
-    private readonly AsyncLocal<PipelineSlot?> _pipelineSlot = new();
+    private readonly AsyncLocal<DownloadFollower?> _follower = new();
 
     /// <summary>How a new map's bytes are counted against the capacity.</summary>
     private enum Reserve
@@ -30,19 +30,18 @@ internal sealed class MapFills(CacheletCore core)
         FreeSpaceOnly,
     }
 
-    /// <summary>Starts <paramref name="read"/> so that the storage download it makes, if any, is published as it fills.</summary>
-    public (Task<ObjectLease> Read, Task<FillProgress> Published) Following(Func<Task<ObjectLease>> read)
+    /// <summary>Starts <paramref name="read"/> so that the storage download it makes, if any, is handed to <paramref name="follower"/> as it fills.</summary>
+    public Task<ObjectLease> Following(DownloadFollower follower, Func<Task<ObjectLease>> read)
     {
-        var slot = new PipelineSlot();
-        _pipelineSlot.Value = slot;
+        _follower.Value = follower;
         try
         {
-            // The read captures the slot in its execution context; ours forgets it right away.
-            return (read(), slot.Published.Task);
+            // The read captures the follower in its execution context; ours forgets it right away.
+            return read();
         }
         finally
         {
-            _pipelineSlot.Value = null;
+            _follower.Value = null;
         }
     }
 
@@ -298,18 +297,16 @@ internal sealed class MapFills(CacheletCore core)
         }
     }
 
-    /// <summary>The fill a download into <paramref name="map"/> publishes, when a peer's read waits for one; else null.</summary>
+    /// <summary>The fill a download into <paramref name="map"/> publishes, when its read has a follower; else null.</summary>
     private FillProgress? Publish(SharedMemoryMap map, string? version)
     {
-        if (version is null || map.ContentLength < PipelineThreshold || map.ContentLength > int.MaxValue || _pipelineSlot.Value is not { } slot || slot.Used)
+        if (version is null || map.ContentLength < PipelineThreshold || map.ContentLength > int.MaxValue || _follower.Value is not { Used: false } follower)
         {
             return null;
         }
 
-        // One download per read: a retry after a broken transfer is not followed (the peer was already told).
-        slot.Used = true;
         var progress = new FillProgress(map, version);
-        slot.Published.TrySetResult(progress);
+        follower.Publish(progress);
         return progress;
     }
 
@@ -328,11 +325,4 @@ internal sealed class MapFills(CacheletCore core)
 
     /// <summary>A new map filled by <see cref="FillNewMapAsync{T}"/>: whether its bytes are reserved in the cache, and what the fill returned.</summary>
     private readonly record struct Filled<T>(SharedMemoryMap Map, bool Reserved, T Value);
-
-    private sealed class PipelineSlot
-    {
-        public TaskCompletionSource<FillProgress> Published { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
-
-        public bool Used { get; set; }
-    }
 }

@@ -3,7 +3,7 @@ namespace FaaSCache.Caching;
 /// <summary>
 /// §3.2, Figure 6, in one place: a read is a local hit (LH), a local miss (LM) or, with peers, a remote hit or miss
 /// through the key's owner (RH/RM). <see cref="ReadAsync"/> is the one entry: the application's reads, a peer's read
-/// served as the owner, and a read that follows its own download (<c>follow</c>) all come through it. It owns
+/// served as the owner, and a read that follows its own download (a <see cref="DownloadFollower"/>) all come through it. It owns
 /// the misses in flight (concurrent misses on one key make one fetch); the bytes come in through <see cref="MapFills"/>.
 /// </summary>
 internal sealed class ReadPath(CacheletCore core, MapFills fills)
@@ -12,30 +12,13 @@ internal sealed class ReadPath(CacheletCore core, MapFills fills)
 
     /// <summary>
     /// Reads <paramref name="key"/>. <paramref name="forward"/> false serves a peer: never ask another member (the caller
-    /// already decided this cachelet is the one to ask). With <paramref name="follow"/>, a storage download this read makes
-    /// is handed over as soon as its first bytes are in (<see cref="PeerGetServe.Progress"/>).
+    /// already decided this cachelet is the one to ask). With a <paramref name="follower"/>, a storage download this read
+    /// makes is handed to it as soon as its first bytes are in (<see cref="DownloadFollower.Published"/>).
     /// </summary>
-    public async Task<PeerGetServe> ReadAsync(string key, bool forward, bool follow, CancellationToken cancellationToken)
-    {
-        if (!follow || IsPlainHit(key))
-        {
-            ObjectLease whole = await ReadCoreAsync(key, forward, cancellationToken).ConfigureAwait(false);
-            return PeerGetServe.Whole(whole, whole.Source == ReadSource.LocalHit);
-        }
-
-        (Task<ObjectLease> read, Task<FillProgress> published) = fills.Following(() => ReadCoreAsync(key, forward, cancellationToken));
-        Task first = await Task.WhenAny(read, published).ConfigureAwait(false);
-        if (first == read || !published.IsCompletedSuccessfully)
-        {
-            ObjectLease lease = await read.ConfigureAwait(false);
-            return PeerGetServe.Whole(lease, lease.Source == ReadSource.LocalHit);
-        }
-
-        return PeerGetServe.Pipelined(published.Result, read);
-    }
-
-    /// <summary>The lease of a read that does not follow its download (the common case, without the handle's allocation).</summary>
-    public Task<ObjectLease> ReadLeaseAsync(string key, bool forward, CancellationToken cancellationToken) => ReadCoreAsync(key, forward, cancellationToken);
+    public Task<ObjectLease> ReadAsync(string key, bool forward, DownloadFollower? follower, CancellationToken cancellationToken)
+        => follower is null || IsPlainHit(key)
+            ? ReadCoreAsync(key, forward, cancellationToken)
+            : fills.Following(follower, () => ReadCoreAsync(key, forward, cancellationToken));
 
     /// <summary>A cached copy for a peer that asked without letting this cachelet fetch (a previous owner's hand-over); null when none.</summary>
     public ObjectLease? CachedForPeer(string key)
@@ -56,7 +39,7 @@ internal sealed class ReadPath(CacheletCore core, MapFills fills)
 
     /// <summary>
     /// Whether a read of <paramref name="key"/> is a local hit that needs no storage request: such a read has no
-    /// download to follow, so it takes the plain path (no progress slot, no race between two tasks).
+    /// download to follow, so it takes the plain path (no follower set around it).
     /// </summary>
     private bool IsPlainHit(string key)
     {

@@ -30,9 +30,8 @@ public sealed partial class BlobEndpointHandler
         try
         {
             // A GET that misses streams the download on as it fills the cache's map; a HEAD needs no body.
-            served = head
-                ? PeerGetServe.Whole(await _cache.ReadAsync(address.Key, context.RequestAborted).ConfigureAwait(false), hit: false)
-                : await _cache.ReadPipelinedAsync(address.Key, context.RequestAborted).ConfigureAwait(false);
+            DownloadFollower follower = new();
+            served = await follower.ServeAsync(_cache.ReadAsync(address.Key, head ? null : follower, context.RequestAborted)).ConfigureAwait(false);
         }
         catch (BlobNotFoundException)
         {
