@@ -1,4 +1,5 @@
 using FaaSCache.Host.Bindings;
+using FaaSCache.Host.Invocation;
 
 namespace FaaSCache.Host.Tests.Bindings;
 
@@ -16,9 +17,9 @@ public sealed class DeferredBindingTests
         ParameterTypeReading photo = DeferredBinding.ParameterTypeOf(info, "photo");
         Assert.True(photo.Type == "System.IO.Stream", photo.Error);
         Assert.Equal(new ParameterTypeReading("Azure.Storage.Blobs.BlobClient", null), DeferredBinding.ParameterTypeOf(info, "photoClient"));
-        Assert.All(info.Bindings, b => Assert.Equal(new DeferredBindingDecision(true, null), DeferredBinding.Decide(info, b)));
+        Assert.All(info.Bindings, b => Assert.Equal(new DeferredBindingDecision(true, null), info.DeferredDecisionOf(b)));
         Assert.Equal("System.Byte[]", DeferredBinding.ParameterTypeOf(thumbnail, "photo").Type);
-        Assert.Equal(new DeferredBindingDecision(false, null), DeferredBinding.Decide(thumbnail, thumbnail.Bindings[0]));
+        Assert.Equal(new DeferredBindingDecision(false, null), thumbnail.DeferredDecisionOf(thumbnail.Bindings[0]));
     }
 
     [Fact]
@@ -27,14 +28,29 @@ public sealed class DeferredBindingTests
         FunctionDefinition missing = Function("/nowhere", "Missing.Function.Run", "dotnet-isolated", "photo");
         FunctionDefinition other = Function("/elsewhere", "Other.Function.Run", "dotnet-isolated", "photo");
 
-        DeferredBindingDecision decision = DeferredBinding.Decide(missing, missing.Bindings[0]);
-        DeferredBindingDecision second = DeferredBinding.Decide(other, other.Bindings[0]);
+        DeferredBindingDecision decision = missing.DeferredDecisionOf(missing.Bindings[0]);
+        DeferredBindingDecision second = other.DeferredDecisionOf(other.Bindings[0]);
 
         Assert.False(decision.Deferred);
         Assert.Contains("/nowhere/thumbnail-dotnet.dll: no such assembly", decision.Error, StringComparison.Ordinal);
         // Each decision carries its own error, not the last one read.
         Assert.Contains("/elsewhere/thumbnail-dotnet.dll", second.Error, StringComparison.Ordinal);
-        Assert.Equal(decision, DeferredBinding.Decide(missing, missing.Bindings[0]));
+        Assert.Equal(decision, missing.DeferredDecisionOf(missing.Bindings[0]));
+    }
+
+    [Fact]
+    public void a_worker_that_cannot_convert_a_blob_sent_as_bytes_is_told_which_input_and_why()
+    {
+        FunctionDefinition missing = Function("/nowhere", "Missing.Function.Run", "dotnet-isolated", "photo");
+        const string WorkerError = "Cannot convert input parameter 'photo' to type 'System.IO.Stream' from type 'System.Byte[]'.";
+
+        string hint = FunctionInvoker.DeferredBindingHint(missing, WorkerError);
+
+        Assert.Contains("blob input 'photo' as bytes", hint, StringComparison.Ordinal);
+        Assert.Contains("/nowhere/thumbnail-dotnet.dll: no such assembly", hint, StringComparison.Ordinal);
+        Assert.Empty(FunctionInvoker.DeferredBindingHint(missing, "Something else failed"));
+        FunctionDefinition python = Function("/nowhere", "main", "python", ["blob"], "true");
+        Assert.Empty(FunctionInvoker.DeferredBindingHint(python, WorkerError));
     }
 
     [Theory]
@@ -45,7 +61,7 @@ public sealed class DeferredBindingTests
     public void python_and_node_inputs_follow_the_workers_mark(string language, string? mark, bool expected)
     {
         FunctionDefinition f = Function("/nowhere", "main", language, ["blob"], mark);
-        Assert.Equal(new DeferredBindingDecision(expected, null), DeferredBinding.Decide(f, f.Bindings[0]));
+        Assert.Equal(new DeferredBindingDecision(expected, null), f.DeferredDecisionOf(f.Bindings[0]));
     }
 
     [Theory]

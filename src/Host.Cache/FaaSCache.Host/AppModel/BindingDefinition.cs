@@ -56,6 +56,13 @@ public sealed class BindingDefinition
     /// <summary>Gets a value indicating whether this is a storage queue output.</summary>
     public bool IsQueueOutput => Type.Equals("queue", StringComparison.OrdinalIgnoreCase) && Direction != BindingDirection.In;
 
+    /// <summary>
+    /// Gets a value indicating whether the worker marked this binding <c>supportsDeferredBinding</c> (in its raw binding's
+    /// <c>properties</c>): it can take <c>ModelBindingData</c> for it.
+    /// </summary>
+    public bool SupportsDeferredBinding
+        => Raw["properties"] is JsonObject p && p["supportsDeferredBinding"]?.ToString() is { } d && d.Equals("true", StringComparison.OrdinalIgnoreCase);
+
     /// <summary>Gets the queue of a queue trigger or output (<c>queueName</c>), or null.</summary>
     public string? QueueName => Property("queueName");
 

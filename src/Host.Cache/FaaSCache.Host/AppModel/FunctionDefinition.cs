@@ -3,6 +3,11 @@ namespace FaaSCache.Host.AppModel;
 /// <summary>One function of the app: a function.json folder, or a function a worker indexed.</summary>
 public sealed class FunctionDefinition
 {
+    private readonly Lazy<IReadOnlyDictionary<string, DeferredBindingDecision>> _deferred;
+
+    /// <summary>Initializes a new instance of the <see cref="FunctionDefinition"/> class.</summary>
+    public FunctionDefinition() => _deferred = new(() => DeferredBinding.DecideInputs(this));
+
     /// <summary>Gets the function name (its folder name, or the name the worker gave).</summary>
     public required string Name { get; init; }
 
@@ -47,4 +52,11 @@ public sealed class FunctionDefinition
         Trigger.Raw.FirstOrDefault(p => string.Equals(p.Key, "methods", StringComparison.OrdinalIgnoreCase)).Value is System.Text.Json.Nodes.JsonArray methods
             ? methods.Select(m => m is System.Text.Json.Nodes.JsonValue v && v.TryGetValue(out string? s) ? s.ToUpperInvariant() : string.Empty).Where(m => m.Length > 0).ToList()
             : [];
+
+    /// <summary>
+    /// Whether blob input <paramref name="binding"/> gets <c>ModelBindingData</c> (an SDK-type parameter) rather than its
+    /// bytes, decided once for the function (a C# isolated function's assembly is read on the first call) and kept here.
+    /// </summary>
+    public DeferredBindingDecision DeferredDecisionOf(BindingDefinition binding)
+        => _deferred.Value.TryGetValue(binding.Name, out DeferredBindingDecision decision) ? decision : default;
 }

@@ -29,31 +29,35 @@ public static class DeferredBinding
         "Azure.Storage.Blobs.Specialized.AppendBlobClient",
     };
 
-    // What each assembly's metadata says, read once per assembly and entry point, kept with why it could not be read so
-    // that every answer carries its own error (no reader sees another's).
-    private static readonly ConcurrentDictionary<(string Assembly, string EntryPoint), AssemblyReading> ParameterTypes = new();
-
     /// <summary>
-    /// Whether <paramref name="binding"/> of <paramref name="function"/> is an SDK-type blob input, with why its type could
-    /// not be told when the function's assembly could not be read (the input then travels as bytes).
+    /// Which blob inputs of <paramref name="function"/> are SDK types, by binding name, each with why its parameter's type
+    /// could not be told when the function's assembly could not be read (that input then travels as bytes). A C# isolated
+    /// function's assembly is read once here; the function keeps the answer (<see cref="FunctionDefinition.DeferredDecisionOf"/>).
     /// </summary>
-    public static DeferredBindingDecision Decide(FunctionDefinition function, BindingDefinition binding)
+    public static IReadOnlyDictionary<string, DeferredBindingDecision> DecideInputs(FunctionDefinition function)
     {
         ArgumentNullException.ThrowIfNull(function);
-        ArgumentNullException.ThrowIfNull(binding);
-        if (!binding.IsBlob || binding.Direction == BindingDirection.Out
-            || !(binding.Raw["properties"] is System.Text.Json.Nodes.JsonObject p && p["supportsDeferredBinding"]?.ToString() is { } d && d.Equals("true", StringComparison.OrdinalIgnoreCase)))
+        var decisions = new Dictionary<string, DeferredBindingDecision>(StringComparer.Ordinal);
+        AssemblyReading? reading = null;
+        foreach (BindingDefinition binding in function.Bindings)
         {
-            return new DeferredBindingDecision(false, null);
+            if (!binding.IsBlob || binding.Direction == BindingDirection.Out || !binding.SupportsDeferredBinding)
+            {
+                continue;
+            }
+
+            if (!string.Equals(function.Language, "dotnet-isolated", StringComparison.OrdinalIgnoreCase))
+            {
+                decisions[binding.Name] = new DeferredBindingDecision(true, null);
+                continue;
+            }
+
+            reading ??= Read(AssemblyOf(function), function.EntryPoint);
+            ParameterTypeReading type = TypeIn(reading, function, binding.Name);
+            decisions[binding.Name] = new DeferredBindingDecision(type.Type is { } t && IsSdkType(t), type.Error);
         }
 
-        if (!string.Equals(function.Language, "dotnet-isolated", StringComparison.OrdinalIgnoreCase))
-        {
-            return new DeferredBindingDecision(true, null);
-        }
-
-        ParameterTypeReading reading = ParameterTypeOf(function, binding.Name);
-        return new DeferredBindingDecision(reading.Type is { } type && IsSdkType(type), reading.Error);
+        return decisions;
     }
 
     /// <summary>True for the SDK types, their arrays and enumerables.</summary>
@@ -95,12 +99,16 @@ public static class DeferredBinding
     public static ParameterTypeReading ParameterTypeOf(FunctionDefinition function, string parameter)
     {
         ArgumentNullException.ThrowIfNull(function);
-        string assembly = Path.IsPathRooted(function.ScriptFile) ? function.ScriptFile : Path.Combine(function.Directory, function.ScriptFile);
-        AssemblyReading read = ParameterTypes.GetOrAdd((assembly, function.EntryPoint), k => Read(k.Assembly, k.EntryPoint));
-        return read.Types is null ? new ParameterTypeReading(null, read.Error)
-            : read.Types.TryGetValue(parameter, out string? type) ? new ParameterTypeReading(type, null)
-            : new ParameterTypeReading(null, $"{assembly}: '{function.EntryPoint}' has no parameter '{parameter}'");
+        return TypeIn(Read(AssemblyOf(function), function.EntryPoint), function, parameter);
     }
+
+    private static string AssemblyOf(FunctionDefinition function)
+        => Path.IsPathRooted(function.ScriptFile) ? function.ScriptFile : Path.Combine(function.Directory, function.ScriptFile);
+
+    private static ParameterTypeReading TypeIn(AssemblyReading read, FunctionDefinition function, string parameter)
+        => read.Types is null ? new ParameterTypeReading(null, read.Error)
+            : read.Types.TryGetValue(parameter, out string? type) ? new ParameterTypeReading(type, null)
+            : new ParameterTypeReading(null, $"{AssemblyOf(function)}: '{function.EntryPoint}' has no parameter '{parameter}'");
 
     private static AssemblyReading Read(string assemblyPath, string entryPoint)
     {

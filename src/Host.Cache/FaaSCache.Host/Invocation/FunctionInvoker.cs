@@ -30,12 +30,13 @@ public sealed class FunctionInvoker(
     /// <summary>
     /// A worker that cannot turn a blob input into the parameter's type says so; the host adds why: an SDK-type
     /// parameter (<c>Stream</c>, <c>BlobClient</c>) gets ModelBindingData only when the host could read its type from the
-    /// function's assembly (<see cref="DeferredBinding"/>), and bytes otherwise.
+    /// function's assembly (<see cref="DeferredBinding"/>), and bytes otherwise; the hint names what could not be read.
     /// </summary>
-    private static string DeferredBindingHint(FunctionDefinition function, string error)
+    internal static string DeferredBindingHint(FunctionDefinition function, string error)
         => error.Contains("Cannot convert input parameter", StringComparison.Ordinal)
-           && function.Bindings.Any(b => b.IsBlob && b.Direction == BindingDirection.In && b.Raw["properties"] is System.Text.Json.Nodes.JsonObject p && p["supportsDeferredBinding"]?.ToString() is { } d && d.Equals("true", StringComparison.OrdinalIgnoreCase))
-            ? " (this host sent a blob input as bytes because it could not read the parameter's type from the function's assembly next to functions.metadata: SDK types such as Stream, BlobClient and BlockBlobClient need ModelBindingData; bind byte[], string or a JSON type, or keep the assembly beside functions.metadata)"
+           && function.Bindings.Where(b => b.IsBlob && b.Direction == BindingDirection.In).Select(b => (b.Name, function.DeferredDecisionOf(b).Error)).FirstOrDefault(d => d.Error is not null) is ({ } name, { } why)
+            ? $" (this host sent blob input '{name}' as bytes because it could not read the parameter's type from the function's assembly next to functions.metadata: {why}"
+              + "; SDK types such as Stream, BlobClient and BlockBlobClient need ModelBindingData: bind byte[], string or a JSON type, or keep the assembly beside functions.metadata)"
             : string.Empty;
 
     /// <summary>The W3C traceparent of the current activity (the HTTP request's), or a new one.</summary>
@@ -142,7 +143,7 @@ public sealed class FunctionInvoker(
             else if (binding.IsBlob)
             {
                 string key = binding.IsTrigger && trigger is BlobTriggerEvent blob ? blob.Key : TemplateOf(binding).Resolve(trigger.BindingData, binding.Name);
-                request.InputData.Add(await BindInputAsync(binding, key, workerMaps, DeferredBinding.Decide(function, binding).Deferred, record, holds, cancellationToken).ConfigureAwait(false));
+                request.InputData.Add(await BindInputAsync(binding, key, workerMaps, function.DeferredDecisionOf(binding).Deferred, record, holds, cancellationToken).ConfigureAwait(false));
             }
         }
 
