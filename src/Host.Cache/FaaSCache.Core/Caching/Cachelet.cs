@@ -131,9 +131,10 @@ public sealed class Cachelet : IObjectCache, IPeerServingCache, IVersionedCache,
         _core.Metrics.PeerServed();
         if (fetchIfMissing)
         {
-            // A follower only when the peer takes a stream; either way the serve is the one read entry's.
-            var follower = new DownloadFollower();
-            return await follower.ServeAsync(_reads.ReadAsync(key, forward: false, follow ? follower : null, cancellationToken)).ConfigureAwait(false);
+            // A follower only when the peer takes a stream (a whole get); a range get waits for the whole object.
+            DownloadFollower? follower = follow ? new DownloadFollower() : null;
+            Task<ObjectLease> read = _reads.ReadAsync(key, forward: false, follower, cancellationToken);
+            return follower is null ? PeerGetServe.Whole(await read.ConfigureAwait(false)) : await follower.ServeAsync(read).ConfigureAwait(false);
         }
 
         return _reads.CachedForPeer(key) is { } cached ? PeerGetServe.Whole(cached, hit: true) : null;

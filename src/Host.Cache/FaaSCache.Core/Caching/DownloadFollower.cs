@@ -32,8 +32,7 @@ public sealed class DownloadFollower
 
         if (read.IsCompleted || !Published.IsCompletedSuccessfully)
         {
-            ObjectLease lease = await read.ConfigureAwait(false);
-            return PeerGetServe.Whole(lease, lease.Source == ReadSource.LocalHit);
+            return PeerGetServe.Whole(await read.ConfigureAwait(false));
         }
 
         return PeerGetServe.Pipelined(Published.Result, read);

@@ -33,6 +33,11 @@ public sealed class PeerGetServe
     /// <returns>The serve.</returns>
     public static PeerGetServe Whole(ObjectLease lease, bool hit) => new(lease, hit, null, null);
 
+    /// <summary>Serves the whole object a read leased: a hit when the read was a local hit.</summary>
+    /// <param name="lease">The lease (the caller disposes it).</param>
+    /// <returns>The serve.</returns>
+    public static PeerGetServe Whole(ObjectLease lease) => Whole(lease, lease.Source == ReadSource.LocalHit);
+
     /// <summary>Serves a download as it fills.</summary>
     /// <param name="progress">The fill.</param>
     /// <param name="completion">The read that ends it.</param>
