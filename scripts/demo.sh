@@ -17,9 +17,12 @@ printf '\n== Part 1: the AMBER Alert pipeline (Python v2 model) on the FaaSCache
 bash scripts/run-sample.sh amber-alert-v2 --requests 3
 
 printf '\n== Part 2: the cachelet on its own: strong reads see other writers, doNotCache bypasses (faascache demo) ==\n\n'
+# shellcheck source=scripts/lib/common.sh
+source scripts/lib/common.sh
 # shellcheck source=scripts/lib/azurite.sh
 source scripts/lib/azurite.sh
-trap stop_azurite EXIT
+shm_folders_note
+trap 'stop_azurite; shm_folders_tidy' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 start_azurite

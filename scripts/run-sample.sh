@@ -150,9 +150,11 @@ cleanup() {
         stop_azurite
     fi
     rm -rf "$work"
+    shm_folders_tidy
     [ "$rc" -eq 0 ] || say "failed (exit code $rc); everything started here has been stopped"
     exit "$rc"
 }
+shm_folders_note
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM

@@ -3,6 +3,9 @@
 #   say / die         print with the calling script's prefix (set LOG_PREFIX before sourcing)
 #   free_port         a TCP port nothing listens on at 127.0.0.1 right now, outside the ephemeral range
 #   stop_pid PID N    SIGTERM, then SIGKILL after N seconds; returns once the process is gone
+#   shm_folders_note / shm_folders_tidy
+#                     remember which of the host's /dev/shm folders (AzureFunctions: maps, FaaSCache: journals) are
+#                     missing now; later remove those of them that this run created and left empty
 
 say() { printf '[%s] %s\n' "${LOG_PREFIX:-faascache}" "$*"; }
 die() { printf '[%s] error: %s\n' "${LOG_PREFIX:-faascache}" "$*" >&2; exit 1; }
@@ -29,4 +32,21 @@ stop_pid() {
     kill -TERM "$pid" 2>/dev/null || true
     for _ in $(seq 1 $((grace * 10))); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null || true
+}
+
+SHM_FOLDERS_CREATED=""
+shm_folders_note() {
+    local folder
+    SHM_FOLDERS_CREATED=""
+    for folder in /dev/shm/AzureFunctions /dev/shm/FaaSCache; do
+        [ -e "$folder" ] || SHM_FOLDERS_CREATED="$SHM_FOLDERS_CREATED $folder"
+    done
+}
+
+shm_folders_tidy() {
+    local folder
+    # Only folders that were not there before this run, and only when empty (another host may use them meanwhile).
+    for folder in $SHM_FOLDERS_CREATED; do
+        [ -d "$folder" ] && rmdir "$folder" 2>/dev/null || true
+    done
 }
