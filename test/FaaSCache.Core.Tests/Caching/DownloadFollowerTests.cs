@@ -73,6 +73,23 @@ public sealed class DownloadFollowerTests
     }
 
     [Fact]
+    public async Task A_reader_that_does_not_follow_gets_no_follower_and_a_large_miss_whole()
+    {
+        await using var h = await CacheletHarness.CreateAsync();
+        byte[] big = CacheletHarness.RandomBytes(Size, seed: 10);
+        await h.UploadDirectAsync("big.bin", big);
+        DownloadFollower? given = new();
+
+        PeerGetServe served = await DownloadFollower.ReadAndServeAsync(follow: false, f => h.Cachelet.ReadAsync(h.Key("big.bin"), given = f, CancellationToken.None));
+
+        Assert.Null(given);
+        Assert.Null(served.Progress);
+        using ObjectLease lease = Assert.IsType<ObjectLease>(served.Lease);
+        Assert.Equal(ReadSource.LocalMiss, lease.Source);
+        Assert.True(lease.Span.SequenceEqual(big));
+    }
+
+    [Fact]
     public async Task A_followed_read_of_a_missing_blob_throws_as_a_plain_read_does()
     {
         await using var h = await CacheletHarness.CreateAsync();

@@ -132,9 +132,7 @@ public sealed class Cachelet : IObjectCache, IPeerServingCache, IVersionedCache,
         if (fetchIfMissing)
         {
             // A follower only when the peer takes a stream (a whole get); a range get waits for the whole object.
-            DownloadFollower? follower = follow ? new DownloadFollower() : null;
-            Task<ObjectLease> read = _reads.ReadAsync(key, forward: false, follower, cancellationToken);
-            return follower is null ? PeerGetServe.Whole(await read.ConfigureAwait(false)) : await follower.ServeAsync(read).ConfigureAwait(false);
+            return await DownloadFollower.ReadAndServeAsync(follow, f => _reads.ReadAsync(key, forward: false, f, cancellationToken)).ConfigureAwait(false);
         }
 
         return _reads.CachedForPeer(key) is { } cached ? PeerGetServe.Whole(cached, hit: true) : null;

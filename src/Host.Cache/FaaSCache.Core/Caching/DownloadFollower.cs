@@ -38,6 +38,22 @@ public sealed class DownloadFollower
         return PeerGetServe.Pipelined(Published.Result, read);
     }
 
+    /// <summary>
+    /// Makes <paramref name="read"/> with a new follower when <paramref name="follow"/> (a reader that streams the object
+    /// on) and serves it as <see cref="ServeAsync(Task{ObjectLease})"/> does; without, the whole lease once read.
+    /// </summary>
+    public static async Task<PeerGetServe> ReadAndServeAsync(bool follow, Func<DownloadFollower?, Task<ObjectLease>> read)
+    {
+        ArgumentNullException.ThrowIfNull(read);
+        if (!follow)
+        {
+            return PeerGetServe.Whole(await read(null).ConfigureAwait(false));
+        }
+
+        var follower = new DownloadFollower();
+        return await follower.ServeAsync(read(follower)).ConfigureAwait(false);
+    }
+
     /// <summary>Hands over <paramref name="progress"/>, the read's first download.</summary>
     internal void Publish(FillProgress progress)
     {

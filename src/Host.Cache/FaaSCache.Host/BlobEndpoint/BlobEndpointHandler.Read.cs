@@ -30,8 +30,7 @@ public sealed partial class BlobEndpointHandler
         try
         {
             // A GET that misses streams the download on as it fills the cache's map; a HEAD needs no body.
-            DownloadFollower follower = new();
-            served = await follower.ServeAsync(_cache.ReadAsync(address.Key, head ? null : follower, context.RequestAborted)).ConfigureAwait(false);
+            served = await DownloadFollower.ReadAndServeAsync(!head, f => _cache.ReadAsync(address.Key, f, context.RequestAborted)).ConfigureAwait(false);
         }
         catch (BlobNotFoundException)
         {
